@@ -1,0 +1,327 @@
+//! Rust emission: one module per product with each tool's static data and
+//! request builder, `lib.rs` with the catalogue, `main.rs` for the binary.
+//! Tokens via `quote`, formatted via `prettyplease`.
+
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::quote;
+
+use crate::error::{GenerateError, Result};
+use crate::ir::{
+    BodyArgs, BodyKind, Catalogue, Envelope, HttpMethod, Location, Product, Style, Tool,
+};
+use crate::naming::{module_ident, static_ident};
+
+fn ident(name: &str) -> Ident {
+    Ident::new(name, Span::call_site())
+}
+
+/// A function identifier for a tool name (`r#` for keywords is avoided by
+/// prefixing, so names stay greppable).
+fn fn_ident(tool: &str) -> Ident {
+    let m = module_ident(tool);
+    ident(&m)
+}
+
+fn lit(s: &str) -> Literal {
+    Literal::string(s)
+}
+
+fn json_lit(v: &serde_json::Value) -> Result<Literal> {
+    serde_json::to_string(v)
+        .map(|s| lit(&s))
+        .map_err(|e| GenerateError::Emit {
+            file: "schema".into(),
+            message: e.to_string(),
+        })
+}
+
+fn method(m: HttpMethod) -> TokenStream {
+    let id = ident(match m {
+        HttpMethod::Get => "Get",
+        HttpMethod::Put => "Put",
+        HttpMethod::Post => "Post",
+        HttpMethod::Delete => "Delete",
+        HttpMethod::Options => "Options",
+        HttpMethod::Head => "Head",
+        HttpMethod::Patch => "Patch",
+        HttpMethod::Trace => "Trace",
+    });
+    quote!(Method::#id)
+}
+
+fn location(l: Location) -> TokenStream {
+    let id = ident(match l {
+        Location::Path => "Path",
+        Location::Query => "Query",
+        Location::Header => "Header",
+        Location::Cookie => "Cookie",
+    });
+    quote!(ParamLocation::#id)
+}
+
+fn style(s: Style) -> TokenStream {
+    let id = ident(match s {
+        Style::Simple => "Simple",
+        Style::Label => "Label",
+        Style::Matrix => "Matrix",
+        Style::Form => "Form",
+        Style::SpaceDelimited => "SpaceDelimited",
+        Style::PipeDelimited => "PipeDelimited",
+        Style::DeepObject => "DeepObject",
+    });
+    quote!(ParamStyle::#id)
+}
+
+fn opt_str(s: Option<&str>) -> TokenStream {
+    match s {
+        Some(s) => {
+            let l = lit(s);
+            quote!(Some(#l))
+        }
+        None => quote!(None),
+    }
+}
+
+fn tool_tokens(tool: &Tool) -> Result<TokenStream> {
+    let static_name = ident(&static_ident(&tool.name));
+    let fn_name = fn_ident(&tool.name);
+    let name = lit(&tool.name);
+    let operation_id = lit(&tool.operation_id);
+    let product = lit(&tool.product);
+    let title = lit(&tool.title);
+    let description = lit(&tool.description);
+    let input_schema = json_lit(&tool.input_schema)?;
+    let output_schema = match &tool.output_schema {
+        Some(s) => {
+            let l = json_lit(s)?;
+            quote!(Some(#l))
+        }
+        None => quote!(None),
+    };
+    let a = tool.annotations;
+    let (ro, de, id, ow) = (
+        a.read_only_hint,
+        a.destructive_hint,
+        a.idempotent_hint,
+        a.open_world_hint,
+    );
+    let permissions = tool.permissions.iter().map(|p| lit(p));
+    let method_t = method(tool.method);
+    let routes = tool.routes.iter().map(|r| {
+        let template = lit(&r.template);
+        let when = match &r.when {
+            Some((arg, value)) => {
+                let (arg, value) = (lit(arg), lit(value));
+                quote!(Some((#arg, #value)))
+            }
+            None => quote!(None),
+        };
+        quote!(Route { when: #when, template: #template })
+    });
+    let params = tool.params.iter().map(|p| {
+        let (arg, wire) = (lit(&p.arg), lit(&p.name));
+        let loc = location(p.location);
+        let st = style(p.style);
+        let (explode, required, reserved) = (p.explode, p.required, p.allow_reserved);
+        quote!(ParamDef {
+            arg: #arg, name: #wire, location: #loc, style: #st,
+            explode: #explode, required: #required, allow_reserved: #reserved,
+        })
+    });
+    let body = match &tool.body {
+        None => quote!(None),
+        Some(b) => {
+            let ct = lit(&b.content_type);
+            let kind = ident(match b.kind {
+                BodyKind::Json => "Json",
+                BodyKind::Form => "Form",
+                BodyKind::Multipart => "Multipart",
+                BodyKind::Raw => "Raw",
+            });
+            let required = b.required;
+            let args = match &b.args {
+                BodyArgs::Fields(pairs) => {
+                    let pairs = pairs.iter().map(|(a, p)| {
+                        let (a, p) = (lit(a), lit(p));
+                        quote!((#a, #p))
+                    });
+                    quote!(BodyArgs::Fields(&[#(#pairs),*]))
+                }
+                BodyArgs::Whole(arg) => {
+                    let arg = lit(arg);
+                    quote!(BodyArgs::Whole(#arg))
+                }
+            };
+            let files = b.file_fields.iter().map(|f| lit(f));
+            quote!(Some(BodyDef {
+                content_type: #ct, kind: BodyKind::#kind, required: #required,
+                args: #args, file_fields: &[#(#files),*],
+            }))
+        }
+    };
+    let mut responses = Vec::with_capacity(tool.responses.len());
+    for r in &tool.responses {
+        let status = lit(&r.status);
+        let ct = opt_str(r.content_type.as_deref());
+        let schema = match &r.schema {
+            Some(s) => {
+                let l = json_lit(s)?;
+                quote!(Some(#l))
+            }
+            None => quote!(None),
+        };
+        responses.push(quote!(ResponseDef { status: #status, content_type: #ct, schema: #schema }));
+    }
+    let envelope = match tool.envelope {
+        Envelope::None => quote!(Envelope::None),
+        Envelope::Wrapped => quote!(Envelope::Wrapped),
+        Envelope::Cloudflare { list } => quote!(Envelope::Cloudflare { list: #list }),
+    };
+    let deprecated = tool.deprecated;
+    let static_doc = format!(
+        " `{} {}`: {}",
+        tool.method.upper(),
+        tool.path,
+        one_line(&tool.title)
+    );
+    let fn_doc = format!(
+        " Builds the upstream request of [`{}`] from validated arguments.",
+        static_ident(&tool.name)
+    );
+    Ok(quote! {
+        #[doc = #static_doc]
+        pub static #static_name: ToolDef = ToolDef {
+            name: #name,
+            operation_id: #operation_id,
+            product: #product,
+            title: #title,
+            description: #description,
+            input_schema: #input_schema,
+            output_schema: #output_schema,
+            annotations: Annotations { read_only: #ro, destructive: #de, idempotent: #id, open_world: #ow },
+            permissions: &[#(#permissions),*],
+            method: #method_t,
+            routes: &[#(#routes),*],
+            params: &[#(#params),*],
+            body: #body,
+            responses: &[#(#responses),*],
+            envelope: #envelope,
+            deprecated: #deprecated,
+        };
+
+        #[doc = #fn_doc]
+        pub fn #fn_name(args: &Args) -> Result<HttpRequest, BuildError> {
+            build_request(&#static_name, args)
+        }
+    })
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn format_file(tokens: TokenStream, file: &str, header: &str) -> Result<String> {
+    let parsed: syn::File = syn::parse2(tokens).map_err(|e| GenerateError::Emit {
+        file: file.to_string(),
+        message: e.to_string(),
+    })?;
+    Ok(format!("{header}\n{}", prettyplease::unparse(&parsed)))
+}
+
+/// The module of one product.
+pub fn product_module(product: &Product, header: &str) -> Result<String> {
+    let mut items = Vec::with_capacity(product.tools.len());
+    for t in &product.tools {
+        items.push(tool_tokens(t)?);
+    }
+    let statics = product.tools.iter().map(|t| ident(&static_ident(&t.name)));
+    let doc = format!(" Tools of the `{}` product.", product.name);
+    let count = product.tools.len();
+    let tools_doc = format!(" The {count} tools of this product, by name.");
+    let uses_body = product.tools.iter().any(|t| t.body.is_some());
+    let body_use = if uses_body {
+        quote!(BodyArgs, BodyDef, BodyKind,)
+    } else {
+        quote!()
+    };
+    let uses_params = product.tools.iter().any(|t| !t.params.is_empty());
+    let param_use = if uses_params {
+        quote!(ParamDef, ParamLocation, ParamStyle,)
+    } else {
+        quote!()
+    };
+    let uses_resp = product.tools.iter().any(|t| !t.responses.is_empty());
+    let resp_use = if uses_resp {
+        quote!(ResponseDef,)
+    } else {
+        quote!()
+    };
+    let tokens = quote! {
+        #![doc = #doc]
+        use toolforge_runtime::catalogue::{
+            Annotations, #body_use Envelope, Method, #param_use #resp_use Route, ToolDef,
+        };
+        use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
+
+        #[doc = #tools_doc]
+        pub const TOOLS: &[&ToolDef] = &[#(&#statics),*];
+
+        #(#items)*
+    };
+    format_file(
+        tokens,
+        &format!("src/{}.rs", module_ident(&product.name)),
+        header,
+    )
+}
+
+/// `lib.rs`: module declarations and the catalogue.
+pub fn lib_rs(cat: &Catalogue, header: &str) -> Result<String> {
+    let mods: Vec<Ident> = cat
+        .products
+        .iter()
+        .map(|p| ident(&module_ident(&p.name)))
+        .collect();
+    let names = cat.products.iter().map(|p| lit(&p.name));
+    let api = lit(&cat.api);
+    let mod_docs = cat
+        .products
+        .iter()
+        .map(|p| format!(" The `{}` product ({} tools).", p.name, p.tools.len()));
+    let doc = format!(
+        " MCP tools generated by toolforge for the `{}` API: {} tools in {} products.",
+        cat.api,
+        cat.tools().count(),
+        cat.products.len()
+    );
+    let tokens = quote! {
+        #![doc = #doc]
+        #(#[doc = #mod_docs] pub mod #mods;)*
+
+        pub use toolforge_runtime;
+        use toolforge_runtime::catalogue::{Catalogue, Product};
+
+        /// `source.json`: the release this crate was generated from.
+        pub const SOURCE: &str = include_str!("../source.json");
+
+        /// Every product with its tools.
+        pub static CATALOGUE: Catalogue = Catalogue {
+            api: #api,
+            products: &[#(Product { name: #names, tools: #mods::TOOLS }),*],
+            source: SOURCE,
+        };
+    };
+    format_file(tokens, "src/lib.rs", header)
+}
+
+/// `main.rs` of the binary.
+pub fn main_rs(package: &str, header: &str) -> Result<String> {
+    let krate = ident(&package.replace('-', "_"));
+    let tokens = quote! {
+        //! The MCP server binary of this generated catalogue.
+        fn main() -> std::process::ExitCode {
+            toolforge_runtime::cli::main(&#krate::CATALOGUE)
+        }
+    };
+    format_file(tokens, "src/main.rs", header)
+}

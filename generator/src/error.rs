@@ -1,0 +1,134 @@
+//! Typed errors of the generator; every variant names the file and, where
+//! it applies, the JSON pointer inside the spec.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong between reading a spec and emitting files.
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    /// The document is neither valid JSON nor valid YAML.
+    #[error("{file}: not valid JSON or YAML: {message}")]
+    Syntax {
+        /// Spec file.
+        file: String,
+        /// Parser message (with line/column when known).
+        message: String,
+    },
+    /// A Swagger 2.0 document (we only read OpenAPI 3.x).
+    #[error(
+        "{file}: Swagger 2.0 documents are not supported (found `swagger: {version}` at /swagger); convert it to OpenAPI 3 first, e.g. with swagger2openapi"
+    )]
+    Swagger2 {
+        /// Spec file.
+        file: String,
+        /// The `swagger` field's value.
+        version: String,
+    },
+    /// The document is not OpenAPI 3.x at all.
+    #[error("{file}: {pointer}: {message}")]
+    NotOpenApi {
+        /// Spec file.
+        file: String,
+        /// Pointer to the offending field.
+        pointer: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A `$ref` points at nothing in this document.
+    #[error("{file}: {pointer}: dangling $ref `{reference}`: nothing at that location")]
+    DanglingRef {
+        /// Spec file.
+        file: String,
+        /// Where the `$ref` is.
+        pointer: String,
+        /// The reference text.
+        reference: String,
+    },
+    /// A `$ref` to another document; remote references are never fetched.
+    #[error(
+        "{file}: {pointer}: remote $ref `{reference}` is not supported (references are never fetched; bundle the spec into one file first)"
+    )]
+    RemoteRef {
+        /// Spec file.
+        file: String,
+        /// Where the `$ref` is.
+        pointer: String,
+        /// The reference text.
+        reference: String,
+    },
+    /// A schema nests deeper than the configured bound.
+    #[error("{file}: {pointer}: schema nesting exceeds the limit of {limit} levels")]
+    TooDeep {
+        /// Spec file.
+        file: String,
+        /// Where the limit was hit.
+        pointer: String,
+        /// The limit.
+        limit: usize,
+    },
+    /// A resolved schema grows beyond the configured size bound.
+    #[error("{file}: {pointer}: resolved schema exceeds the limit of {limit} nodes")]
+    TooLarge {
+        /// Spec file.
+        file: String,
+        /// Where the limit was hit.
+        pointer: String,
+        /// The limit.
+        limit: usize,
+    },
+    /// A part of the document has the wrong shape.
+    #[error("{file}: {pointer}: {message}")]
+    Invalid {
+        /// Spec file.
+        file: String,
+        /// Pointer to the offending node.
+        pointer: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// `forge.json` is missing, malformed or inconsistent.
+    #[error("{file}: {message}")]
+    Config {
+        /// Config file.
+        file: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// The pinned file's sha256 does not match the pin.
+    #[error(
+        "{file}: sha256 mismatch: forge.json pins {expected} but the file has {actual}; refusing to generate from an unpinned release (run `toolforge pin` after reviewing the new file)"
+    )]
+    ShaMismatch {
+        /// Spec file.
+        file: PathBuf,
+        /// Pinned digest.
+        expected: String,
+        /// Actual digest.
+        actual: String,
+    },
+    /// Rust emission failed (a bug in the generator, reported rather than panicking).
+    #[error("emitting {file}: {message}")]
+    Emit {
+        /// Output file being produced.
+        file: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Result alias for the generator.
+pub type Result<T, E = GenerateError> = std::result::Result<T, E>;
+
+/// Escapes one JSON pointer reference token (RFC 6901).
+pub fn escape_token(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+/// Appends one reference token to a pointer.
+pub fn push_pointer(base: &str, token: &str) -> String {
+    let mut s = String::with_capacity(base.len() + token.len() + 1);
+    s.push_str(base);
+    s.push('/');
+    s.push_str(&escape_token(token));
+    s
+}

@@ -1,0 +1,314 @@
+//! The generator's own intermediate representation, between OpenAPI and
+//! emitted code. Serialisable: `artifacts/tools.json` is this, as JSON.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Everything generated from one spec.
+#[derive(Debug, Clone, Serialize)]
+pub struct Catalogue {
+    /// API name.
+    pub api: String,
+    /// Products in name order, each with tools in name order.
+    pub products: Vec<Product>,
+    /// Operations that got no tool, with the reason, in `path, method` order.
+    pub skipped: Vec<Skipped>,
+}
+
+impl Catalogue {
+    /// All tools in product then name order.
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.products.iter().flat_map(|p| p.tools.iter())
+    }
+}
+
+/// One product (a generated module).
+#[derive(Debug, Clone, Serialize)]
+pub struct Product {
+    /// `^[a-z0-9_]+$`.
+    pub name: String,
+    /// Tools in name order.
+    pub tools: Vec<Tool>,
+}
+
+/// An operation that became a tool.
+#[derive(Debug, Clone, Serialize)]
+pub struct Tool {
+    /// MCP tool name.
+    pub name: String,
+    /// `operationId`, or `METHOD path` when the spec has none.
+    pub operation_id: String,
+    /// Product name.
+    pub product: String,
+    /// HTTP method (upper case).
+    pub method: HttpMethod,
+    /// The path as written in the spec (merged form for Cloudflare).
+    pub path: String,
+    /// Concrete path templates (placeholders are argument names).
+    pub routes: Vec<Route>,
+    /// Summary.
+    pub title: String,
+    /// Description for the model.
+    pub description: String,
+    /// Parameters in location then spec order.
+    pub params: Vec<Param>,
+    /// Request body.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<Body>,
+    /// Input schema (`type: object`).
+    pub input_schema: Value,
+    /// Output schema (what `structuredContent` holds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Documented responses.
+    pub responses: Vec<Response>,
+    /// MCP annotations.
+    pub annotations: Annotations,
+    /// Permissions (token groups) the upstream requires.
+    pub permissions: Vec<String>,
+    /// Success body envelope.
+    pub envelope: Envelope,
+    /// Marked deprecated in the spec.
+    pub deprecated: bool,
+}
+
+/// HTTP methods.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum HttpMethod {
+    /// GET
+    Get,
+    /// PUT
+    Put,
+    /// POST
+    Post,
+    /// DELETE
+    Delete,
+    /// OPTIONS
+    Options,
+    /// HEAD
+    Head,
+    /// PATCH
+    Patch,
+    /// TRACE
+    Trace,
+}
+
+impl HttpMethod {
+    /// All methods in the order OpenAPI path items list them.
+    pub const ALL: [HttpMethod; 8] = [
+        HttpMethod::Get,
+        HttpMethod::Put,
+        HttpMethod::Post,
+        HttpMethod::Delete,
+        HttpMethod::Options,
+        HttpMethod::Head,
+        HttpMethod::Patch,
+        HttpMethod::Trace,
+    ];
+
+    /// Lower-case key used in OpenAPI path items.
+    pub fn key(self) -> &'static str {
+        match self {
+            HttpMethod::Get => "get",
+            HttpMethod::Put => "put",
+            HttpMethod::Post => "post",
+            HttpMethod::Delete => "delete",
+            HttpMethod::Options => "options",
+            HttpMethod::Head => "head",
+            HttpMethod::Patch => "patch",
+            HttpMethod::Trace => "trace",
+        }
+    }
+
+    /// Upper-case name.
+    pub fn upper(self) -> &'static str {
+        match self {
+            HttpMethod::Get => "GET",
+            HttpMethod::Put => "PUT",
+            HttpMethod::Post => "POST",
+            HttpMethod::Delete => "DELETE",
+            HttpMethod::Options => "OPTIONS",
+            HttpMethod::Head => "HEAD",
+            HttpMethod::Patch => "PATCH",
+            HttpMethod::Trace => "TRACE",
+        }
+    }
+
+    /// Safe methods do not change server state.
+    pub fn is_safe(self) -> bool {
+        matches!(
+            self,
+            HttpMethod::Get | HttpMethod::Head | HttpMethod::Options | HttpMethod::Trace
+        )
+    }
+}
+
+/// A concrete path template, optionally chosen by an argument's value.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Route {
+    /// `(argument, value)` that selects this route.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub when: Option<(String, String)>,
+    /// Template whose placeholders are argument names.
+    pub template: String,
+}
+
+/// Parameter location.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Location {
+    /// Path.
+    Path,
+    /// Query.
+    Query,
+    /// Header.
+    Header,
+    /// Cookie.
+    Cookie,
+}
+
+impl Location {
+    /// Suffix used when an argument name clashes.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Location::Path => "path",
+            Location::Query => "query",
+            Location::Header => "header",
+            Location::Cookie => "cookie",
+        }
+    }
+}
+
+/// Serialisation style.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum Style {
+    /// simple
+    Simple,
+    /// label
+    Label,
+    /// matrix
+    Matrix,
+    /// form
+    Form,
+    /// spaceDelimited
+    SpaceDelimited,
+    /// pipeDelimited
+    PipeDelimited,
+    /// deepObject
+    DeepObject,
+}
+
+/// A parameter of the operation.
+#[derive(Debug, Clone, Serialize)]
+pub struct Param {
+    /// Argument name in the input schema.
+    pub arg: String,
+    /// Wire name.
+    pub name: String,
+    /// Location.
+    pub location: Location,
+    /// Style.
+    pub style: Style,
+    /// Explode.
+    pub explode: bool,
+    /// Required on the wire.
+    pub required: bool,
+    /// Query `allowReserved`.
+    pub allow_reserved: bool,
+}
+
+/// Body encodings.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum BodyKind {
+    /// JSON.
+    Json,
+    /// URL-encoded form.
+    Form,
+    /// multipart/form-data.
+    Multipart,
+    /// Anything else, sent as given.
+    Raw,
+}
+
+/// Where the body comes from.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BodyArgs {
+    /// Object properties flattened into arguments: `(arg, property)`.
+    Fields(Vec<(String, String)>),
+    /// One argument holds the whole body.
+    Whole(String),
+}
+
+/// A request body.
+#[derive(Debug, Clone, Serialize)]
+pub struct Body {
+    /// Media type.
+    pub content_type: String,
+    /// Encoding.
+    pub kind: BodyKind,
+    /// Required.
+    pub required: bool,
+    /// Argument mapping.
+    pub args: BodyArgs,
+    /// Multipart/form properties that carry files.
+    pub file_fields: Vec<String>,
+}
+
+/// A documented response.
+#[derive(Debug, Clone, Serialize)]
+pub struct Response {
+    /// Status code or pattern.
+    pub status: String,
+    /// Media type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// Converted schema.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema: Option<Value>,
+}
+
+/// MCP annotations.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    /// readOnlyHint.
+    pub read_only_hint: bool,
+    /// destructiveHint.
+    pub destructive_hint: bool,
+    /// idempotentHint.
+    pub idempotent_hint: bool,
+    /// openWorldHint.
+    pub open_world_hint: bool,
+}
+
+/// Success envelope.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum Envelope {
+    /// Body as is.
+    None,
+    /// Body wrapped as `{result: body}` (it is not an object).
+    Wrapped,
+    /// Cloudflare envelope.
+    Cloudflare {
+        /// Has `result_info`.
+        list: bool,
+    },
+}
+
+/// An operation that got no tool.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Skipped {
+    /// Path.
+    pub path: String,
+    /// Method.
+    pub method: HttpMethod,
+    /// operationId if any.
+    pub operation_id: String,
+    /// Why.
+    pub reason: String,
+}

@@ -1,0 +1,339 @@
+//! Reading a spec: JSON or YAML bytes → a checked OpenAPI 3.0-model
+//! document (3.1 documents are normalised, Swagger 2.0 is refused).
+//!
+//! Both parsers refuse nesting deeper than 128 levels, so hostile input
+//! yields a [`GenerateError::Syntax`] rather than a stack overflow.
+
+use serde_json::{Map, Number, Value};
+
+use crate::error::{GenerateError, Result};
+use crate::normalise;
+
+/// A loaded OpenAPI document in the 3.0 model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    /// The whole document (3.1 input already normalised to 3.0).
+    pub root: Value,
+    /// The spec file name, used in every error.
+    pub file: String,
+    /// The `openapi` version as written in the file (before normalising).
+    pub openapi_version: String,
+}
+
+/// Parses `bytes` (JSON when the first non-space byte is `{`, else YAML).
+///
+/// # Errors
+/// [`GenerateError::Syntax`] for unparsable input (message with line and
+/// column), [`GenerateError::Swagger2`] for Swagger 2.0, and
+/// [`GenerateError::NotOpenApi`] when the root is not an object or the
+/// `openapi` field is missing or not 3.0.x / 3.1.x.
+pub fn load(bytes: &[u8], file: &str) -> Result<Document> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    let mut root = if first == Some(&b'{') {
+        serde_json::from_slice::<Value>(bytes).map_err(|e| syntax(file, &format!("JSON: {e}")))?
+    } else {
+        parse_yaml(bytes, file)?
+    };
+    let Some(map) = root.as_object() else {
+        return Err(not_openapi(
+            file,
+            "",
+            &format!(
+                "the document root must be an object, found {}",
+                kind_name(&root)
+            ),
+        ));
+    };
+    if let Some(version) = map.get("swagger") {
+        return Err(GenerateError::Swagger2 {
+            file: file.to_string(),
+            version: scalar_text(version),
+        });
+    }
+    let version = match map.get("openapi") {
+        None => {
+            return Err(not_openapi(
+                file,
+                "/openapi",
+                "missing `openapi` field: not an OpenAPI 3.x document",
+            ));
+        }
+        Some(Value::String(v)) => v.clone(),
+        Some(other) => {
+            return Err(not_openapi(
+                file,
+                "/openapi",
+                &format!(
+                    "`openapi` must be a string such as \"3.0.3\", found {} (quote it in YAML)",
+                    scalar_text(other)
+                ),
+            ));
+        }
+    };
+    match minor_version(&version) {
+        Some(0) => {}
+        Some(1) => normalise::to_openapi_30(&mut root),
+        _ => {
+            return Err(not_openapi(
+                file,
+                "/openapi",
+                &format!("unsupported OpenAPI version `{version}`: expected 3.0.x or 3.1.x"),
+            ));
+        }
+    }
+    Ok(Document {
+        root,
+        file: file.to_string(),
+        openapi_version: version,
+    })
+}
+
+/// `Some(minor)` for `3.<minor>` or `3.<minor>.<patch…>`.
+fn minor_version(version: &str) -> Option<u32> {
+    let rest = version.trim().strip_prefix("3.")?;
+    let (minor, tail) = match rest.split_once('.') {
+        Some((minor, tail)) => (minor, Some(tail)),
+        None => (rest, None),
+    };
+    if minor.is_empty() || !minor.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if tail.is_some_and(|t| t.is_empty()) {
+        return None;
+    }
+    minor.parse().ok()
+}
+
+fn parse_yaml(bytes: &[u8], file: &str) -> Result<Value> {
+    let mut value: yaml_serde::Value =
+        yaml_serde::from_slice(bytes).map_err(|e| syntax(file, &format!("YAML: {e}")))?;
+    value
+        .apply_merge()
+        .map_err(|e| syntax(file, &format!("YAML merge key (`<<`): {e}")))?;
+    yaml_to_json(value).map_err(|(mut path, message)| {
+        path.reverse();
+        let pointer: String = path
+            .iter()
+            .map(|t| format!("/{}", crate::error::escape_token(t)))
+            .collect();
+        syntax(file, &format!("YAML at {pointer}: {message}"))
+    })
+}
+
+/// Converts YAML to JSON: scalar keys become strings, tags are dropped.
+/// Depth is bounded by the YAML parser (128 levels), so recursion is safe.
+/// On error returns the path (innermost token first) and a message.
+fn yaml_to_json(value: yaml_serde::Value) -> std::result::Result<Value, (Vec<String>, String)> {
+    use yaml_serde::Value as Y;
+    Ok(match value {
+        Y::Null => Value::Null,
+        Y::Bool(b) => Value::Bool(b),
+        Y::Number(n) => yaml_number(&n).ok_or_else(|| {
+            (
+                Vec::new(),
+                format!("number `{n}` cannot be represented in JSON"),
+            )
+        })?,
+        Y::String(s) => Value::String(s),
+        Y::Sequence(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.into_iter().enumerate() {
+                out.push(yaml_to_json(item).map_err(|(mut p, m)| {
+                    p.push(i.to_string());
+                    (p, m)
+                })?);
+            }
+            Value::Array(out)
+        }
+        Y::Mapping(mapping) => {
+            let mut out = Map::with_capacity(mapping.len());
+            for (k, v) in mapping {
+                let key = match k {
+                    Y::String(s) => s,
+                    Y::Number(n) => n.to_string(),
+                    Y::Bool(b) => b.to_string(),
+                    Y::Null => "null".to_string(),
+                    _ => {
+                        return Err((
+                            Vec::new(),
+                            "mapping keys must be scalars (strings, numbers or booleans)".into(),
+                        ));
+                    }
+                };
+                let v = yaml_to_json(v).map_err(|(mut p, m)| {
+                    p.push(key.clone());
+                    (p, m)
+                })?;
+                out.insert(key, v);
+            }
+            Value::Object(out)
+        }
+        Y::Tagged(tagged) => yaml_to_json(tagged.value)?,
+    })
+}
+
+fn yaml_number(n: &yaml_serde::Number) -> Option<Value> {
+    if let Some(u) = n.as_u64() {
+        Some(Value::Number(u.into()))
+    } else if let Some(i) = n.as_i64() {
+        Some(Value::Number(i.into()))
+    } else {
+        n.as_f64().and_then(Number::from_f64).map(Value::Number)
+    }
+}
+
+fn syntax(file: &str, message: &str) -> GenerateError {
+    GenerateError::Syntax {
+        file: file.to_string(),
+        message: message.to_string(),
+    }
+}
+
+fn not_openapi(file: &str, pointer: &str, message: &str) -> GenerateError {
+    GenerateError::NotOpenApi {
+        file: file.to_string(),
+        pointer: pointer.to_string(),
+        message: message.to_string(),
+    }
+}
+
+/// A short rendering of a scalar for messages.
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        other => kind_name(other).to_string(),
+    }
+}
+
+/// The JSON kind of a value, for messages.
+pub(crate) fn kind_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn loads_json_and_yaml() {
+        let j = load(
+            br#"  {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {}}"#,
+            "a.json",
+        )
+        .unwrap();
+        assert_eq!(j.openapi_version, "3.0.3");
+        assert_eq!(j.file, "a.json");
+        let y = load(
+            b"\xEF\xBB\xBFopenapi: 3.0.1\ninfo: {title: t, version: '1'}\npaths:\n  /x:\n    get:\n      responses:\n        200: {description: ok}\n",
+            "a.yaml",
+        )
+        .unwrap();
+        assert_eq!(y.openapi_version, "3.0.1");
+        assert_eq!(
+            y.root["paths"]["/x"]["get"]["responses"]["200"]["description"],
+            "ok"
+        );
+    }
+
+    #[test]
+    fn yaml_merge_keys_tags_and_anchors() {
+        let y = load(
+            b"openapi: 3.0.0\nbase: &b {type: object, description: d}\nc:\n  <<: *b\n  description: own\nt: !custom 5\nk:\n  true: 1\n  2: 2\n",
+            "a.yaml",
+        )
+        .unwrap();
+        assert_eq!(y.root["c"], json!({"description": "own", "type": "object"}));
+        assert_eq!(y.root["t"], json!(5));
+        assert_eq!(y.root["k"], json!({"true": 1, "2": 2}));
+    }
+
+    #[test]
+    fn refuses_swagger_and_non_openapi() {
+        let e = load(br#"{"swagger": "2.0", "info": {}}"#, "s.json").unwrap_err();
+        assert!(matches!(&e, GenerateError::Swagger2 { version, .. } if version == "2.0"));
+        assert!(e.to_string().contains("Swagger 2.0"), "{e}");
+        let e = load(b"swagger: '2.0'\n", "s.yaml").unwrap_err();
+        assert!(matches!(e, GenerateError::Swagger2 { .. }));
+        for (input, needle) in [
+            (&b"{\"info\": {}}"[..], "missing `openapi`"),
+            (b"openapi: 3.0\n", "must be a string"),
+            (b"openapi: '2.0'\n", "unsupported"),
+            (b"openapi: '3.2.0'\n", "unsupported"),
+            (b"openapi: '3.'\n", "unsupported"),
+            (b"openapi: '3.0.'\n", "unsupported"),
+            (b"openapi: 'x3.0.0'\n", "unsupported"),
+        ] {
+            let e = load(input, "x.yaml").unwrap_err();
+            assert!(
+                matches!(&e, GenerateError::NotOpenApi { pointer, .. } if pointer == "/openapi"),
+                "{e}"
+            );
+            assert!(e.to_string().contains(needle), "{e}");
+        }
+        for input in [&b"[1, 2]"[..], b"", b"just a string", b"42"] {
+            let e = load(input, "x.yaml").unwrap_err();
+            assert!(
+                matches!(&e, GenerateError::NotOpenApi { pointer, .. } if pointer.is_empty()),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn syntax_errors_name_line_and_column() {
+        let e = load(
+            b"openapi: 3.0.0\npaths:\n  /x: [1, 2\n  /y: 3\n",
+            "bad.yaml",
+        )
+        .unwrap_err();
+        assert!(matches!(e, GenerateError::Syntax { .. }), "{e}");
+        assert!(e.to_string().contains("line"), "{e}");
+        let e = load(b"{\"openapi\": \"3.0.0\",\n \"paths\": {,}}", "bad.json").unwrap_err();
+        assert!(e.to_string().contains("line 2"), "{e}");
+        let e = load(b"a: *nope\n", "bad.yaml").unwrap_err();
+        assert!(matches!(e, GenerateError::Syntax { .. }), "{e}");
+        let e = load(b"openapi: 3.0.0\nx:\n  ? [1, 2]\n  : 3\n", "bad.yaml").unwrap_err();
+        assert!(e.to_string().contains("/x"), "{e}");
+        let e = load(b"openapi: 3.0.0\nx: [.nan]\n", "bad.yaml").unwrap_err();
+        assert!(e.to_string().contains("/x/0"), "{e}");
+        let e = load(b"a: 1\na: 2\n", "dup.yaml").unwrap_err();
+        assert!(matches!(e, GenerateError::Syntax { .. }), "{e}");
+        let e = load(b"\xff\xfe\x00", "bin.yaml").unwrap_err();
+        assert!(matches!(e, GenerateError::Syntax { .. }), "{e}");
+    }
+
+    #[test]
+    fn openapi_31_is_normalised() {
+        let d = load(
+            br#"{"openapi": "3.1.0", "webhooks": {}, "components": {"schemas": {"A": {"type": ["string", "null"]}}}}"#,
+            "a.json",
+        )
+        .unwrap();
+        assert_eq!(d.openapi_version, "3.1.0");
+        assert_eq!(d.root["openapi"], "3.0.3");
+        assert_eq!(
+            d.root["components"]["schemas"]["A"],
+            json!({"type": "string", "nullable": true})
+        );
+    }
+
+    #[test]
+    fn minor_versions() {
+        assert_eq!(minor_version("3.0.3"), Some(0));
+        assert_eq!(minor_version("3.1"), Some(1));
+        assert_eq!(minor_version("3.1.1-rc1"), Some(1));
+        assert_eq!(minor_version("3.x"), None);
+        assert_eq!(minor_version("4.0.0"), None);
+    }
+}

@@ -1,0 +1,337 @@
+//! Cloudflare policy: products and forge-style names from paths, merged
+//! account/zone paths, token-group permissions and the response envelope.
+
+use serde_json::{Map, Value, json};
+
+use super::{MergedPath, OpRef};
+use crate::ir::{Envelope, HttpMethod};
+use crate::naming::{fit_tool_name, snake};
+
+/// Path parameters that name an account.
+pub fn is_account_param(name: &str) -> bool {
+    matches!(name, "account_id" | "accountId" | "account_identifier")
+}
+
+/// Splits a path into its scope word (`account`, `zone`, `user`…) and the
+/// segments after the scope.
+fn scope_and_rest(path: &str) -> (Option<&'static str>, Vec<&str>) {
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let is_param = |s: &str| s.starts_with('{') && s.ends_with('}');
+    match segs.as_slice() {
+        [first, second, rest @ ..] if is_param(first) && is_param(second) => {
+            (Some("account_or_zone"), rest.to_vec())
+        }
+        [first, second, rest @ ..]
+            if *first == "accounts" && is_param(second) && !rest.is_empty() =>
+        {
+            (Some("account"), rest.to_vec())
+        }
+        [first, second, rest @ ..] if *first == "zones" && is_param(second) && !rest.is_empty() => {
+            (Some("zone"), rest.to_vec())
+        }
+        _ => (None, segs),
+    }
+}
+
+/// The first literal segment after the scope (`dns_records`, `workers`…).
+pub fn product(path: &str) -> String {
+    let (_, rest) = scope_and_rest(path);
+    rest.iter()
+        .find(|s| !s.starts_with('{'))
+        .map(|s| snake(s))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "api".to_string())
+}
+
+fn action(
+    method: HttpMethod,
+    last_is_param: bool,
+    last_literal: Option<&str>,
+) -> Option<&'static str> {
+    let plural = last_literal.is_some_and(|w| w.ends_with('s'));
+    match method {
+        HttpMethod::Get if !last_is_param && plural => Some("list"),
+        HttpMethod::Get => Some("get"),
+        HttpMethod::Post if last_is_param || plural => Some("create"),
+        // `POST …/purge_cache`, `POST …/query`: the last word is the verb.
+        HttpMethod::Post => None,
+        HttpMethod::Put => Some("update"),
+        HttpMethod::Patch => Some("edit"),
+        HttpMethod::Delete => Some("delete"),
+        HttpMethod::Head => Some("head"),
+        HttpMethod::Options => Some("options"),
+        HttpMethod::Trace => Some("trace"),
+    }
+}
+
+fn join_words(words: &[String], action: Option<&str>) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for w in words {
+        if out.last() != Some(&w.as_str()) && !w.is_empty() {
+            out.push(w);
+        }
+    }
+    if let Some(a) = action {
+        out.push(a);
+    }
+    out.join("_")
+}
+
+/// Forge-style names: product and sub-resource words plus an action,
+/// e.g. `dns_records_list`; then a scope-qualified name
+/// (`zone_rulesets_list`), then one naming the path parameters.
+pub fn name_candidates(op: &OpRef<'_>) -> Vec<String> {
+    let (scope, rest) = scope_and_rest(op.path);
+    let key = op.key();
+    let literals: Vec<String> = rest
+        .iter()
+        .filter(|s| !s.starts_with('{'))
+        .map(|s| snake(s))
+        .collect();
+    let with_params: Vec<String> = rest
+        .iter()
+        .map(|s| {
+            if s.starts_with('{') {
+                snake(s.trim_matches(|c| c == '{' || c == '}'))
+            } else {
+                snake(s)
+            }
+        })
+        .collect();
+    let last_is_param = rest.last().is_some_and(|s| s.starts_with('{'));
+    let last_literal = literals.last().map(String::as_str);
+    let act = action(op.method, last_is_param, last_literal);
+    let act = if act.is_none() && literals.is_empty() {
+        Some("create")
+    } else {
+        act
+    };
+    let words = if literals.is_empty() {
+        vec!["api".to_string()]
+    } else {
+        literals.clone()
+    };
+    let base = fit_tool_name(&join_words(&words, act), &key);
+    let mut out = vec![base];
+    if let Some(scope) = scope {
+        let mut scoped = vec![scope.to_string()];
+        scoped.extend(words.iter().cloned());
+        out.push(fit_tool_name(&join_words(&scoped, act), &key));
+    }
+    let mut param_words = scope.map(|s| vec![s.to_string()]).unwrap_or_default();
+    param_words.extend(with_params);
+    out.push(fit_tool_name(&join_words(&param_words, act), &key));
+    out
+}
+
+/// `x-api-token-group` (newer releases) or `x-cfPermissionsRequired.enum` (older).
+pub fn permissions(op: &Value) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |v: &Value| {
+        if let Some(s) = v.as_str()
+            && !out.iter().any(|o| o == s)
+        {
+            out.push(s.to_string());
+        }
+    };
+    match op.get("x-api-token-group") {
+        Some(Value::Array(groups)) => groups.iter().for_each(&mut push),
+        Some(v @ Value::String(_)) => push(v),
+        _ => {}
+    }
+    if let Some(Value::Array(perms)) = op
+        .get("x-cfPermissionsRequired")
+        .and_then(|p| p.get("enum"))
+    {
+        perms.iter().for_each(&mut push);
+    }
+    out
+}
+
+/// Recognises `/{account_or_zone}/{account_or_zone_id}/…` (any names).
+pub fn merged_path(path: &str) -> Option<MergedPath> {
+    let trimmed = path.strip_prefix('/')?;
+    let mut parts = trimmed.splitn(3, '/');
+    let first = parts.next()?;
+    let second = parts.next()?;
+    let rest = parts.next().map(|r| format!("/{r}")).unwrap_or_default();
+    let selector = first.strip_prefix('{')?.strip_suffix('}')?;
+    let id = second.strip_prefix('{')?.strip_suffix('}')?;
+    let lower = selector.to_ascii_lowercase();
+    if !(lower.contains("account") && lower.contains("zone")) {
+        return None;
+    }
+    Some(MergedPath {
+        selector: selector.to_string(),
+        id_param: id.to_string(),
+        variants: vec![
+            (
+                "accounts".into(),
+                format!("/accounts/{{account_id}}{rest}"),
+                "account_id".into(),
+            ),
+            (
+                "zones".into(),
+                format!("/zones/{{zone_id}}{rest}"),
+                "zone_id".into(),
+            ),
+        ],
+    })
+}
+
+/// Collects object properties through nested `allOf`; a later definition of
+/// a property replaces an earlier one (the envelope's generic `result` is
+/// refined by the operation's own).
+fn envelope_properties(schema: &Value, into: &mut Map<String, Value>, depth: usize) {
+    if depth > 16 {
+        return;
+    }
+    if let Some(Value::Object(props)) = schema.get("properties") {
+        for (k, v) in props {
+            into.insert(k.clone(), v.clone());
+        }
+    }
+    for key in ["allOf"] {
+        if let Some(Value::Array(members)) = schema.get(key) {
+            for m in members {
+                envelope_properties(m, into, depth + 1);
+            }
+        }
+    }
+}
+
+/// Output of an enveloped success body: `{result, result_info?}`.
+pub fn output(success: Option<&Value>) -> (Envelope, Option<Value>) {
+    let Some(schema) = success else {
+        return (Envelope::None, None);
+    };
+    let mut props = Map::new();
+    envelope_properties(schema, &mut props, 0);
+    let is_envelope = ["success", "errors", "messages"]
+        .iter()
+        .all(|k| props.contains_key(*k));
+    if !is_envelope {
+        return super::generic::output(success);
+    }
+    let mut out = Map::new();
+    out.insert(
+        "result".into(),
+        props.get("result").cloned().unwrap_or_else(|| json!({})),
+    );
+    let list = props.contains_key("result_info");
+    if let Some(info) = props.get("result_info") {
+        out.insert("result_info".into(), info.clone());
+    }
+    let mut schema_out = json!({"type": "object", "properties": out});
+    if let Some(defs) = schema.get("$defs") {
+        schema_out["$defs"] = defs.clone();
+    }
+    (Envelope::Cloudflare { list }, Some(schema_out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(method: HttpMethod, path: &str) -> Vec<String> {
+        name_candidates(&OpRef {
+            path,
+            method,
+            op: &Value::Null,
+        })
+    }
+
+    #[test]
+    fn forge_style_names() {
+        assert_eq!(
+            names(HttpMethod::Get, "/zones/{zone_id}/dns_records")[0],
+            "dns_records_list"
+        );
+        assert_eq!(
+            names(HttpMethod::Get, "/zones/{zone_id}/dns_records/{id}")[0],
+            "dns_records_get"
+        );
+        assert_eq!(
+            names(HttpMethod::Post, "/zones/{zone_id}/dns_records")[0],
+            "dns_records_create"
+        );
+        assert_eq!(
+            names(HttpMethod::Post, "/zones/{zone_id}/purge_cache")[0],
+            "purge_cache"
+        );
+        assert_eq!(names(HttpMethod::Get, "/accounts")[0], "accounts_list");
+        assert_eq!(
+            names(HttpMethod::Get, "/accounts/{account_id}")[0],
+            "accounts_get"
+        );
+        assert_eq!(
+            names(HttpMethod::Patch, "/zones/{zone_id}")[0],
+            "zones_edit"
+        );
+        assert_eq!(
+            names(
+                HttpMethod::Get,
+                "/{account_or_zone}/{account_or_zone_id}/rulesets"
+            ),
+            vec![
+                "rulesets_list",
+                "account_or_zone_rulesets_list",
+                "account_or_zone_rulesets_list"
+            ]
+        );
+        assert_eq!(
+            names(HttpMethod::Get, "/zones/{zone_id}/rulesets")[1],
+            "zone_rulesets_list"
+        );
+    }
+
+    #[test]
+    fn products() {
+        assert_eq!(product("/zones/{zone_id}/dns_records/{id}"), "dns_records");
+        assert_eq!(product("/accounts/{a}/workers/scripts"), "workers");
+        assert_eq!(product("/accounts"), "accounts");
+        assert_eq!(product("/zones/{zone_id}"), "zones");
+        assert_eq!(
+            product("/{account_or_zone}/{account_or_zone_id}/rulesets"),
+            "rulesets"
+        );
+    }
+
+    #[test]
+    fn merged_split() {
+        let m =
+            merged_path("/{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}").unwrap();
+        assert_eq!(
+            m.variants[0].1,
+            "/accounts/{account_id}/rulesets/{ruleset_id}"
+        );
+        assert_eq!(m.variants[1].1, "/zones/{zone_id}/rulesets/{ruleset_id}");
+        assert!(merged_path("/zones/{zone_id}/x").is_none());
+    }
+
+    #[test]
+    fn envelope_output() {
+        let schema = json!({"allOf": [
+            {"allOf": [{"properties": {"success": {}, "errors": {}, "messages": {}, "result": {"type": "string"}}},
+                       {"properties": {"result_info": {"type": "object"}}}]},
+            {"properties": {"result": {"type": "array"}}}
+        ]});
+        let (env, out) = output(Some(&schema));
+        assert_eq!(env, Envelope::Cloudflare { list: true });
+        let out = out.unwrap();
+        assert_eq!(out["properties"]["result"]["type"], "array");
+        assert!(out["properties"]["result_info"].is_object());
+    }
+
+    #[test]
+    fn permissions_both_generations() {
+        assert_eq!(
+            permissions(&json!({"x-api-token-group": ["DNS Read", "DNS Read"]})),
+            vec!["DNS Read"]
+        );
+        assert_eq!(
+            permissions(&json!({"x-cfPermissionsRequired": {"enum": ["#dns_records:read"]}})),
+            vec!["#dns_records:read"]
+        );
+    }
+}

@@ -1,0 +1,247 @@
+//! The per-tool schema converter: `$ref` inlining, `$defs` for recursive
+//! schemas, and the depth / size bounds.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use serde_json::{Map, Value, json};
+
+use super::keywords;
+use super::{Cycles, Limits, SchemaMode};
+use crate::error::{GenerateError, Result, push_pointer};
+use crate::load::{Document, kind_name};
+use crate::refs::{deref, invalid, resolve_ref};
+
+/// Converts OpenAPI 3.0 schema objects to JSON Schema 2020-12 for one tool.
+///
+/// Local `$ref`s are inlined, except those to schemas that [`Cycles`] marks
+/// recursive (or that turn out to recurse through non-component pointers):
+/// those become `{"$ref": "#/$defs/<Name>"}` and the converted schema is
+/// collected once in the `$defs` returned by [`SchemaConverter::into_defs`].
+/// A top-level `$ref` to a recursive schema is inlined one level, so a tool
+/// body stays a plain object schema.
+#[derive(Debug)]
+pub struct SchemaConverter<'a> {
+    doc: &'a Document,
+    cycles: &'a Cycles,
+    mode: SchemaMode,
+    limits: Limits,
+    /// Schema nodes produced so far (all `convert` calls and defs).
+    nodes: usize,
+    /// Target pointers being inlined on the current branch.
+    branch: Vec<String>,
+    /// Targets found to recurse during conversion (beyond `cycles`).
+    dynamic: HashSet<String>,
+    /// `$defs` name of each target pointer given one.
+    def_names: HashMap<String, String>,
+    /// Names in use.
+    used_names: HashSet<String>,
+    /// Defs named but not yet converted: (pointer, name, target).
+    pending: VecDeque<(String, String, &'a Value)>,
+    /// Converted defs.
+    defs: Map<String, Value>,
+}
+
+impl<'a> SchemaConverter<'a> {
+    /// A converter for one tool's schemas.
+    pub fn new(doc: &'a Document, cycles: &'a Cycles, mode: SchemaMode, limits: Limits) -> Self {
+        SchemaConverter {
+            doc,
+            cycles,
+            mode,
+            limits,
+            nodes: 0,
+            branch: Vec::new(),
+            dynamic: HashSet::new(),
+            def_names: HashMap::new(),
+            used_names: HashSet::new(),
+            pending: VecDeque::new(),
+            defs: Map::new(),
+        }
+    }
+
+    /// Converts one OpenAPI 3.0 schema (possibly a `$ref`) found at
+    /// `pointer` into JSON Schema 2020-12. `$defs` it needs are kept in the
+    /// converter (see [`SchemaConverter::into_defs`]).
+    ///
+    /// # Errors
+    /// [`GenerateError::TooDeep`] / [`GenerateError::TooLarge`] past the
+    /// [`Limits`], [`GenerateError::Invalid`] for a malformed schema, and
+    /// the reference errors of [`resolve_ref`].
+    pub fn convert(&mut self, schema: &Value, pointer: &str) -> Result<Value> {
+        let out = self.convert_node(schema, pointer, 0, true);
+        let out = match out {
+            Ok(out) => out,
+            Err(e) => {
+                self.branch.clear();
+                return Err(e);
+            }
+        };
+        while let Some((target_pointer, name, target)) = self.pending.pop_front() {
+            self.branch.clear();
+            self.branch.push(target_pointer.clone());
+            let def = self.convert_node(target, &target_pointer, 1, false);
+            self.branch.clear();
+            self.defs.insert(name, def?);
+        }
+        Ok(out)
+    }
+
+    /// The `$defs` collected by all conversions, sorted by name (empty when
+    /// nothing recursive was met).
+    pub fn into_defs(self) -> Map<String, Value> {
+        let mut entries: Vec<(String, Value)> = self.defs.into_iter().collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.into_iter().collect()
+    }
+
+    /// The mode this converter was made for.
+    pub(super) fn mode(&self) -> SchemaMode {
+        self.mode
+    }
+
+    /// The document being converted.
+    pub(super) fn doc(&self) -> &'a Document {
+        self.doc
+    }
+
+    /// Counts `n` more output nodes, failing past the size limit.
+    pub(super) fn count(&mut self, n: usize, pointer: &str) -> Result<()> {
+        self.nodes = self.nodes.saturating_add(n);
+        if self.nodes > self.limits.max_nodes {
+            return Err(GenerateError::TooLarge {
+                file: self.doc.file.clone(),
+                pointer: pointer.to_string(),
+                limit: self.limits.max_nodes,
+            });
+        }
+        Ok(())
+    }
+
+    /// Converts one schema node at `depth`. `top` inlines a `$ref` to a
+    /// recursive schema one level instead of pointing into `$defs`.
+    pub(super) fn convert_node(
+        &mut self,
+        schema: &Value,
+        pointer: &str,
+        depth: usize,
+        top: bool,
+    ) -> Result<Value> {
+        if depth > self.limits.max_depth {
+            return Err(GenerateError::TooDeep {
+                file: self.doc.file.clone(),
+                pointer: pointer.to_string(),
+                limit: self.limits.max_depth,
+            });
+        }
+        self.count(1, pointer)?;
+        match schema {
+            Value::Bool(_) => Ok(schema.clone()),
+            Value::Object(map) if map.contains_key("$ref") => {
+                self.convert_ref(map, pointer, depth, top)
+            }
+            Value::Object(map) => keywords::convert_object(self, map, pointer, depth),
+            other => Err(invalid(
+                &self.doc.file,
+                pointer,
+                &format!(
+                    "a schema must be an object or a boolean, found {}",
+                    kind_name(other)
+                ),
+            )),
+        }
+    }
+
+    fn convert_ref(
+        &mut self,
+        map: &Map<String, Value>,
+        pointer: &str,
+        depth: usize,
+        top: bool,
+    ) -> Result<Value> {
+        let Some(reference) = map.get("$ref").and_then(Value::as_str) else {
+            return Err(invalid(
+                &self.doc.file,
+                &push_pointer(pointer, "$ref"),
+                "`$ref` must be a string",
+            ));
+        };
+        let doc = self.doc;
+        let (target, target_pointer) = resolve_ref(doc, reference, pointer)?;
+        if target.get("$ref").is_some() {
+            // A pure `$ref` → `$ref` loop describes nothing: refuse it.
+            deref(doc, target, &target_pointer)?;
+        }
+        let recursive =
+            self.cycles.is_recursive(&target_pointer) || self.dynamic.contains(&target_pointer);
+        let on_branch = self.branch.contains(&target_pointer);
+        let mut out = if on_branch || (recursive && !top) {
+            if !recursive {
+                self.dynamic.insert(target_pointer.clone());
+            }
+            self.def_ref(target_pointer, target)
+        } else {
+            self.branch.push(target_pointer.clone());
+            let out = self.convert_node(target, &target_pointer, depth + 1, top);
+            self.branch.pop();
+            out?
+        };
+        keywords::apply_ref_siblings(self, map, &mut out, pointer)?;
+        Ok(out)
+    }
+
+    /// `{"$ref": "#/$defs/<name>"}`, queueing the def on first use.
+    fn def_ref(&mut self, target_pointer: String, target: &'a Value) -> Value {
+        let name = match self.def_names.get(&target_pointer) {
+            Some(name) => name.clone(),
+            None => {
+                let name = self.fresh_name(&target_pointer);
+                self.def_names.insert(target_pointer.clone(), name.clone());
+                self.pending
+                    .push_back((target_pointer, name.clone(), target));
+                name
+            }
+        };
+        json!({ "$ref": format!("#/$defs/{name}") })
+    }
+
+    /// A unique `[A-Za-z0-9_.-]` name for a target pointer.
+    fn fresh_name(&mut self, target_pointer: &str) -> String {
+        let base = def_base_name(target_pointer);
+        let mut name = base.clone();
+        let mut n = 2;
+        while self.used_names.contains(&name) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        self.used_names.insert(name.clone());
+        name
+    }
+}
+
+/// The component name for `/components/schemas/<Name>`, else the pointer;
+/// sanitised to `[A-Za-z0-9_.-]`.
+fn def_base_name(target_pointer: &str) -> String {
+    let raw = match target_pointer.strip_prefix("/components/schemas/") {
+        Some(name) if !name.contains('/') => name.replace("~1", "/").replace("~0", "~"),
+        _ => target_pointer.trim_start_matches('/').replace('/', "."),
+    };
+    let name: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.is_empty() {
+        "schema".to_string()
+    } else {
+        name
+    }
+}
+
+#[cfg(test)]
+#[path = "convert_tests.rs"]
+mod tests;

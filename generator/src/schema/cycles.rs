@@ -1,0 +1,308 @@
+//! Reference cycles: which schemas (and other `$ref` targets) can reach
+//! themselves through `$ref`s, computed once per document with an iterative
+//! Tarjan SCC pass (no recursion, so deep reference chains are safe).
+//!
+//! Graph nodes are the components (`/components/<kind>/<name>`) plus every
+//! other pointer some `$ref` targets (e.g. `/paths/...` or the inside of a
+//! component); the edges of a node are the `$ref`s found in its subtree,
+//! i.e. exactly what inlining it would follow.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::error::escape_token;
+use crate::load::Document;
+use crate::refs::{Ctx, child_ctx, resolve_ref};
+
+/// The reference graph's cycle structure for one document.
+#[derive(Debug, Clone, Default)]
+pub struct Cycles {
+    /// Graph node of each node pointer (component root or other target).
+    index: HashMap<String, usize>,
+    /// Node pointers, by node.
+    names: Vec<String>,
+    /// Strongly connected component of each node.
+    scc: Vec<usize>,
+    /// Whether each node is in a cycle (SCC of two or more, or a self-loop).
+    recursive: Vec<bool>,
+    /// Number of strongly connected components.
+    scc_count: usize,
+}
+
+impl Cycles {
+    /// Builds the reference graph of `doc` and finds its cycles. Dangling or
+    /// remote references are skipped here (conversion reports them).
+    pub fn compute(doc: &Document) -> Self {
+        let mut builder = Builder {
+            doc,
+            index: HashMap::new(),
+            nodes: Vec::new(),
+            edges: Vec::new(),
+        };
+        if let Some(components) = doc.root.get("components").and_then(Value::as_object) {
+            for (kind, entries) in components {
+                if kind.starts_with("x-") {
+                    continue;
+                }
+                let ctx = match kind.as_str() {
+                    "schemas" => Ctx::Schema,
+                    "examples" => Ctx::ExampleObj,
+                    _ => Ctx::Node,
+                };
+                for (name, value) in entries.as_object().into_iter().flatten() {
+                    let pointer =
+                        format!("/components/{}/{}", escape_token(kind), escape_token(name));
+                    builder.add_node(pointer, value, ctx);
+                }
+            }
+        }
+        builder.scan(&doc.root, Ctx::Root, None);
+        let mut next = 0;
+        while next < builder.nodes.len() {
+            let (_, value, ctx) = builder.nodes[next];
+            builder.scan(value, ctx, Some(next));
+            next += 1;
+        }
+        let (scc, scc_count) = tarjan(&builder.edges);
+        let mut sizes = vec![0usize; scc_count];
+        for &c in &scc {
+            sizes[c] += 1;
+        }
+        let recursive = (0..scc.len())
+            .map(|n| sizes[scc[n]] > 1 || builder.edges[n].contains(&n))
+            .collect();
+        Cycles {
+            index: builder.index,
+            names: builder.nodes.into_iter().map(|(p, _, _)| p).collect(),
+            scc,
+            recursive,
+            scc_count,
+        }
+    }
+
+    /// Whether the schema at `target_pointer` (a canonical pointer such as
+    /// `/components/schemas/Node`, as returned by
+    /// [`resolve_ref`](crate::refs::resolve_ref)) takes part in a cycle.
+    pub fn is_recursive(&self, target_pointer: &str) -> bool {
+        self.index
+            .get(target_pointer)
+            .is_some_and(|&n| self.recursive[n])
+    }
+
+    /// Pointers of every node in a cycle, sorted.
+    pub fn recursive_pointers(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = (0..self.names.len())
+            .filter(|&n| self.recursive[n])
+            .map(|n| self.names[n].as_str())
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// The strongly connected component of the node at `target_pointer`.
+    pub(crate) fn scc_of(&self, target_pointer: &str) -> Option<usize> {
+        self.index.get(target_pointer).map(|&n| self.scc[n])
+    }
+
+    /// Number of strongly connected components.
+    pub(crate) fn scc_count(&self) -> usize {
+        self.scc_count
+    }
+}
+
+struct Builder<'a> {
+    doc: &'a Document,
+    index: HashMap<String, usize>,
+    nodes: Vec<(String, &'a Value, Ctx)>,
+    edges: Vec<Vec<usize>>,
+}
+
+impl<'a> Builder<'a> {
+    fn add_node(&mut self, pointer: String, value: &'a Value, ctx: Ctx) -> usize {
+        if let Some(&n) = self.index.get(&pointer) {
+            return n;
+        }
+        let n = self.nodes.len();
+        self.index.insert(pointer.clone(), n);
+        self.nodes.push((pointer, value, ctx));
+        self.edges.push(Vec::new());
+        n
+    }
+
+    /// Records every reference in `value`'s subtree (as edges from `from`).
+    /// At the root, `components` is skipped (its entries are nodes).
+    fn scan(&mut self, value: &'a Value, ctx: Ctx, from: Option<usize>) {
+        let mut stack: Vec<(Ctx, &'a Value)> = vec![(ctx, value)];
+        while let Some((ctx, node)) = stack.pop() {
+            match node {
+                Value::Object(map) => {
+                    if ctx.holds_refs()
+                        && let Some(Value::String(reference)) = map.get("$ref")
+                        && let Ok((target, pointer)) = resolve_ref(self.doc, reference, "")
+                    {
+                        let target_ctx = match ctx {
+                            Ctx::Schema | Ctx::ExampleObj => ctx,
+                            _ => Ctx::Node,
+                        };
+                        let node = self.add_node(pointer, target, target_ctx);
+                        if let Some(from) = from {
+                            self.edges[from].push(node);
+                        }
+                    }
+                    for (key, child) in map {
+                        if ctx == Ctx::Root && key == "components" {
+                            continue;
+                        }
+                        let c = child_ctx(ctx, Some(key));
+                        if c != Ctx::Data {
+                            stack.push((c, child));
+                        }
+                    }
+                }
+                Value::Array(items) => {
+                    let c = child_ctx(ctx, None);
+                    if c != Ctx::Data {
+                        stack.extend(items.iter().map(|i| (c, i)));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Iterative Tarjan: the SCC id of every node, and the number of SCCs.
+fn tarjan(edges: &[Vec<usize>]) -> (Vec<usize>, usize) {
+    const UNSEEN: usize = usize::MAX;
+    let n = edges.len();
+    let mut index = vec![UNSEEN; n];
+    let mut low = vec![0usize; n];
+    let mut on_stack = vec![false; n];
+    let mut comp = vec![0usize; n];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut calls: Vec<(usize, usize)> = Vec::new();
+    let mut counter = 0usize;
+    let mut count = 0usize;
+    for start in 0..n {
+        if index[start] != UNSEEN {
+            continue;
+        }
+        index[start] = counter;
+        low[start] = counter;
+        counter += 1;
+        stack.push(start);
+        on_stack[start] = true;
+        calls.push((start, 0));
+        while let Some(&(v, pos)) = calls.last() {
+            if let Some(&w) = edges[v].get(pos) {
+                if let Some(top) = calls.last_mut() {
+                    top.1 += 1;
+                }
+                if index[w] == UNSEEN {
+                    index[w] = counter;
+                    low[w] = counter;
+                    counter += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    calls.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            calls.pop();
+            if let Some(&(u, _)) = calls.last() {
+                low[u] = low[u].min(low[v]);
+            }
+            if low[v] == index[v] {
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    comp[w] = count;
+                    if w == v {
+                        break;
+                    }
+                }
+                count += 1;
+            }
+        }
+    }
+    (comp, count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc(root: Value) -> Document {
+        Document {
+            root,
+            file: "spec.json".into(),
+            openapi_version: "3.0.3".into(),
+        }
+    }
+
+    #[test]
+    fn finds_self_and_mutual_recursion() {
+        let d = doc(json!({
+            "paths": {"/x": {"get": {"responses": {"200": {"description": "d", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Tree"}}}}}}}},
+            "components": {"schemas": {
+                "Tree": {"properties": {"children": {"items": {"$ref": "#/components/schemas/Tree"}}}},
+                "A": {"properties": {"b": {"$ref": "#/components/schemas/B"}}},
+                "B": {"allOf": [{"$ref": "#/components/schemas/A"}]},
+                "C": {"properties": {"a": {"$ref": "#/components/schemas/A"}, "e": {"example": {"$ref": "#/components/schemas/C"}}}},
+                "Leaf": {"type": "string"},
+                "Inner": {"properties": {"x": {"$ref": "#/components/schemas/Inner/properties/y"}, "y": {"type": "string"}}},
+                "Dangling": {"$ref": "#/nope"}
+            }}
+        }));
+        let c = Cycles::compute(&d);
+        assert_eq!(
+            c.recursive_pointers(),
+            vec![
+                "/components/schemas/A",
+                "/components/schemas/B",
+                "/components/schemas/Tree"
+            ]
+        );
+        assert!(c.is_recursive("/components/schemas/Tree"));
+        assert!(!c.is_recursive("/components/schemas/C"));
+        assert!(!c.is_recursive("/components/schemas/Leaf"));
+        assert!(!c.is_recursive("/components/schemas/Inner/properties/y"));
+        assert_eq!(
+            c.scc_of("/components/schemas/A"),
+            c.scc_of("/components/schemas/B")
+        );
+        assert_ne!(
+            c.scc_of("/components/schemas/A"),
+            c.scc_of("/components/schemas/C")
+        );
+        assert!(c.scc_count() >= 6);
+    }
+
+    #[test]
+    fn non_component_targets_are_nodes() {
+        let d = doc(json!({
+            "paths": {"/x": {"post": {"requestBody": {"content": {"application/json": {"schema": {
+                "properties": {"again": {"$ref": "#/paths/~1x/post/requestBody/content/application~1json/schema"}}
+            }}}}}}}
+        }));
+        let c = Cycles::compute(&d);
+        assert!(c.is_recursive("/paths/~1x/post/requestBody/content/application~1json/schema"));
+    }
+
+    #[test]
+    fn long_chains_do_not_recurse() {
+        let mut schemas = serde_json::Map::new();
+        for i in 0..20_000 {
+            schemas.insert(
+                format!("S{i}"),
+                json!({"$ref": format!("#/components/schemas/S{}", (i + 1) % 20_000)}),
+            );
+        }
+        let c = Cycles::compute(&doc(json!({"components": {"schemas": schemas}})));
+        assert_eq!(c.recursive_pointers().len(), 20_000);
+        assert_eq!(c.scc_count(), 1);
+    }
+}

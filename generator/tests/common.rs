@@ -1,0 +1,51 @@
+//! Shared helpers of the generator's integration tests.
+#![allow(dead_code, clippy::unwrap_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+
+use toolforge_generator::config::ForgeConfig;
+use toolforge_generator::{CrateLayout, Generated, generate};
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The repo's forge.json.
+pub fn config() -> ForgeConfig {
+    let path = repo().join("forge.json");
+    ForgeConfig::parse(&std::fs::read_to_string(&path).unwrap(), &path).unwrap()
+}
+
+/// Layout of the committed `generated/` crate.
+pub fn layout(config: &ForgeConfig) -> CrateLayout {
+    CrateLayout {
+        runtime_path: config.krate.runtime_path.clone(),
+        standalone: false,
+    }
+}
+
+/// Generates the pinned sample spec in memory.
+pub fn generate_sample() -> Generated {
+    let config = config();
+    let spec = repo().join(&config.spec.path);
+    let bytes = std::fs::read(&spec).unwrap();
+    let name = spec.file_name().unwrap().to_string_lossy().into_owned();
+    generate(&bytes, &name, &config, &layout(&config)).unwrap()
+}
+
+/// The shared data directory (`../shared`), or None with a loud notice.
+pub fn shared_dir(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("TOOLFORGE_SHARED") {
+        Some(p) if Path::new(&p).is_dir() => Some(PathBuf::from(p)),
+        _ => {
+            eprintln!(
+                "SKIPPED {test}: set TOOLFORGE_SHARED to the shared data directory (../shared) to run it"
+            );
+            None
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! Static catalogue types that generated tool crates instantiate.
+//!
+//! Everything here is `&'static` data so a generated crate is a set of
+//! constant tables: cheap to compile, zero work at start-up.
+
+/// A whole generated catalogue: every product and tool of one API release.
+#[derive(Debug)]
+pub struct Catalogue {
+    /// API name, e.g. `cloudflare`.
+    pub api: &'static str,
+    /// Products in name order.
+    pub products: &'static [Product],
+    /// JSON text of `source.json` (release URL, sha256, generator version).
+    pub source: &'static str,
+}
+
+impl Catalogue {
+    /// Iterates over every tool of every product, in product then tool order.
+    pub fn tools(&self) -> impl Iterator<Item = &'static ToolDef> + '_ {
+        self.products.iter().flat_map(|p| p.tools.iter().copied())
+    }
+
+    /// Finds a tool by its MCP name.
+    pub fn tool(&self, name: &str) -> Option<&'static ToolDef> {
+        self.tools().find(|t| t.name == name)
+    }
+}
+
+/// A group of tools (one generated module).
+#[derive(Debug)]
+pub struct Product {
+    /// Product name, `^[a-z0-9_]+$`, also the module name.
+    pub name: &'static str,
+    /// Tools in name order.
+    pub tools: &'static [&'static ToolDef],
+}
+
+/// One operation turned into an MCP tool.
+#[derive(Debug)]
+pub struct ToolDef {
+    /// MCP tool name, `^[a-z0-9_]{1,64}$`.
+    pub name: &'static str,
+    /// The OpenAPI `operationId` (or a synthesised `METHOD path` when absent).
+    pub operation_id: &'static str,
+    /// Product this tool belongs to.
+    pub product: &'static str,
+    /// Human title (the operation summary).
+    pub title: &'static str,
+    /// Description shown to the model.
+    pub description: &'static str,
+    /// JSON text of the input schema (`type: object`).
+    pub input_schema: &'static str,
+    /// JSON text of the output schema, when the success response is JSON.
+    pub output_schema: Option<&'static str>,
+    /// MCP annotations.
+    pub annotations: Annotations,
+    /// Permissions the upstream requires (data for refusal explanations).
+    pub permissions: &'static [&'static str],
+    /// HTTP method.
+    pub method: Method,
+    /// Path templates; the first whose selector matches the arguments wins.
+    pub routes: &'static [Route],
+    /// Parameters (path, query, header, cookie) and where their values come from.
+    pub params: &'static [ParamDef],
+    /// Request body, if the operation takes one.
+    pub body: Option<BodyDef>,
+    /// Documented responses.
+    pub responses: &'static [ResponseDef],
+    /// How a success body is unwrapped for `structuredContent`.
+    pub envelope: Envelope,
+    /// The operation is marked deprecated.
+    pub deprecated: bool,
+}
+
+impl ToolDef {
+    /// The first route (the canonical path template).
+    pub fn primary_path(&self) -> &'static str {
+        self.routes.first().map_or("", |r| r.template)
+    }
+}
+
+/// MCP tool annotations; all four hints are always set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Annotations {
+    /// The tool does not modify its environment.
+    pub read_only: bool,
+    /// The tool may perform destructive updates.
+    pub destructive: bool,
+    /// Calling the tool repeatedly with the same arguments has no additional effect.
+    pub idempotent: bool,
+    /// The tool interacts with an open world of external entities.
+    pub open_world: bool,
+}
+
+/// HTTP methods OpenAPI can describe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// GET
+    Get,
+    /// PUT
+    Put,
+    /// POST
+    Post,
+    /// DELETE
+    Delete,
+    /// OPTIONS
+    Options,
+    /// HEAD
+    Head,
+    /// PATCH
+    Patch,
+    /// TRACE
+    Trace,
+}
+
+impl Method {
+    /// Upper-case method name as sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Put => "PUT",
+            Method::Post => "POST",
+            Method::Delete => "DELETE",
+            Method::Options => "OPTIONS",
+            Method::Head => "HEAD",
+            Method::Patch => "PATCH",
+            Method::Trace => "TRACE",
+        }
+    }
+}
+
+/// One concrete path template of a tool.
+///
+/// Placeholders in `template` name *argument* names (the keys of the input
+/// schema), not the wire names of the spec.
+#[derive(Debug, Clone, Copy)]
+pub struct Route {
+    /// When set, this route applies only if argument `.0` equals `.1`.
+    pub when: Option<(&'static str, &'static str)>,
+    /// Path template such as `/accounts/{account_or_zone_id}/rules`.
+    pub template: &'static str,
+}
+
+/// Where a parameter goes in the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamLocation {
+    /// A `{placeholder}` in the path.
+    Path,
+    /// The query string.
+    Query,
+    /// A request header.
+    Header,
+    /// A cookie.
+    Cookie,
+}
+
+/// OpenAPI serialisation styles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamStyle {
+    /// `simple` (path and header default).
+    Simple,
+    /// `label` (`.a.b`).
+    Label,
+    /// `matrix` (`;x=a`).
+    Matrix,
+    /// `form` (query and cookie default).
+    Form,
+    /// `spaceDelimited`.
+    SpaceDelimited,
+    /// `pipeDelimited`.
+    PipeDelimited,
+    /// `deepObject`.
+    DeepObject,
+}
+
+/// A path, query, header or cookie parameter.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamDef {
+    /// Key in the tool's input arguments.
+    pub arg: &'static str,
+    /// Name on the wire.
+    pub name: &'static str,
+    /// Location.
+    pub location: ParamLocation,
+    /// Serialisation style.
+    pub style: ParamStyle,
+    /// `explode` flag.
+    pub explode: bool,
+    /// The parameter must be present.
+    pub required: bool,
+    /// Query values may keep reserved characters unencoded.
+    pub allow_reserved: bool,
+}
+
+/// How the body is encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyKind {
+    /// `application/json` and `+json` types.
+    Json,
+    /// `application/x-www-form-urlencoded`.
+    Form,
+    /// `multipart/form-data`.
+    Multipart,
+    /// Any other type: the argument is sent as text (or base64-decoded bytes).
+    Raw,
+}
+
+/// Where the body's value comes from in the arguments.
+#[derive(Debug, Clone, Copy)]
+pub enum BodyArgs {
+    /// The body is an object whose properties were flattened into the
+    /// arguments: `(arg name, property name)` pairs.
+    Fields(&'static [(&'static str, &'static str)]),
+    /// The whole body is the value of one argument.
+    Whole(&'static str),
+}
+
+/// A request body.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyDef {
+    /// Media type sent as `Content-Type`.
+    pub content_type: &'static str,
+    /// Encoding.
+    pub kind: BodyKind,
+    /// The body must be sent.
+    pub required: bool,
+    /// Where its value comes from.
+    pub args: BodyArgs,
+    /// Multipart/form fields whose values are files (binary content).
+    pub file_fields: &'static [&'static str],
+}
+
+/// One documented response.
+#[derive(Debug, Clone, Copy)]
+pub struct ResponseDef {
+    /// Status code or pattern (`200`, `4XX`, `default`).
+    pub status: &'static str,
+    /// Media type of the documented body, if any.
+    pub content_type: Option<&'static str>,
+    /// JSON text of the (resolved) response schema, if any.
+    pub schema: Option<&'static str>,
+}
+
+/// How a successful upstream body maps to a tool's structured output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Envelope {
+    /// The body is the result as is.
+    None,
+    /// The body is not an object; the output is `{result: body}`.
+    Wrapped,
+    /// Cloudflare `{success, errors, messages, result, result_info?}`:
+    /// the output is `{result}` plus `result_info` when `list` is true.
+    Cloudflare {
+        /// The endpoint is paginated and returns `result_info`.
+        list: bool,
+    },
+}

@@ -1,0 +1,49 @@
+//! Runtime support for toolforge-generated MCP tool crates.
+//!
+//! A generated crate is a set of constant tables built from the types in
+//! [`catalogue`]. At call time, [`build_request`] turns a tool's arguments
+//! into an upstream [`HttpRequest`]: the route is chosen, path parameters are
+//! encoded so each stays inside its own segment, query, header and cookie
+//! parameters follow the OpenAPI 3 `style` / `explode` rules, and the body is
+//! encoded as JSON, form, multipart or raw bytes. Bad arguments give a
+//! [`BuildError`] whose message names the tool and the argument.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolforge_runtime::catalogue::{
+//!     Annotations, Envelope, Method, ParamDef, ParamLocation, ParamStyle, Route, ToolDef,
+//! };
+//!
+//! static TOOL: ToolDef = ToolDef {
+//!     name: "zones_list_dns_records",
+//!     operation_id: "dns-records-for-a-zone-list-dns-records",
+//!     product: "dns",
+//!     title: "List DNS records",
+//!     description: "Lists the DNS records of a zone.",
+//!     input_schema: r#"{"type":"object"}"#,
+//!     output_schema: None,
+//!     annotations: Annotations { read_only: true, destructive: false, idempotent: true, open_world: true },
+//!     permissions: &[],
+//!     method: Method::Get,
+//!     routes: &[Route { when: None, template: "/zones/{zone_id}/dns_records" }],
+//!     params: &[ParamDef {
+//!         arg: "per_page", name: "per_page", location: ParamLocation::Query,
+//!         style: ParamStyle::Form, explode: true, required: false, allow_reserved: false,
+//!     }],
+//!     body: None,
+//!     responses: &[],
+//!     envelope: Envelope::None,
+//!     deprecated: false,
+//! };
+//!
+//! let args = json!({"zone_id": "a/b", "per_page": 50});
+//! let request = toolforge_runtime::build_request(&TOOL, args.as_object().unwrap_or(&Default::default()))?;
+//! assert_eq!(request.url("https://api.example.com/v4"), "https://api.example.com/v4/zones/a%2Fb/dns_records?per_page=50");
+//! # Ok::<(), toolforge_runtime::BuildError>(())
+//! ```
+
+pub mod catalogue;
+pub mod cli;
+pub mod request;
+
+pub use request::{Args, BuildError, HttpRequest, RequestBody, build_request};

@@ -1,0 +1,80 @@
+//! Helpers for building `'static` catalogue values in unit tests.
+
+use serde_json::Value;
+
+use super::Args;
+use crate::catalogue::{
+    Annotations, BodyDef, Envelope, Method, ParamDef, ParamLocation, ParamStyle, Route, ToolDef,
+};
+
+/// Leaks a tool definition so it is `'static` like generated ones.
+pub(crate) fn tool(
+    name: &'static str,
+    method: Method,
+    routes: &'static [Route],
+    params: &'static [ParamDef],
+    body: Option<BodyDef>,
+) -> &'static ToolDef {
+    Box::leak(Box::new(ToolDef {
+        name,
+        operation_id: name,
+        product: "test",
+        title: name,
+        description: "",
+        input_schema: "{\"type\":\"object\"}",
+        output_schema: None,
+        annotations: Annotations {
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+            open_world: true,
+        },
+        permissions: &[],
+        method,
+        routes,
+        params,
+        body,
+        responses: &[],
+        envelope: Envelope::None,
+        deprecated: false,
+    }))
+}
+
+/// A tool with one unconditional route and the given params.
+pub(crate) fn tool_at(
+    template: &'static str,
+    params: Vec<ParamDef>,
+    body: Option<BodyDef>,
+) -> &'static ToolDef {
+    let routes: &'static [Route] = Box::leak(Box::new([Route {
+        when: None,
+        template,
+    }]));
+    tool("t", Method::Post, routes, params.leak(), body)
+}
+
+/// A parameter descriptor whose wire name equals its argument name.
+pub(crate) fn param(
+    name: &'static str,
+    location: ParamLocation,
+    style: ParamStyle,
+    explode: bool,
+) -> ParamDef {
+    ParamDef {
+        arg: name,
+        name,
+        location,
+        style,
+        explode,
+        required: false,
+        allow_reserved: false,
+    }
+}
+
+/// The arguments object of a JSON literal (anything else gives no arguments).
+pub(crate) fn args(value: Value) -> Args {
+    match value {
+        Value::Object(map) => map,
+        _ => Args::new(),
+    }
+}
