@@ -4,7 +4,7 @@ use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
     ParamStyle, ResponseDef, Route, ToolDef,
 };
-use toolforge_runtime::request::{Args, BuildError, HttpRequest, build_request};
+use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 3 tools of this product, by name.
 pub const TOOLS: &[&ToolDef] = &[&ACCOUNTS_GET, &ACCOUNTS_LIST, &ACCOUNTS_UPDATE];
 /// `GET /accounts/{account_id}`: Get account
@@ -26,19 +26,23 @@ pub static ACCOUNTS_GET: ToolDef = ToolDef {
     },
     permissions: &["Account Settings Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}",
-    }],
-    params: &[ParamDef {
-        arg: "account_id",
-        name: "account_id",
-        location: ParamLocation::Path,
-        style: ParamStyle::Simple,
-        explode: false,
-        required: true,
-        allow_reserved: false,
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}",
+        },
+    ],
+    params: &[
+        ParamDef {
+            arg: "account_id",
+            name: "account_id",
+            location: ParamLocation::Path,
+            style: ParamStyle::Simple,
+            explode: false,
+            required: true,
+            allow_reserved: false,
+        },
+    ],
     body: None,
     responses: &[
         ResponseDef {
@@ -56,7 +60,9 @@ pub static ACCOUNTS_GET: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`ACCOUNTS_GET`] from validated arguments.
@@ -82,10 +88,12 @@ pub static ACCOUNTS_LIST: ToolDef = ToolDef {
     },
     permissions: &["Account Settings Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/accounts",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "name",
@@ -167,10 +175,12 @@ pub static ACCOUNTS_UPDATE: ToolDef = ToolDef {
     },
     permissions: &["Account Settings Write"],
     method: Method::Put,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -195,7 +205,9 @@ pub static ACCOUNTS_UPDATE: ToolDef = ToolDef {
         content_type: "application/json",
         kind: BodyKind::Json,
         required: true,
-        args: BodyArgs::Fields(&[("name", "name"), ("type", "type"), ("settings", "settings")]),
+        args: BodyArgs::Fields(
+            &[("name", "name"), ("type", "type"), ("settings", "settings")],
+        ),
         file_fields: &[],
     }),
     responses: &[
@@ -214,7 +226,9 @@ pub static ACCOUNTS_UPDATE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`ACCOUNTS_UPDATE`] from validated arguments.

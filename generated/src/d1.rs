@@ -4,7 +4,7 @@ use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
     ParamStyle, ResponseDef, Route, ToolDef,
 };
-use toolforge_runtime::request::{Args, BuildError, HttpRequest, build_request};
+use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 6 tools of this product, by name.
 pub const TOOLS: &[&ToolDef] = &[
     &ACCOUNT_D1_DATABASE_DATABASE_ID_GET,
@@ -33,10 +33,12 @@ pub static ACCOUNT_D1_DATABASE_DATABASE_ID_GET: ToolDef = ToolDef {
     },
     permissions: &["D1 Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/d1/database/{database_id}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/d1/database/{database_id}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -74,11 +76,15 @@ pub static ACCOUNT_D1_DATABASE_DATABASE_ID_GET: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`ACCOUNT_D1_DATABASE_DATABASE_ID_GET`] from validated arguments.
-pub fn account_d1_database_database_id_get(args: &Args) -> Result<HttpRequest, BuildError> {
+pub fn account_d1_database_database_id_get(
+    args: &Args,
+) -> Result<HttpRequest, BuildError> {
     build_request(&ACCOUNT_D1_DATABASE_DATABASE_ID_GET, args)
 }
 /// `GET /accounts/{account_id}/d1/database`: List D1 databases
@@ -100,10 +106,12 @@ pub static ACCOUNT_D1_DATABASE_GET: ToolDef = ToolDef {
     },
     permissions: &["D1 Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/d1/database",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/d1/database",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -185,27 +193,30 @@ pub static D1_DATABASE: ToolDef = ToolDef {
     },
     permissions: &["D1 Write"],
     method: Method::Post,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/d1/database",
-    }],
-    params: &[ParamDef {
-        arg: "account_id",
-        name: "account_id",
-        location: ParamLocation::Path,
-        style: ParamStyle::Simple,
-        explode: false,
-        required: true,
-        allow_reserved: false,
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/d1/database",
+        },
+    ],
+    params: &[
+        ParamDef {
+            arg: "account_id",
+            name: "account_id",
+            location: ParamLocation::Path,
+            style: ParamStyle::Simple,
+            explode: false,
+            required: true,
+            allow_reserved: false,
+        },
+    ],
     body: Some(BodyDef {
         content_type: "application/json",
         kind: BodyKind::Json,
         required: true,
-        args: BodyArgs::Fields(&[
-            ("name", "name"),
-            ("primary_location_hint", "primary_location_hint"),
-        ]),
+        args: BodyArgs::Fields(
+            &[("name", "name"), ("primary_location_hint", "primary_location_hint")],
+        ),
         file_fields: &[],
     }),
     responses: &[
@@ -224,7 +235,9 @@ pub static D1_DATABASE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`D1_DATABASE`] from validated arguments.
@@ -250,10 +263,12 @@ pub static D1_DATABASE_DELETE: ToolDef = ToolDef {
     },
     permissions: &["D1 Write"],
     method: Method::Delete,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/d1/database/{database_id}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/d1/database/{database_id}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -291,7 +306,9 @@ pub static D1_DATABASE_DELETE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`D1_DATABASE_DELETE`] from validated arguments.
@@ -317,10 +334,12 @@ pub static D1_DATABASE_QUERY: ToolDef = ToolDef {
     },
     permissions: &["D1 Write"],
     method: Method::Post,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/d1/database/{database_id}/query",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/d1/database/{database_id}/query",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -364,7 +383,9 @@ pub static D1_DATABASE_QUERY: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`D1_DATABASE_QUERY`] from validated arguments.
@@ -390,10 +411,12 @@ pub static D1_DATABASE_RAW: ToolDef = ToolDef {
     },
     permissions: &["D1 Write"],
     method: Method::Post,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/d1/database/{database_id}/raw",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/d1/database/{database_id}/raw",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -437,7 +460,9 @@ pub static D1_DATABASE_RAW: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`D1_DATABASE_RAW`] from validated arguments.

@@ -4,7 +4,7 @@ use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
     ParamStyle, ResponseDef, Route, ToolDef,
 };
-use toolforge_runtime::request::{Args, BuildError, HttpRequest, build_request};
+use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 9 tools of this product, by name.
 pub const TOOLS: &[&ToolDef] = &[
     &DNS_RECORDS_CREATE,
@@ -36,19 +36,23 @@ pub static DNS_RECORDS_CREATE: ToolDef = ToolDef {
     },
     permissions: &["DNS Write"],
     method: Method::Post,
-    routes: &[Route {
-        when: None,
-        template: "/zones/{zone_id}/dns_records",
-    }],
-    params: &[ParamDef {
-        arg: "zone_id",
-        name: "zone_id",
-        location: ParamLocation::Path,
-        style: ParamStyle::Simple,
-        explode: false,
-        required: true,
-        allow_reserved: false,
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/zones/{zone_id}/dns_records",
+        },
+    ],
+    params: &[
+        ParamDef {
+            arg: "zone_id",
+            name: "zone_id",
+            location: ParamLocation::Path,
+            style: ParamStyle::Simple,
+            explode: false,
+            required: true,
+            allow_reserved: false,
+        },
+    ],
     body: Some(BodyDef {
         content_type: "application/json",
         kind: BodyKind::Json,
@@ -72,7 +76,9 @@ pub static DNS_RECORDS_CREATE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`DNS_RECORDS_CREATE`] from validated arguments.
@@ -98,10 +104,12 @@ pub static DNS_RECORDS_DELETE: ToolDef = ToolDef {
     },
     permissions: &["DNS Write"],
     method: Method::Delete,
-    routes: &[Route {
-        when: None,
-        template: "/zones/{zone_id}/dns_records/{dns_record_id}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/zones/{zone_id}/dns_records/{dns_record_id}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "zone_id",
@@ -139,7 +147,9 @@ pub static DNS_RECORDS_DELETE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`DNS_RECORDS_DELETE`] from validated arguments.
@@ -165,10 +175,12 @@ pub static DNS_RECORDS_EDIT: ToolDef = ToolDef {
     },
     permissions: &["DNS Write"],
     method: Method::Patch,
-    routes: &[Route {
-        when: None,
-        template: "/zones/{zone_id}/dns_records/{dns_record_id}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/zones/{zone_id}/dns_records/{dns_record_id}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "zone_id",
@@ -193,16 +205,18 @@ pub static DNS_RECORDS_EDIT: ToolDef = ToolDef {
         content_type: "application/json",
         kind: BodyKind::Json,
         required: true,
-        args: BodyArgs::Fields(&[
-            ("type", "type"),
-            ("name", "name"),
-            ("content", "content"),
-            ("ttl", "ttl"),
-            ("proxied", "proxied"),
-            ("comment", "comment"),
-            ("tags", "tags"),
-            ("priority", "priority"),
-        ]),
+        args: BodyArgs::Fields(
+            &[
+                ("type", "type"),
+                ("name", "name"),
+                ("content", "content"),
+                ("ttl", "ttl"),
+                ("proxied", "proxied"),
+                ("comment", "comment"),
+                ("tags", "tags"),
+                ("priority", "priority"),
+            ],
+        ),
         file_fields: &[],
     }),
     responses: &[
@@ -221,7 +235,9 @@ pub static DNS_RECORDS_EDIT: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`DNS_RECORDS_EDIT`] from validated arguments.
@@ -245,19 +261,23 @@ pub static DNS_RECORDS_EXPORT_GET: ToolDef = ToolDef {
     },
     permissions: &["DNS Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/zones/{zone_id}/dns_records/export",
-    }],
-    params: &[ParamDef {
-        arg: "zone_id",
-        name: "zone_id",
-        location: ParamLocation::Path,
-        style: ParamStyle::Simple,
-        explode: false,
-        required: true,
-        allow_reserved: false,
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/zones/{zone_id}/dns_records/export",
+        },
+    ],
+    params: &[
+        ParamDef {
+            arg: "zone_id",
+            name: "zone_id",
+            location: ParamLocation::Path,
+            style: ParamStyle::Simple,
+            explode: false,
+            required: true,
+            allow_reserved: false,
+        },
+    ],
     body: None,
     responses: &[
         ResponseDef {
@@ -299,10 +319,12 @@ pub static DNS_RECORDS_GET: ToolDef = ToolDef {
     },
     permissions: &["DNS Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/zones/{zone_id}/dns_records/{dns_record_id}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/zones/{zone_id}/dns_records/{dns_record_id}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "zone_id",
@@ -340,7 +362,9 @@ pub static DNS_RECORDS_GET: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`DNS_RECORDS_GET`] from validated arguments.
@@ -366,19 +390,23 @@ pub static DNS_RECORDS_IMPORT: ToolDef = ToolDef {
     },
     permissions: &["DNS Write"],
     method: Method::Post,
-    routes: &[Route {
-        when: None,
-        template: "/zones/{zone_id}/dns_records/import",
-    }],
-    params: &[ParamDef {
-        arg: "zone_id",
-        name: "zone_id",
-        location: ParamLocation::Path,
-        style: ParamStyle::Simple,
-        explode: false,
-        required: true,
-        allow_reserved: false,
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/zones/{zone_id}/dns_records/import",
+        },
+    ],
+    params: &[
+        ParamDef {
+            arg: "zone_id",
+            name: "zone_id",
+            location: ParamLocation::Path,
+            style: ParamStyle::Simple,
+            explode: false,
+            required: true,
+            allow_reserved: false,
+        },
+    ],
     body: Some(BodyDef {
         content_type: "multipart/form-data",
         kind: BodyKind::Multipart,
@@ -402,7 +430,9 @@ pub static DNS_RECORDS_IMPORT: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`DNS_RECORDS_IMPORT`] from validated arguments.
@@ -428,10 +458,12 @@ pub static DNS_RECORDS_LIST: ToolDef = ToolDef {
     },
     permissions: &["DNS Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/zones/{zone_id}/dns_records",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/zones/{zone_id}/dns_records",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "zone_id",
@@ -639,19 +671,23 @@ pub static DNS_RECORDS_SCAN: ToolDef = ToolDef {
     },
     permissions: &["DNS Write"],
     method: Method::Post,
-    routes: &[Route {
-        when: None,
-        template: "/zones/{zone_id}/dns_records/scan",
-    }],
-    params: &[ParamDef {
-        arg: "zone_id",
-        name: "zone_id",
-        location: ParamLocation::Path,
-        style: ParamStyle::Simple,
-        explode: false,
-        required: true,
-        allow_reserved: false,
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/zones/{zone_id}/dns_records/scan",
+        },
+    ],
+    params: &[
+        ParamDef {
+            arg: "zone_id",
+            name: "zone_id",
+            location: ParamLocation::Path,
+            style: ParamStyle::Simple,
+            explode: false,
+            required: true,
+            allow_reserved: false,
+        },
+    ],
     body: None,
     responses: &[
         ResponseDef {
@@ -669,7 +705,9 @@ pub static DNS_RECORDS_SCAN: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`DNS_RECORDS_SCAN`] from validated arguments.
@@ -695,10 +733,12 @@ pub static DNS_RECORDS_UPDATE: ToolDef = ToolDef {
     },
     permissions: &["DNS Write"],
     method: Method::Put,
-    routes: &[Route {
-        when: None,
-        template: "/zones/{zone_id}/dns_records/{dns_record_id}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/zones/{zone_id}/dns_records/{dns_record_id}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "zone_id",
@@ -742,7 +782,9 @@ pub static DNS_RECORDS_UPDATE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`DNS_RECORDS_UPDATE`] from validated arguments.

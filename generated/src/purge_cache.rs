@@ -4,7 +4,7 @@ use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
     ParamStyle, ResponseDef, Route, ToolDef,
 };
-use toolforge_runtime::request::{Args, BuildError, HttpRequest, build_request};
+use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 1 tools of this product, by name.
 pub const TOOLS: &[&ToolDef] = &[&PURGE_CACHE];
 /// `POST /zones/{zone_id}/purge_cache`: Purge cached content
@@ -26,19 +26,23 @@ pub static PURGE_CACHE: ToolDef = ToolDef {
     },
     permissions: &["Cache Purge"],
     method: Method::Post,
-    routes: &[Route {
-        when: None,
-        template: "/zones/{zone_id}/purge_cache",
-    }],
-    params: &[ParamDef {
-        arg: "zone_id",
-        name: "zone_id",
-        location: ParamLocation::Path,
-        style: ParamStyle::Simple,
-        explode: false,
-        required: true,
-        allow_reserved: false,
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/zones/{zone_id}/purge_cache",
+        },
+    ],
+    params: &[
+        ParamDef {
+            arg: "zone_id",
+            name: "zone_id",
+            location: ParamLocation::Path,
+            style: ParamStyle::Simple,
+            explode: false,
+            required: true,
+            allow_reserved: false,
+        },
+    ],
     body: Some(BodyDef {
         content_type: "application/json",
         kind: BodyKind::Json,
@@ -62,7 +66,9 @@ pub static PURGE_CACHE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`PURGE_CACHE`] from validated arguments.

@@ -4,7 +4,7 @@ use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
     ParamStyle, ResponseDef, Route, ToolDef,
 };
-use toolforge_runtime::request::{Args, BuildError, HttpRequest, build_request};
+use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 4 tools of this product, by name.
 pub const TOOLS: &[&ToolDef] = &[
     &R2_BUCKETS_CREATE,
@@ -31,10 +31,12 @@ pub static R2_BUCKETS_CREATE: ToolDef = ToolDef {
     },
     permissions: &["Workers R2 Storage Write"],
     method: Method::Post,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/r2/buckets",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/r2/buckets",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -59,11 +61,13 @@ pub static R2_BUCKETS_CREATE: ToolDef = ToolDef {
         content_type: "application/json",
         kind: BodyKind::Json,
         required: true,
-        args: BodyArgs::Fields(&[
-            ("name", "name"),
-            ("locationHint", "locationHint"),
-            ("storageClass", "storageClass"),
-        ]),
+        args: BodyArgs::Fields(
+            &[
+                ("name", "name"),
+                ("locationHint", "locationHint"),
+                ("storageClass", "storageClass"),
+            ],
+        ),
         file_fields: &[],
     }),
     responses: &[
@@ -82,7 +86,9 @@ pub static R2_BUCKETS_CREATE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`R2_BUCKETS_CREATE`] from validated arguments.
@@ -108,10 +114,12 @@ pub static R2_BUCKETS_DELETE: ToolDef = ToolDef {
     },
     permissions: &["Workers R2 Storage Write"],
     method: Method::Delete,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/r2/buckets/{bucket_name}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/r2/buckets/{bucket_name}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -158,7 +166,9 @@ pub static R2_BUCKETS_DELETE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`R2_BUCKETS_DELETE`] from validated arguments.
@@ -184,10 +194,12 @@ pub static R2_BUCKETS_GET: ToolDef = ToolDef {
     },
     permissions: &["Workers R2 Storage Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/r2/buckets/{bucket_name}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/r2/buckets/{bucket_name}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -234,7 +246,9 @@ pub static R2_BUCKETS_GET: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`R2_BUCKETS_GET`] from validated arguments.
@@ -260,10 +274,12 @@ pub static R2_BUCKETS_LIST: ToolDef = ToolDef {
     },
     permissions: &["Workers R2 Storage Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/r2/buckets",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/r2/buckets",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",

@@ -4,7 +4,7 @@ use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
     ParamStyle, ResponseDef, Route, ToolDef,
 };
-use toolforge_runtime::request::{Args, BuildError, HttpRequest, build_request};
+use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 11 tools of this product, by name.
 pub const TOOLS: &[&ToolDef] = &[
     &RULESETS_CREATE,
@@ -72,13 +72,15 @@ pub static RULESETS_CREATE: ToolDef = ToolDef {
         content_type: "application/json",
         kind: BodyKind::Json,
         required: true,
-        args: BodyArgs::Fields(&[
-            ("name", "name"),
-            ("description", "description"),
-            ("kind", "kind"),
-            ("phase", "phase"),
-            ("rules", "rules"),
-        ]),
+        args: BodyArgs::Fields(
+            &[
+                ("name", "name"),
+                ("description", "description"),
+                ("kind", "kind"),
+                ("phase", "phase"),
+                ("rules", "rules"),
+            ],
+        ),
         file_fields: &[],
     }),
     responses: &[
@@ -97,7 +99,9 @@ pub static RULESETS_CREATE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`RULESETS_CREATE`] from validated arguments.
@@ -257,7 +261,9 @@ pub static RULESETS_GET: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`RULESETS_GET`] from validated arguments.
@@ -430,7 +436,9 @@ pub static RULESETS_PHASES_ENTRYPOINT_GET: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`RULESETS_PHASES_ENTRYPOINT_GET`] from validated arguments.
@@ -499,13 +507,15 @@ pub static RULESETS_PHASES_ENTRYPOINT_UPDATE: ToolDef = ToolDef {
         content_type: "application/json",
         kind: BodyKind::Json,
         required: true,
-        args: BodyArgs::Fields(&[
-            ("name", "name"),
-            ("description", "description"),
-            ("kind", "kind"),
-            ("phase", "phase"),
-            ("rules", "rules"),
-        ]),
+        args: BodyArgs::Fields(
+            &[
+                ("name", "name"),
+                ("description", "description"),
+                ("kind", "kind"),
+                ("phase", "phase"),
+                ("rules", "rules"),
+            ],
+        ),
         file_fields: &[],
     }),
     responses: &[
@@ -524,11 +534,15 @@ pub static RULESETS_PHASES_ENTRYPOINT_UPDATE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`RULESETS_PHASES_ENTRYPOINT_UPDATE`] from validated arguments.
-pub fn rulesets_phases_entrypoint_update(args: &Args) -> Result<HttpRequest, BuildError> {
+pub fn rulesets_phases_entrypoint_update(
+    args: &Args,
+) -> Result<HttpRequest, BuildError> {
     build_request(&RULESETS_PHASES_ENTRYPOINT_UPDATE, args)
 }
 /// `POST /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/rules`: Add ruleset rule
@@ -593,16 +607,18 @@ pub static RULESETS_RULES_CREATE: ToolDef = ToolDef {
         content_type: "application/json",
         kind: BodyKind::Json,
         required: true,
-        args: BodyArgs::Fields(&[
-            ("action", "action"),
-            ("action_parameters", "action_parameters"),
-            ("description", "description"),
-            ("enabled", "enabled"),
-            ("expression", "expression"),
-            ("expression_tree", "expression_tree"),
-            ("logging", "logging"),
-            ("ref", "ref"),
-        ]),
+        args: BodyArgs::Fields(
+            &[
+                ("action", "action"),
+                ("action_parameters", "action_parameters"),
+                ("description", "description"),
+                ("enabled", "enabled"),
+                ("expression", "expression"),
+                ("expression_tree", "expression_tree"),
+                ("logging", "logging"),
+                ("ref", "ref"),
+            ],
+        ),
         file_fields: &[],
     }),
     responses: &[
@@ -621,7 +637,9 @@ pub static RULESETS_RULES_CREATE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`RULESETS_RULES_CREATE`] from validated arguments.
@@ -712,7 +730,9 @@ pub static RULESETS_RULES_DELETE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`RULESETS_RULES_DELETE`] from validated arguments.
@@ -790,16 +810,18 @@ pub static RULESETS_RULES_EDIT: ToolDef = ToolDef {
         content_type: "application/json",
         kind: BodyKind::Json,
         required: true,
-        args: BodyArgs::Fields(&[
-            ("action", "action"),
-            ("action_parameters", "action_parameters"),
-            ("description", "description"),
-            ("enabled", "enabled"),
-            ("expression", "expression"),
-            ("expression_tree", "expression_tree"),
-            ("logging", "logging"),
-            ("ref", "ref"),
-        ]),
+        args: BodyArgs::Fields(
+            &[
+                ("action", "action"),
+                ("action_parameters", "action_parameters"),
+                ("description", "description"),
+                ("enabled", "enabled"),
+                ("expression", "expression"),
+                ("expression_tree", "expression_tree"),
+                ("logging", "logging"),
+                ("ref", "ref"),
+            ],
+        ),
         file_fields: &[],
     }),
     responses: &[
@@ -818,7 +840,9 @@ pub static RULESETS_RULES_EDIT: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`RULESETS_RULES_EDIT`] from validated arguments.
@@ -887,13 +911,15 @@ pub static RULESETS_UPDATE: ToolDef = ToolDef {
         content_type: "application/json",
         kind: BodyKind::Json,
         required: true,
-        args: BodyArgs::Fields(&[
-            ("name", "name"),
-            ("description", "description"),
-            ("kind", "kind"),
-            ("phase", "phase"),
-            ("rules", "rules"),
-        ]),
+        args: BodyArgs::Fields(
+            &[
+                ("name", "name"),
+                ("description", "description"),
+                ("kind", "kind"),
+                ("phase", "phase"),
+                ("rules", "rules"),
+            ],
+        ),
         file_fields: &[],
     }),
     responses: &[
@@ -912,7 +938,9 @@ pub static RULESETS_UPDATE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`RULESETS_UPDATE`] from validated arguments.

@@ -4,7 +4,7 @@ use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
     ParamStyle, ResponseDef, Route, ToolDef,
 };
-use toolforge_runtime::request::{Args, BuildError, HttpRequest, build_request};
+use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 13 tools of this product, by name.
 pub const TOOLS: &[&ToolDef] = &[
     &ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE,
@@ -40,10 +40,12 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE: ToolDef = ToolDef {
     },
     permissions: &["Workers KV Storage Write"],
     method: Method::Delete,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -87,11 +89,15 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: true,
 };
 /// Builds the upstream request of [`ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE`] from validated arguments.
-pub fn account_storage_kv_namespaces_bulk_delete(args: &Args) -> Result<HttpRequest, BuildError> {
+pub fn account_storage_kv_namespaces_bulk_delete(
+    args: &Args,
+) -> Result<HttpRequest, BuildError> {
     build_request(&ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE, args)
 }
 /// `POST /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk/delete`: Delete many KV pairs
@@ -113,10 +119,12 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_NAMESPACE_ID_BULK_DELETE: ToolDef = Too
     },
     permissions: &["Workers KV Storage Write"],
     method: Method::Post,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk/delete",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk/delete",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -160,17 +168,16 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_NAMESPACE_ID_BULK_DELETE: ToolDef = Too
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`ACCOUNT_STORAGE_KV_NAMESPACES_NAMESPACE_ID_BULK_DELETE`] from validated arguments.
 pub fn account_storage_kv_namespaces_namespace_id_bulk_delete(
     args: &Args,
 ) -> Result<HttpRequest, BuildError> {
-    build_request(
-        &ACCOUNT_STORAGE_KV_NAMESPACES_NAMESPACE_ID_BULK_DELETE,
-        args,
-    )
+    build_request(&ACCOUNT_STORAGE_KV_NAMESPACES_NAMESPACE_ID_BULK_DELETE, args)
 }
 /// `PUT /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk`: Write many KV pairs
 pub static STORAGE_KV_NAMESPACES_BULK_UPDATE: ToolDef = ToolDef {
@@ -191,10 +198,12 @@ pub static STORAGE_KV_NAMESPACES_BULK_UPDATE: ToolDef = ToolDef {
     },
     permissions: &["Workers KV Storage Write"],
     method: Method::Put,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -238,11 +247,15 @@ pub static STORAGE_KV_NAMESPACES_BULK_UPDATE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_BULK_UPDATE`] from validated arguments.
-pub fn storage_kv_namespaces_bulk_update(args: &Args) -> Result<HttpRequest, BuildError> {
+pub fn storage_kv_namespaces_bulk_update(
+    args: &Args,
+) -> Result<HttpRequest, BuildError> {
     build_request(&STORAGE_KV_NAMESPACES_BULK_UPDATE, args)
 }
 /// `POST /accounts/{account_id}/storage/kv/namespaces`: Create KV namespace
@@ -264,19 +277,23 @@ pub static STORAGE_KV_NAMESPACES_CREATE: ToolDef = ToolDef {
     },
     permissions: &["Workers KV Storage Write"],
     method: Method::Post,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/storage/kv/namespaces",
-    }],
-    params: &[ParamDef {
-        arg: "account_id",
-        name: "account_id",
-        location: ParamLocation::Path,
-        style: ParamStyle::Simple,
-        explode: false,
-        required: true,
-        allow_reserved: false,
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/storage/kv/namespaces",
+        },
+    ],
+    params: &[
+        ParamDef {
+            arg: "account_id",
+            name: "account_id",
+            location: ParamLocation::Path,
+            style: ParamStyle::Simple,
+            explode: false,
+            required: true,
+            allow_reserved: false,
+        },
+    ],
     body: Some(BodyDef {
         content_type: "application/json",
         kind: BodyKind::Json,
@@ -300,7 +317,9 @@ pub static STORAGE_KV_NAMESPACES_CREATE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_CREATE`] from validated arguments.
@@ -326,10 +345,12 @@ pub static STORAGE_KV_NAMESPACES_DELETE: ToolDef = ToolDef {
     },
     permissions: &["Workers KV Storage Write"],
     method: Method::Delete,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -367,7 +388,9 @@ pub static STORAGE_KV_NAMESPACES_DELETE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_DELETE`] from validated arguments.
@@ -393,10 +416,12 @@ pub static STORAGE_KV_NAMESPACES_GET: ToolDef = ToolDef {
     },
     permissions: &["Workers KV Storage Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -434,7 +459,9 @@ pub static STORAGE_KV_NAMESPACES_GET: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_GET`] from validated arguments.
@@ -460,10 +487,12 @@ pub static STORAGE_KV_NAMESPACES_KEYS_LIST: ToolDef = ToolDef {
     },
     permissions: &["Workers KV Storage Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}/keys",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}/keys",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -554,10 +583,12 @@ pub static STORAGE_KV_NAMESPACES_LIST: ToolDef = ToolDef {
     },
     permissions: &["Workers KV Storage Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/storage/kv/namespaces",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/storage/kv/namespaces",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -648,10 +679,12 @@ pub static STORAGE_KV_NAMESPACES_METADATA_GET: ToolDef = ToolDef {
     },
     permissions: &["Workers KV Storage Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}/metadata/{key_name}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}/metadata/{key_name}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -698,11 +731,15 @@ pub static STORAGE_KV_NAMESPACES_METADATA_GET: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_METADATA_GET`] from validated arguments.
-pub fn storage_kv_namespaces_metadata_get(args: &Args) -> Result<HttpRequest, BuildError> {
+pub fn storage_kv_namespaces_metadata_get(
+    args: &Args,
+) -> Result<HttpRequest, BuildError> {
     build_request(&STORAGE_KV_NAMESPACES_METADATA_GET, args)
 }
 /// `PUT /accounts/{account_id}/storage/kv/namespaces/{namespace_id}`: Rename KV namespace
@@ -724,10 +761,12 @@ pub static STORAGE_KV_NAMESPACES_UPDATE: ToolDef = ToolDef {
     },
     permissions: &["Workers KV Storage Write"],
     method: Method::Put,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -761,7 +800,9 @@ pub static STORAGE_KV_NAMESPACES_UPDATE: ToolDef = ToolDef {
         content_type: "application/json",
         kind: BodyKind::Json,
         required: true,
-        args: BodyArgs::Fields(&[("title", "title"), ("namespace_id_body", "namespace_id")]),
+        args: BodyArgs::Fields(
+            &[("title", "title"), ("namespace_id_body", "namespace_id")],
+        ),
         file_fields: &[],
     }),
     responses: &[
@@ -780,7 +821,9 @@ pub static STORAGE_KV_NAMESPACES_UPDATE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_UPDATE`] from validated arguments.
@@ -806,10 +849,12 @@ pub static STORAGE_KV_NAMESPACES_VALUES_DELETE: ToolDef = ToolDef {
     },
     permissions: &["Workers KV Storage Write"],
     method: Method::Delete,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -856,11 +901,15 @@ pub static STORAGE_KV_NAMESPACES_VALUES_DELETE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_VALUES_DELETE`] from validated arguments.
-pub fn storage_kv_namespaces_values_delete(args: &Args) -> Result<HttpRequest, BuildError> {
+pub fn storage_kv_namespaces_values_delete(
+    args: &Args,
+) -> Result<HttpRequest, BuildError> {
     build_request(&STORAGE_KV_NAMESPACES_VALUES_DELETE, args)
 }
 /// `GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}`: Read KV value
@@ -880,10 +929,12 @@ pub static STORAGE_KV_NAMESPACES_VALUES_GET: ToolDef = ToolDef {
     },
     permissions: &["Workers KV Storage Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -954,10 +1005,12 @@ pub static STORAGE_KV_NAMESPACES_VALUES_UPDATE: ToolDef = ToolDef {
     },
     permissions: &["Workers KV Storage Write"],
     method: Method::Put,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -1028,10 +1081,14 @@ pub static STORAGE_KV_NAMESPACES_VALUES_UPDATE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_VALUES_UPDATE`] from validated arguments.
-pub fn storage_kv_namespaces_values_update(args: &Args) -> Result<HttpRequest, BuildError> {
+pub fn storage_kv_namespaces_values_update(
+    args: &Args,
+) -> Result<HttpRequest, BuildError> {
     build_request(&STORAGE_KV_NAMESPACES_VALUES_UPDATE, args)
 }

@@ -4,7 +4,7 @@ use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
     ParamStyle, ResponseDef, Route, ToolDef,
 };
-use toolforge_runtime::request::{Args, BuildError, HttpRequest, build_request};
+use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 7 tools of this product, by name.
 pub const TOOLS: &[&ToolDef] = &[
     &WORKERS_SCRIPTS_CONTENT_UPDATE,
@@ -34,10 +34,12 @@ pub static WORKERS_SCRIPTS_CONTENT_UPDATE: ToolDef = ToolDef {
     },
     permissions: &["Workers Scripts Write"],
     method: Method::Put,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/workers/scripts/{script_name}/content",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/workers/scripts/{script_name}/content",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -99,7 +101,9 @@ pub static WORKERS_SCRIPTS_CONTENT_UPDATE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_CONTENT_UPDATE`] from validated arguments.
@@ -125,10 +129,12 @@ pub static WORKERS_SCRIPTS_DELETE: ToolDef = ToolDef {
     },
     permissions: &["Workers Scripts Write"],
     method: Method::Delete,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/workers/scripts/{script_name}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/workers/scripts/{script_name}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -175,7 +181,9 @@ pub static WORKERS_SCRIPTS_DELETE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_DELETE`] from validated arguments.
@@ -199,10 +207,12 @@ pub static WORKERS_SCRIPTS_GET: ToolDef = ToolDef {
     },
     permissions: &["Workers Scripts Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/workers/scripts/{script_name}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/workers/scripts/{script_name}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -264,10 +274,12 @@ pub static WORKERS_SCRIPTS_LIST: ToolDef = ToolDef {
     },
     permissions: &["Workers Scripts Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/workers/scripts",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/workers/scripts",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -349,10 +361,12 @@ pub static WORKERS_SCRIPTS_SETTINGS_EDIT: ToolDef = ToolDef {
     },
     permissions: &["Workers Scripts Write"],
     method: Method::Patch,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/workers/scripts/{script_name}/settings",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/workers/scripts/{script_name}/settings",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -396,7 +410,9 @@ pub static WORKERS_SCRIPTS_SETTINGS_EDIT: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_SETTINGS_EDIT`] from validated arguments.
@@ -422,10 +438,12 @@ pub static WORKERS_SCRIPTS_SETTINGS_LIST: ToolDef = ToolDef {
     },
     permissions: &["Workers Scripts Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/workers/scripts/{script_name}/settings",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/workers/scripts/{script_name}/settings",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -463,7 +481,9 @@ pub static WORKERS_SCRIPTS_SETTINGS_LIST: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_SETTINGS_LIST`] from validated arguments.
@@ -489,10 +509,12 @@ pub static WORKERS_SCRIPTS_UPDATE: ToolDef = ToolDef {
     },
     permissions: &["Workers Scripts Write"],
     method: Method::Put,
-    routes: &[Route {
-        when: None,
-        template: "/accounts/{account_id}/workers/scripts/{script_name}",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/workers/scripts/{script_name}",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "account_id",
@@ -536,7 +558,9 @@ pub static WORKERS_SCRIPTS_UPDATE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_UPDATE`] from validated arguments.

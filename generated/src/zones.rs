@@ -4,7 +4,7 @@ use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
     ParamStyle, ResponseDef, Route, ToolDef,
 };
-use toolforge_runtime::request::{Args, BuildError, HttpRequest, build_request};
+use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 5 tools of this product, by name.
 pub const TOOLS: &[&ToolDef] = &[
     &ZONES_CREATE,
@@ -32,16 +32,20 @@ pub static ZONES_CREATE: ToolDef = ToolDef {
     },
     permissions: &["Zone Write"],
     method: Method::Post,
-    routes: &[Route {
-        when: None,
-        template: "/zones",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/zones",
+        },
+    ],
     params: &[],
     body: Some(BodyDef {
         content_type: "application/json",
         kind: BodyKind::Json,
         required: true,
-        args: BodyArgs::Fields(&[("name", "name"), ("type", "type"), ("account", "account")]),
+        args: BodyArgs::Fields(
+            &[("name", "name"), ("type", "type"), ("account", "account")],
+        ),
         file_fields: &[],
     }),
     responses: &[
@@ -60,7 +64,9 @@ pub static ZONES_CREATE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`ZONES_CREATE`] from validated arguments.
@@ -86,19 +92,23 @@ pub static ZONES_DELETE: ToolDef = ToolDef {
     },
     permissions: &["Zone Write"],
     method: Method::Delete,
-    routes: &[Route {
-        when: None,
-        template: "/zones/{zone_id}",
-    }],
-    params: &[ParamDef {
-        arg: "zone_id",
-        name: "zone_id",
-        location: ParamLocation::Path,
-        style: ParamStyle::Simple,
-        explode: false,
-        required: true,
-        allow_reserved: false,
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/zones/{zone_id}",
+        },
+    ],
+    params: &[
+        ParamDef {
+            arg: "zone_id",
+            name: "zone_id",
+            location: ParamLocation::Path,
+            style: ParamStyle::Simple,
+            explode: false,
+            required: true,
+            allow_reserved: false,
+        },
+    ],
     body: None,
     responses: &[
         ResponseDef {
@@ -116,7 +126,9 @@ pub static ZONES_DELETE: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`ZONES_DELETE`] from validated arguments.
@@ -142,29 +154,35 @@ pub static ZONES_EDIT: ToolDef = ToolDef {
     },
     permissions: &["Zone Write"],
     method: Method::Patch,
-    routes: &[Route {
-        when: None,
-        template: "/zones/{zone_id}",
-    }],
-    params: &[ParamDef {
-        arg: "zone_id",
-        name: "zone_id",
-        location: ParamLocation::Path,
-        style: ParamStyle::Simple,
-        explode: false,
-        required: true,
-        allow_reserved: false,
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/zones/{zone_id}",
+        },
+    ],
+    params: &[
+        ParamDef {
+            arg: "zone_id",
+            name: "zone_id",
+            location: ParamLocation::Path,
+            style: ParamStyle::Simple,
+            explode: false,
+            required: true,
+            allow_reserved: false,
+        },
+    ],
     body: Some(BodyDef {
         content_type: "application/json",
         kind: BodyKind::Json,
         required: true,
-        args: BodyArgs::Fields(&[
-            ("paused", "paused"),
-            ("plan", "plan"),
-            ("type", "type"),
-            ("vanity_name_servers", "vanity_name_servers"),
-        ]),
+        args: BodyArgs::Fields(
+            &[
+                ("paused", "paused"),
+                ("plan", "plan"),
+                ("type", "type"),
+                ("vanity_name_servers", "vanity_name_servers"),
+            ],
+        ),
         file_fields: &[],
     }),
     responses: &[
@@ -183,7 +201,9 @@ pub static ZONES_EDIT: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`ZONES_EDIT`] from validated arguments.
@@ -209,19 +229,23 @@ pub static ZONES_GET: ToolDef = ToolDef {
     },
     permissions: &["Zone Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/zones/{zone_id}",
-    }],
-    params: &[ParamDef {
-        arg: "zone_id",
-        name: "zone_id",
-        location: ParamLocation::Path,
-        style: ParamStyle::Simple,
-        explode: false,
-        required: true,
-        allow_reserved: false,
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/zones/{zone_id}",
+        },
+    ],
+    params: &[
+        ParamDef {
+            arg: "zone_id",
+            name: "zone_id",
+            location: ParamLocation::Path,
+            style: ParamStyle::Simple,
+            explode: false,
+            required: true,
+            allow_reserved: false,
+        },
+    ],
     body: None,
     responses: &[
         ResponseDef {
@@ -239,7 +263,9 @@ pub static ZONES_GET: ToolDef = ToolDef {
             ),
         },
     ],
-    envelope: Envelope::Cloudflare { list: false },
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
     deprecated: false,
 };
 /// Builds the upstream request of [`ZONES_GET`] from validated arguments.
@@ -265,10 +291,12 @@ pub static ZONES_LIST: ToolDef = ToolDef {
     },
     permissions: &["Zone Read"],
     method: Method::Get,
-    routes: &[Route {
-        when: None,
-        template: "/zones",
-    }],
+    routes: &[
+        Route {
+            when: None,
+            template: "/zones",
+        },
+    ],
     params: &[
         ParamDef {
             arg: "name",

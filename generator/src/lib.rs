@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod config;
+pub mod diff;
 pub mod emit;
 pub mod error;
 pub mod ir;

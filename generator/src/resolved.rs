@@ -49,20 +49,31 @@ fn resolve_with(doc: &Document, limits: &Limits, memoise: bool) -> Result<Value>
         branch: Vec::new(),
         open_sccs: vec![0; cycles.scc_count()],
         cache: HashMap::new(),
+        fills: Vec::new(),
         memoise,
     };
     let mut pointer = String::new();
-    let t = std::time::Instant::now();
-    let (value, _) = resolver.walk(&doc.root, &mut pointer, Ctx::Root, 0)?;
-    eprintln!(
-        "walk {:?} nodes {} cache {}",
-        t.elapsed(),
-        resolver.nodes,
-        resolver.cache.len()
-    );
-    let t = std::time::Instant::now();
-    drop(resolver);
-    eprintln!("drop cache {:?}", t.elapsed());
+    let (mut value, _) = resolver.walk(&doc.root, &mut pointer, Ctx::Root, 0)?;
+    // Components were left as placeholders: move their memoised expansions
+    // in now that no further copies are needed (saves a copy and a drop).
+    let Resolver { fills, mut cache, .. } = resolver;
+    for (kind, name, key) in fills {
+        let Some(shared) = cache.remove(&key) else {
+            continue;
+        };
+        let expanded = Rc::try_unwrap(shared).unwrap_or_else(|rc| Expanded {
+            value: rc.value.clone(),
+            nodes: rc.nodes,
+            height: rc.height,
+        });
+        if let Some(slot) = value
+            .get_mut("components")
+            .and_then(|c| c.get_mut(&kind))
+            .and_then(|k| k.get_mut(&name))
+        {
+            *slot = expanded.value;
+        }
+    }
     Ok(value)
 }
 
@@ -72,6 +83,14 @@ struct Expanded {
     nodes: usize,
     height: usize,
 }
+
+/// An inlined target: shared from the memo, or owned.
+enum Expansion {
+    Shared(Rc<Expanded>),
+    Owned(Value, usize),
+}
+
+type CacheKey = (String, Ctx);
 
 struct Resolver<'a> {
     doc: &'a Document,
@@ -83,9 +102,21 @@ struct Resolver<'a> {
     branch: Vec<String>,
     /// Members of each SCC on the branch.
     open_sccs: Vec<u32>,
-    cache: HashMap<(String, Ctx), Rc<Expanded>>,
+    cache: HashMap<CacheKey, Rc<Expanded>>,
+    /// Component entries left as placeholders: (kind, name, memo key).
+    fills: Vec<(String, String, CacheKey)>,
     /// Off only in tests, to compare against plain expansion.
     memoise: bool,
+}
+
+/// Appends `/token` (RFC 6901 escaped) to a pointer.
+fn push_token(pointer: &mut String, token: &str) {
+    pointer.push('/');
+    if token.contains(['~', '/']) {
+        pointer.push_str(&escape_token(token));
+    } else {
+        pointer.push_str(token);
+    }
 }
 
 impl Resolver<'_> {
@@ -131,11 +162,10 @@ impl Resolver<'_> {
                 let mut height = 0;
                 for (key, child) in map {
                     let len = pointer.len();
-                    pointer.push('/');
-                    pointer.push_str(&escape_token(key));
+                    push_token(pointer, key);
                     let c = child_ctx(ctx, Some(key));
                     let walked = if ctx == Ctx::Components && c != Ctx::Data {
-                        self.walk_components(child, pointer, c, depth + 1)
+                        self.walk_components(child, key, pointer, c, depth + 1)
                     } else {
                         self.walk(child, pointer, c, depth + 1)
                     };
@@ -152,8 +182,7 @@ impl Resolver<'_> {
                 let mut height = 0;
                 for (i, child) in items.iter().enumerate() {
                     let len = pointer.len();
-                    pointer.push('/');
-                    pointer.push_str(&i.to_string());
+                    push_token(pointer, &i.to_string());
                     let walked = self.walk(child, pointer, c, depth + 1);
                     pointer.truncate(len);
                     let (v, h) = walked?;
@@ -168,9 +197,11 @@ impl Resolver<'_> {
 
     /// One `components/<kind>` map: each entry is walked as a target, so
     /// it is memoised and a self-reference inside it is marked circular.
+    /// Memoised entries are left as placeholders, filled at the end.
     fn walk_components(
         &mut self,
         value: &Value,
+        kind: &str,
         pointer: &mut String,
         ctx: Ctx,
         depth: usize,
@@ -190,8 +221,16 @@ impl Resolver<'_> {
         let mut out = Map::with_capacity(entries.len());
         let mut height = 0;
         for (name, entry) in entries {
-            let target_pointer = format!("{pointer}/{}", escape_token(name));
-            let (v, h) = self.walk_target(entry, target_pointer, entry_ctx, depth + 1)?;
+            let mut target_pointer = pointer.clone();
+            push_token(&mut target_pointer, name);
+            let (v, h) = match self.expand(entry, target_pointer, entry_ctx, depth + 1)? {
+                Expansion::Shared(shared) => {
+                    let key = (format!("{pointer}/{}", escape_token(name)), entry_ctx);
+                    self.fills.push((kind.to_string(), name.clone(), key));
+                    (Value::Null, shared.height)
+                }
+                Expansion::Owned(v, h) => (v, h),
+            };
             height = height.max(h + 1);
             out.insert(name.clone(), v);
         }
@@ -217,7 +256,10 @@ impl Resolver<'_> {
                 Ctx::Schema | Ctx::ExampleObj => ctx,
                 _ => Ctx::Node,
             };
-            self.walk_target(target, target_pointer, target_ctx, depth + 1)?
+            match self.expand(target, target_pointer, target_ctx, depth + 1)? {
+                Expansion::Shared(shared) => (shared.value.clone(), shared.height),
+                Expansion::Owned(v, h) => (v, h),
+            }
         };
         if map.len() > 1
             && let Value::Object(out) = &mut out
@@ -227,8 +269,7 @@ impl Resolver<'_> {
                     continue;
                 }
                 let len = pointer.len();
-                pointer.push('/');
-                pointer.push_str(&escape_token(key));
+                push_token(pointer, key);
                 let walked = self.walk(child, pointer, child_ctx(ctx, Some(key)), depth + 1);
                 pointer.truncate(len);
                 let (v, h) = walked?;
@@ -239,14 +280,14 @@ impl Resolver<'_> {
         Ok((out, height))
     }
 
-    /// Inlines a reference target (memoised when its SCC is not open).
-    fn walk_target(
+    /// Inlines a reference target, memoised when its SCC is not open.
+    fn expand(
         &mut self,
         target: &Value,
         target_pointer: String,
         ctx: Ctx,
         depth: usize,
-    ) -> Result<(Value, usize)> {
+    ) -> Result<Expansion> {
         let scc = self.cycles.scc_of(&target_pointer);
         let cacheable = self.memoise && scc.is_some_and(|s| self.open_sccs.get(s) == Some(&0));
         let key = (target_pointer, ctx);
@@ -255,33 +296,30 @@ impl Resolver<'_> {
                 return Err(self.too_deep(&key.0));
             }
             self.count(hit.nodes, &key.0)?;
-            return Ok((hit.value.clone(), hit.height));
+            return Ok(Expansion::Shared(hit));
         }
         let before = self.nodes;
         self.branch.push(key.0.clone());
-        if let Some(s) = scc
-            && let Some(open) = self.open_sccs.get_mut(s)
-        {
+        if let Some(open) = scc.and_then(|s| self.open_sccs.get_mut(s)) {
             *open += 1;
         }
         let mut pointer = key.0.clone();
         let walked = self.walk(target, &mut pointer, ctx, depth);
-        if let Some(s) = scc
-            && let Some(open) = self.open_sccs.get_mut(s)
-        {
+        if let Some(open) = scc.and_then(|s| self.open_sccs.get_mut(s)) {
             *open -= 1;
         }
         self.branch.pop();
         let (value, height) = walked?;
-        if cacheable {
-            let entry = Expanded {
-                value: value.clone(),
-                nodes: self.nodes - before,
-                height,
-            };
-            self.cache.insert(key, Rc::new(entry));
+        if !cacheable {
+            return Ok(Expansion::Owned(value, height));
         }
-        Ok((value, height))
+        let shared = Rc::new(Expanded {
+            value,
+            nodes: self.nodes - before,
+            height,
+        });
+        self.cache.insert(key, Rc::clone(&shared));
+        Ok(Expansion::Shared(shared))
     }
 }
 

@@ -74,18 +74,32 @@ impl Prism {
     /// absent and skipping is not allowed, [`PrismError::Start`] when it
     /// does not come up.
     pub fn start_or_skip(spec: &Path, test: &str) -> Result<Option<Prism>, PrismError> {
-        let bin = binary();
+        Prism::start_or_skip_at(&binary(), spec, test, skip_node())
+    }
+
+    /// [`Prism::start_or_skip`] with the binary path and the skip decision
+    /// given explicitly.
+    ///
+    /// # Errors
+    ///
+    /// As [`Prism::start_or_skip`].
+    pub fn start_or_skip_at(
+        bin: &Path,
+        spec: &Path,
+        test: &str,
+        skip: bool,
+    ) -> Result<Option<Prism>, PrismError> {
         if !bin.exists() {
-            if skip_node() {
+            if skip {
                 eprintln!(
                     "\n*** SKIPPED {test}: Prism is not installed ({} missing) and {SKIP_ENV}=1 is set ***\n",
                     bin.display()
                 );
                 return Ok(None);
             }
-            return Err(PrismError::Missing(bin));
+            return Err(PrismError::Missing(bin.to_path_buf()));
         }
-        Prism::start(&bin, spec).map(Some)
+        Prism::start(bin, spec).map(Some)
     }
 
     /// Starts `bin mock -h 127.0.0.1 -p PORT --errors spec` on a free port
@@ -239,4 +253,38 @@ fn drain(mut pipe: Box<dyn std::io::Read + Send>, log: &Mutex<Vec<u8>>) {
 fn free_port() -> std::io::Result<u16> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     Ok(listener.local_addr()?.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_binary_fails_with_the_install_hint_or_skips() {
+        let bin = Path::new("/nonexistent/node_modules/.bin/prism");
+        let spec = Path::new("spec.yaml");
+        let err = Prism::start_or_skip_at(bin, spec, "t", false).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("npm ci --prefix tests") && text.contains(SKIP_ENV),
+            "{text}"
+        );
+        assert!(
+            Prism::start_or_skip_at(bin, spec, "t", true)
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_process_that_exits_early_is_reported_with_its_output() {
+        // `false` exits at once on every port tried: a start error, no hang.
+        let err = Prism::start(Path::new("false"), Path::new("spec.yaml")).unwrap_err();
+        assert!(err.to_string().contains("exited"), "{err}");
+    }
+
+    #[test]
+    fn free_ports_are_loopback_ports() {
+        assert_ne!(free_port().unwrap(), 0);
+    }
 }

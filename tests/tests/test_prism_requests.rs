@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use cloudflare_tools::CATALOGUE;
 use serde_json::{Map, Value};
-use toolforge_runtime::catalogue::{ParamLocation, ToolDef};
+use toolforge_runtime::catalogue::{BodyArgs, ParamLocation, ToolDef};
 use toolforge_runtime::request::build_request;
 use toolforge_tests::http::{self, Response};
 use toolforge_tests::mock::{self, clip, describe_request};
@@ -26,6 +26,8 @@ use toolforge_tests::with_deadline;
 
 /// Bound on one request to Prism.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Marker of transport failures in reports.
+const SEND_FAILED: &str = "sending the request failed";
 /// Bound on a whole test body (Prism start-up is bounded separately).
 const TEST_LIMIT: Duration = Duration::from_secs(300);
 
@@ -52,20 +54,38 @@ where
         return;
     };
     let addr = prism.addr();
+    let pid = prism.pid();
     let failures = match with_deadline(TEST_LIMIT, move || body(addr)) {
         Ok(failures) => failures,
         Err(e) => vec![e],
     };
     if !failures.is_empty() {
-        let log = prism.log();
+        // Prism's own log helps only when it did not answer properly.
+        let transport = failures.iter().any(|f| {
+            f.contains(SEND_FAILED) || f.contains("did not finish") || f.contains("panicked")
+        });
+        let log = if transport {
+            format!(
+                "\n\n--- Prism output (tail) ---\n{}",
+                clip_tail(&prism.log(), 4000)
+            )
+        } else {
+            String::new()
+        };
         drop(prism);
         panic!(
-            "{test}: {} failure(s):\n\n{}\n\n--- Prism output (tail) ---\n{}",
+            "{test}: {} failure(s):\n\n{}{log}",
             failures.len(),
             failures.join("\n\n"),
-            clip_tail(&log, 3000)
         );
     }
+    drop(prism);
+    // The guard killed and reaped exactly its child.
+    #[cfg(target_os = "linux")]
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "{test}: Prism (pid {pid}) still runs after its guard dropped"
+    );
 }
 
 fn clip_tail(text: &str, max: usize) -> String {
@@ -175,8 +195,7 @@ fn schema_errors(schema: &Value, args: &Map<String, Value>) -> Vec<String> {
 }
 
 fn send(addr: SocketAddr, request: &http::Request) -> Result<Response, String> {
-    http::send(addr, request, CLIENT_TIMEOUT)
-        .map_err(|e| format!("sending the request failed: {e}"))
+    http::send(addr, request, CLIENT_TIMEOUT).map_err(|e| format!("{SEND_FAILED}: {e}"))
 }
 
 /// Builds, sends and judges one case. `Ok(Some(note))` is an acceptance
@@ -215,7 +234,7 @@ fn check_case(
     let response = send(addr, &wire)?;
     match mock::prism_verdict(&response) {
         Ok(()) => Ok(None),
-        Err(verdict) => match multipart_limitation(&built, &response) {
+        Err(verdict) => match multipart_limitation(tool, &case.args, &built, &response) {
             Some(Ok(note)) => Ok(Some(note)),
             other => Err(format!(
                 "Prism rejected the request.\n  args: {}\n  request: {}\n  verdict: {}{}",
@@ -236,10 +255,13 @@ fn check_case(
 /// (`encoding.contentType: application/json`) or an array of file parts is
 /// always reported as "must be object" / "must be array". When those are
 /// the only violations, this checks the parts itself: an object field is one
-/// part holding a JSON object, an array field is one or more parts.
+/// part holding a JSON object; an array field is one part per item (the
+/// OpenAPI way of sending several files or values under one name).
 /// `None`: not this situation; `Some(Ok(note))`: allowed; `Some(Err)`: our
 /// own check failed too.
 fn multipart_limitation(
+    tool: &ToolDef,
+    args: &Map<String, Value>,
     built: &toolforge_runtime::request::HttpRequest,
     response: &Response,
 ) -> Option<Result<String, String>> {
@@ -270,25 +292,68 @@ fn multipart_limitation(
     let mut checked = Vec::new();
     for (field, expected) in fields {
         let named: Vec<&mock::Part> = parts.iter().filter(|p| p.name == field).collect();
-        let ok = match expected.as_str() {
-            "object" => {
-                named.len() == 1
-                    && serde_json::from_slice::<Value>(&named[0].data).is_ok_and(|v| v.is_object())
+        let problem = match expected.as_str() {
+            "object" => (named.len() != 1
+                || !serde_json::from_slice::<Value>(&named[0].data).is_ok_and(|v| v.is_object()))
+            .then(|| {
+                format!(
+                    "one part holding a JSON object, but the body has {}",
+                    parts_text(&named)
+                )
+            }),
+            _ => {
+                let items = body_value(tool, args, &field)
+                    .and_then(Value::as_array)
+                    .map_or(0, |items| items.iter().filter(|v| !v.is_null()).count());
+                (named.len() != items).then(|| {
+                    format!(
+                        "one part per item ({items} item(s) in the arguments), but the body has {}",
+                        parts_text(&named)
+                    )
+                })
             }
-            _ => !named.is_empty(),
         };
-        if !ok {
+        if let Some(problem) = problem {
             return Some(Err(format!(
-                "field `{field}` should be {expected}, but the body has {} part(s) named so",
-                named.len()
+                "multipart field `{field}` ({expected}) should be sent as {problem}"
             )));
         }
-        checked.push(format!("`{field}` ({expected}: {} part(s))", named.len()));
+        checked.push(format!("`{field}` ({expected}, {} part(s))", named.len()));
     }
     Some(Ok(format!(
         "Prism cannot read non-string multipart fields; checked {} ourselves",
         checked.join(", ")
     )))
+}
+
+/// The argument value that fills body property `prop`.
+fn body_value<'a>(tool: &ToolDef, args: &'a Map<String, Value>, prop: &str) -> Option<&'a Value> {
+    match tool.body?.args {
+        BodyArgs::Fields(pairs) => pairs
+            .iter()
+            .find(|(_, p)| *p == prop)
+            .and_then(|(arg, _)| args.get(*arg)),
+        BodyArgs::Whole(arg) => args.get(arg)?.get(prop),
+    }
+}
+
+/// "N part(s) named so: <content> (<type>), …" for a report.
+fn parts_text(parts: &[&mock::Part]) -> String {
+    let each: Vec<String> = parts
+        .iter()
+        .map(|p| {
+            format!(
+                "{} ({})",
+                clip(&String::from_utf8_lossy(&p.data), 120),
+                p.content_type.as_deref().unwrap_or("no Content-Type")
+            )
+        })
+        .collect();
+    format!(
+        "{} part(s) with that name: [{}]",
+        parts.len(),
+        each.join(", ")
+    )
 }
 
 fn check_every_tool(addr: SocketAddr) -> Vec<String> {

@@ -296,7 +296,9 @@ pub fn lib_rs(cat: &Catalogue, header: &str) -> Result<String> {
     );
     let tokens = quote! {
         #![doc = #doc]
-        #(#[doc = #mod_docs] pub mod #mods;)*
+        // Product modules are emitted by prettyplease; rustfmt must not reflow them
+        // or `toolforge check` would see drift.
+        #(#[doc = #mod_docs] #[rustfmt::skip] pub mod #mods;)*
 
         pub use toolforge_runtime;
         use toolforge_runtime::catalogue::{Catalogue, Product};

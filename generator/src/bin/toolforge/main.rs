@@ -10,6 +10,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use toolforge_generator::config::{ForgeConfig, PolicyKind, sha256_hex, verify_pin};
 use toolforge_generator::{CrateLayout, Generated, generate};
 
+mod corpus;
+mod diff;
+
 #[derive(Parser)]
 #[command(
     name = "toolforge",
@@ -65,6 +68,10 @@ enum Command {
         #[arg(long, default_value = "forge.json")]
         config: PathBuf,
     },
+    /// Summarise what changed between two releases (markdown for a pull request, plus JSON).
+    Diff(diff::DiffArgs),
+    /// Run the generator over a corpus of specs and write a report.
+    Corpus(corpus::CorpusArgs),
     /// Re-pin forge.json to a spec file (records its sha256 and release name).
     Pin {
         /// The pin to update.
@@ -345,6 +352,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        Command::Diff(args) => diff::run(args),
+        Command::Corpus(args) => corpus::run(args),
         Command::Pin {
             config,
             spec,

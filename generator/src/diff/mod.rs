@@ -1,0 +1,1 @@
+//! Release diffs: what changed between two generated catalogues.

@@ -1,0 +1,105 @@
+//! `toolforge check`, `generate` and `pin` as a user runs them: the real
+//! binary on a copy of the repository's pin, spec and generated crate.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn toolforge(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolforge"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+fn repo_copy() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = common::repo();
+    std::fs::copy(repo.join("forge.json"), tmp.path().join("forge.json")).unwrap();
+    copy_dir(&repo.join("specs"), &tmp.path().join("specs"));
+    copy_dir(&repo.join("generated"), &tmp.path().join("generated"));
+    tmp
+}
+
+#[test]
+fn check_passes_on_the_committed_output() {
+    let o = toolforge(&common::repo(), &["check"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("up to date"));
+}
+
+#[test]
+fn check_fails_after_a_spec_edit() {
+    let tmp = repo_copy();
+    let spec = tmp.path().join("specs/cloudflare-sample.yaml");
+    let original = std::fs::read_to_string(&spec).unwrap();
+    let edited = original.replacen("summary: List zones", "summary: List all zones", 1);
+    assert_ne!(original, edited, "the sample spec changed: update this test's edit");
+    std::fs::write(&spec, edited).unwrap();
+
+    // Unpinned edit: refused, naming the file and both digests.
+    let o = toolforge(tmp.path(), &["check"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("sha256 mismatch"), "{}", text(&o));
+
+    // Re-pinned: the pin is fine, the output is stale and named.
+    let o = toolforge(tmp.path(), &["pin"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = toolforge(tmp.path(), &["check"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("changed: src/zones.rs"), "{}", text(&o));
+    assert!(text(&o).contains("changed: source.json"), "{}", text(&o));
+
+    // generate brings it back in line, and a second generate writes nothing.
+    let o = toolforge(tmp.path(), &["generate"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = toolforge(tmp.path(), &["check"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = toolforge(tmp.path(), &["generate"]);
+    assert!(text(&o).contains("(0 files changed)"), "{}", text(&o));
+}
+
+#[test]
+fn check_names_stale_and_hand_edited_files() {
+    let tmp = repo_copy();
+    std::fs::write(tmp.path().join("generated/src/extra.rs"), "// left over\n").unwrap();
+    let lib = tmp.path().join("generated/src/lib.rs");
+    let mut s = std::fs::read_to_string(&lib).unwrap();
+    s.push_str("// hand edit\n");
+    std::fs::write(&lib, s).unwrap();
+    let o = toolforge(tmp.path(), &["check"]);
+    assert_eq!(o.status.code(), Some(1));
+    let t = text(&o);
+    assert!(t.contains("changed: src/lib.rs") && t.contains("extra.rs"), "{t}");
+}
+
+#[test]
+fn fetch_without_url_and_missing_spec_are_clear() {
+    let tmp = repo_copy();
+    let o = toolforge(tmp.path(), &["fetch"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("nothing to fetch"), "{}", text(&o));
+    let o = toolforge(tmp.path(), &["generate", "--spec", "specs/missing.yaml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("specs/missing.yaml"), "{}", text(&o));
+}
