@@ -209,6 +209,7 @@ pub static ACCOUNTS_UPDATE: ToolDef = ToolDef {
             &[("name", "name"), ("type", "type"), ("settings", "settings")],
         ),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {

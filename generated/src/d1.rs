@@ -218,6 +218,7 @@ pub static D1_DATABASE: ToolDef = ToolDef {
             &[("name", "name"), ("primary_location_hint", "primary_location_hint")],
         ),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {
@@ -366,6 +367,7 @@ pub static D1_DATABASE_QUERY: ToolDef = ToolDef {
         required: true,
         args: BodyArgs::Fields(&[("sql", "sql"), ("params", "params")]),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {
@@ -443,6 +445,7 @@ pub static D1_DATABASE_RAW: ToolDef = ToolDef {
         required: true,
         args: BodyArgs::Fields(&[("sql", "sql"), ("params", "params")]),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {

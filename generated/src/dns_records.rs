@@ -59,6 +59,7 @@ pub static DNS_RECORDS_CREATE: ToolDef = ToolDef {
         required: true,
         args: BodyArgs::Whole("body"),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {
@@ -218,6 +219,7 @@ pub static DNS_RECORDS_EDIT: ToolDef = ToolDef {
             ],
         ),
         file_fields: &[],
+        min_fields: 1u32,
     }),
     responses: &[
         ResponseDef {
@@ -413,6 +415,7 @@ pub static DNS_RECORDS_IMPORT: ToolDef = ToolDef {
         required: true,
         args: BodyArgs::Fields(&[("file", "file"), ("proxied", "proxied")]),
         file_fields: &["file"],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {
@@ -765,6 +768,7 @@ pub static DNS_RECORDS_UPDATE: ToolDef = ToolDef {
         required: true,
         args: BodyArgs::Whole("body"),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {

@@ -49,6 +49,7 @@ pub static PURGE_CACHE: ToolDef = ToolDef {
         required: true,
         args: BodyArgs::Whole("body"),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {

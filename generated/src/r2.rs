@@ -69,6 +69,7 @@ pub static R2_BUCKETS_CREATE: ToolDef = ToolDef {
             ],
         ),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {

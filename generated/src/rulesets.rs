@@ -82,6 +82,7 @@ pub static RULESETS_CREATE: ToolDef = ToolDef {
             ],
         ),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {
@@ -517,6 +518,7 @@ pub static RULESETS_PHASES_ENTRYPOINT_UPDATE: ToolDef = ToolDef {
             ],
         ),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {
@@ -620,6 +622,7 @@ pub static RULESETS_RULES_CREATE: ToolDef = ToolDef {
             ],
         ),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {
@@ -823,6 +826,7 @@ pub static RULESETS_RULES_EDIT: ToolDef = ToolDef {
             ],
         ),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {
@@ -921,6 +925,7 @@ pub static RULESETS_UPDATE: ToolDef = ToolDef {
             ],
         ),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {

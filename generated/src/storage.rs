@@ -72,6 +72,7 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE: ToolDef = ToolDef {
         required: true,
         args: BodyArgs::Whole("body"),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {
@@ -151,6 +152,7 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_NAMESPACE_ID_BULK_DELETE: ToolDef = Too
         required: true,
         args: BodyArgs::Whole("body"),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {
@@ -230,6 +232,7 @@ pub static STORAGE_KV_NAMESPACES_BULK_UPDATE: ToolDef = ToolDef {
         required: true,
         args: BodyArgs::Whole("body"),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {
@@ -300,6 +303,7 @@ pub static STORAGE_KV_NAMESPACES_CREATE: ToolDef = ToolDef {
         required: true,
         args: BodyArgs::Fields(&[("title", "title")]),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {
@@ -804,6 +808,7 @@ pub static STORAGE_KV_NAMESPACES_UPDATE: ToolDef = ToolDef {
             &[("title", "title"), ("namespace_id_body", "namespace_id")],
         ),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {
@@ -1064,6 +1069,7 @@ pub static STORAGE_KV_NAMESPACES_VALUES_UPDATE: ToolDef = ToolDef {
         required: true,
         args: BodyArgs::Fields(&[("value", "value"), ("metadata", "metadata")]),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {

@@ -47,6 +47,7 @@ pub static ZONES_CREATE: ToolDef = ToolDef {
             &[("name", "name"), ("type", "type"), ("account", "account")],
         ),
         file_fields: &[],
+        min_fields: 0u32,
     }),
     responses: &[
         ResponseDef {
@@ -184,6 +185,7 @@ pub static ZONES_EDIT: ToolDef = ToolDef {
             ],
         ),
         file_fields: &[],
+        min_fields: 1u32,
     }),
     responses: &[
         ResponseDef {

@@ -256,6 +256,8 @@ pub struct Body {
     pub args: BodyArgs,
     /// Multipart/form properties that carry files.
     pub file_fields: Vec<String>,
+    /// Minimum number of flattened fields (`minProperties`).
+    pub min_fields: u32,
 }
 
 /// A documented response.

@@ -314,6 +314,18 @@ mod tests {
     }
 
     #[test]
+    fn yaml_alias_bombs_are_refused() {
+        let mut text = String::from("openapi: 3.0.0\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            let refs = vec![format!("*l{}", i - 1); 10].join(", ");
+            text.push_str(&format!("l{i}: &l{i} [{refs}]\n"));
+        }
+        let e = load(text.as_bytes(), "bomb.yaml").unwrap_err();
+        assert!(matches!(e, GenerateError::Syntax { .. }), "{e}");
+        assert!(e.to_string().contains("repetition limit"), "{e}");
+    }
+
+    #[test]
     fn openapi_31_is_normalised() {
         let d = load(
             br#"{"openapi": "3.1.0", "webhooks": {}, "components": {"schemas": {"A": {"type": ["string", "null"]}}}}"#,

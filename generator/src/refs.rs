@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::error::{GenerateError, Result, push_pointer};
 use crate::load::Document;
 
-/// Longest `$ref` → `$ref` chain [`deref`] follows before giving up.
+/// Longest `$ref` → `$ref` chain [`deref()`] follows before giving up.
 pub const MAX_REF_CHAIN: usize = 32;
 
 /// Resolves a local reference (`#/components/schemas/Pet`) to its target.

@@ -56,7 +56,9 @@ fn resolve_with(doc: &Document, limits: &Limits, memoise: bool) -> Result<Value>
     let (mut value, _) = resolver.walk(&doc.root, &mut pointer, Ctx::Root, 0)?;
     // Components were left as placeholders: move their memoised expansions
     // in now that no further copies are needed (saves a copy and a drop).
-    let Resolver { fills, mut cache, .. } = resolver;
+    let Resolver {
+        fills, mut cache, ..
+    } = resolver;
     for (kind, name, key) in fills {
         let Some(shared) = cache.remove(&key) else {
             continue;

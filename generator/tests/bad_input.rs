@@ -2,6 +2,9 @@
 //! overflow), and the loader → normaliser → converter → resolver chain
 //! behaves on real input. Every test runs on a normal 2 MB test thread.
 
+// Helpers outside `#[test]` functions count as non-test code for clippy.
+#![allow(clippy::panic, clippy::unwrap_used)]
+
 use std::time::Instant;
 
 use serde_json::{Map, Value, json};

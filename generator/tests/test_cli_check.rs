@@ -16,7 +16,11 @@ fn toolforge(dir: &Path, args: &[&str]) -> Output {
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -54,7 +58,10 @@ fn check_fails_after_a_spec_edit() {
     let spec = tmp.path().join("specs/cloudflare-sample.yaml");
     let original = std::fs::read_to_string(&spec).unwrap();
     let edited = original.replacen("summary: List zones", "summary: List all zones", 1);
-    assert_ne!(original, edited, "the sample spec changed: update this test's edit");
+    assert_ne!(
+        original, edited,
+        "the sample spec changed: update this test's edit"
+    );
     std::fs::write(&spec, edited).unwrap();
 
     // Unpinned edit: refused, naming the file and both digests.
@@ -90,7 +97,10 @@ fn check_names_stale_and_hand_edited_files() {
     let o = toolforge(tmp.path(), &["check"]);
     assert_eq!(o.status.code(), Some(1));
     let t = text(&o);
-    assert!(t.contains("changed: src/lib.rs") && t.contains("extra.rs"), "{t}");
+    assert!(
+        t.contains("changed: src/lib.rs") && t.contains("extra.rs"),
+        "{t}"
+    );
 }
 
 #[test]

@@ -228,6 +228,9 @@ pub struct BodyDef {
     pub args: BodyArgs,
     /// Multipart/form fields whose values are files (binary content).
     pub file_fields: &'static [&'static str],
+    /// At least this many flattened fields must be given (the body's
+    /// `minProperties`, which a flattened input schema cannot express).
+    pub min_fields: u32,
 }
 
 /// One documented response.

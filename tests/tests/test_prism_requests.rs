@@ -147,6 +147,15 @@ fn cases(tool: &ToolDef, schema: &Value) -> Result<Vec<Case>, String> {
                 force: path_args(tool),
                 ..SampleOptions::default()
             };
+            // A body with `minProperties` needs that many fields even when
+            // the schema marks none required (the builder refuses otherwise).
+            if let Some(body) = &tool.body
+                && let BodyArgs::Fields(pairs) = body.args
+            {
+                for (arg, _) in pairs.iter().take(body.min_fields as usize) {
+                    opts.force.insert((*arg).to_owned());
+                }
+            }
             if let Some((arg, value)) = selector {
                 opts.force.insert(arg.to_owned());
                 opts.overrides
@@ -302,12 +311,20 @@ fn multipart_limitation(
                 )
             }),
             _ => {
-                let items = body_value(tool, args, &field)
+                let items: Vec<&Value> = body_value(tool, args, &field)
                     .and_then(Value::as_array)
-                    .map_or(0, |items| items.iter().filter(|v| !v.is_null()).count());
-                (named.len() != items).then(|| {
+                    .map(|items| items.iter().filter(|v| !v.is_null()).collect())
+                    .unwrap_or_default();
+                // Text items must arrive as the part content, byte for byte.
+                let same = named.len() == items.len()
+                    && named.iter().zip(&items).all(|(part, item)| {
+                        item.as_str()
+                            .is_none_or(|text| part.data == text.as_bytes())
+                    });
+                (!same).then(|| {
                     format!(
-                        "one part per item ({items} item(s) in the arguments), but the body has {}",
+                        "one part per item ({} item(s) in the arguments), but the body has {}",
+                        items.len(),
                         parts_text(&named)
                     )
                 })

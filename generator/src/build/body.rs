@@ -61,6 +61,12 @@ fn rank(kind: BodyKind) -> u8 {
     }
 }
 
+/// `type: array` whose items are files: one part per item.
+fn is_file_array(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("array")
+        && schema.get("items").is_some_and(is_file)
+}
+
 fn is_file(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("string")
         && matches!(
@@ -121,17 +127,32 @@ pub(crate) fn collect(
             required,
             args: BodyArgs::Whole(arg),
             file_fields,
+            min_fields: 0,
         })));
     }
+    let min_fields = converted
+        .get("minProperties")
+        .and_then(Value::as_u64)
+        .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX));
     let shape = object_shape(&converted).filter(|s| !s.properties.is_empty());
     let args_map = match shape {
         Some(shape) => {
             let mut pairs = Vec::new();
             for (prop, schema) in &shape.properties {
                 let arg = args.claim(prop, "body");
+                let description = schema.get("description").and_then(Value::as_str);
                 let schema = if kind != BodyKind::Json && is_file(schema) {
                     file_fields.push(prop.clone());
-                    file_schema(schema.get("description").and_then(Value::as_str))
+                    file_schema(description)
+                } else if kind != BodyKind::Json && is_file_array(schema) {
+                    file_fields.push(prop.clone());
+                    let mut arr = json!({"type": "array", "items": file_schema(None)});
+                    for key in ["description", "minItems", "maxItems"] {
+                        if let Some(v) = schema.get(key) {
+                            arr[key] = v.clone();
+                        }
+                    }
+                    arr
                 } else {
                     schema.clone()
                 };
@@ -156,6 +177,11 @@ pub(crate) fn collect(
         content_type,
         kind,
         required,
+        min_fields: if matches!(args_map, BodyArgs::Fields(_)) {
+            min_fields
+        } else {
+            0
+        },
         args: args_map,
         file_fields,
     })))

@@ -153,9 +153,10 @@ fn tool_tokens(tool: &Tool) -> Result<TokenStream> {
                 }
             };
             let files = b.file_fields.iter().map(|f| lit(f));
+            let min_fields = b.min_fields;
             quote!(Some(BodyDef {
                 content_type: #ct, kind: BodyKind::#kind, required: #required,
-                args: #args, file_fields: &[#(#files),*],
+                args: #args, file_fields: &[#(#files),*], min_fields: #min_fields,
             }))
         }
     };

@@ -57,8 +57,15 @@ pub(crate) fn build(
                     })
                 })
                 .collect();
-            if fields.is_empty() && !def.required {
+            if fields.is_empty() && !def.required && def.min_fields == 0 {
                 return Ok(None);
+            }
+            if fields.len() < def.min_fields as usize {
+                return Err(BuildError::TooFewFields {
+                    tool: tool.name,
+                    args: pairs.iter().map(|&(arg, _)| arg).collect(),
+                    min: def.min_fields,
+                });
             }
             Source::Fields(fields)
         }
@@ -319,6 +326,7 @@ mod tests {
             required,
             args,
             file_fields: &[],
+            min_fields: 0,
         }
     }
 

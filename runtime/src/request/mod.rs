@@ -85,6 +85,16 @@ pub enum BuildError {
         /// Where the value goes, e.g. ``query parameter `page` ``.
         place: String,
     },
+    /// Fewer body fields were given than the body requires.
+    #[error("tool `{tool}`: give at least {min} of the body arguments {}", .args.join(", "))]
+    TooFewFields {
+        /// Tool name.
+        tool: &'static str,
+        /// The body's arguments.
+        args: Vec<&'static str>,
+        /// How many are needed.
+        min: u32,
+    },
     /// A path argument is empty and would leave an empty path segment.
     #[error(
         "tool `{tool}`: argument `{arg}` must not be empty (it fills a segment of the URL path)"

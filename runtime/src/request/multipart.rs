@@ -232,6 +232,7 @@ mod tests {
             required: true,
             args,
             file_fields: &["script", "assets"],
+            min_fields: 0,
         };
         tool("upload", Method::Put, &ROUTES, &[], Some(body))
     }
