@@ -9,7 +9,7 @@ use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 pub const TOOLS: &[&ToolDef] = &[
     &ACCOUNT_D1_DATABASE_DATABASE_ID_GET,
     &ACCOUNT_D1_DATABASE_GET,
-    &D1_DATABASE,
+    &D1_DATABASE_CREATE,
     &D1_DATABASE_DELETE,
     &D1_DATABASE_QUERY,
     &D1_DATABASE_RAW,
@@ -175,8 +175,8 @@ pub fn account_d1_database_get(args: &Args) -> Result<HttpRequest, BuildError> {
     build_request(&ACCOUNT_D1_DATABASE_GET, args)
 }
 /// `POST /accounts/{account_id}/d1/database`: Create D1 database
-pub static D1_DATABASE: ToolDef = ToolDef {
-    name: "d1_database",
+pub static D1_DATABASE_CREATE: ToolDef = ToolDef {
+    name: "d1_database_create",
     operation_id: "cloudflare-d1-create-database",
     product: "d1",
     title: "Create D1 database",
@@ -241,9 +241,9 @@ pub static D1_DATABASE: ToolDef = ToolDef {
     },
     deprecated: false,
 };
-/// Builds the upstream request of [`D1_DATABASE`] from validated arguments.
-pub fn d1_database(args: &Args) -> Result<HttpRequest, BuildError> {
-    build_request(&D1_DATABASE, args)
+/// Builds the upstream request of [`D1_DATABASE_CREATE`] from validated arguments.
+pub fn d1_database_create(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&D1_DATABASE_CREATE, args)
 }
 /// `DELETE /accounts/{account_id}/d1/database/{database_id}`: Delete D1 database
 pub static D1_DATABASE_DELETE: ToolDef = ToolDef {

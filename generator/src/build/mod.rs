@@ -77,7 +77,12 @@ pub fn build_catalogue(doc: &Document, config: &ForgeConfig) -> Result<Catalogue
                 continue;
             };
             let op_ptr = push_pointer(&item_ptr, method.key());
-            let op_ref = OpRef { path, method, op };
+            let op_ref = OpRef {
+                path,
+                method,
+                op,
+                path_item: item,
+            };
             let operation_id = op_ref.operation_id().unwrap_or_default().to_string();
             let outcome = if op.is_object() {
                 build_tool(&ctx, op_ref, item, &op_ptr)

@@ -101,7 +101,10 @@ pub fn name_candidates(op: &OpRef<'_>) -> Vec<String> {
     let last_is_param = rest.last().is_some_and(|s| s.starts_with('{'));
     let last_literal = literals.last().map(String::as_str);
     let act = action(op.method, last_is_param, last_literal);
-    let act = if act.is_none() && literals.is_empty() {
+    // A POST on a path that can also be listed (`GET …/dns_firewall`)
+    // creates an item; otherwise the last word is the verb (`…/purge_cache`).
+    let listable = op.path_item.get("get").is_some();
+    let act = if act.is_none() && (literals.is_empty() || listable) {
         Some("create")
     } else {
         act
@@ -234,7 +237,13 @@ mod tests {
     use super::*;
 
     fn names(method: HttpMethod, path: &str) -> Vec<String> {
+        let item = if method == HttpMethod::Post && path.ends_with("dns_firewall") {
+            serde_json::json!({"get": {}})
+        } else {
+            Value::Null
+        };
         name_candidates(&OpRef {
+            path_item: &item,
             path,
             method,
             op: &Value::Null,
@@ -260,6 +269,10 @@ mod tests {
             "purge_cache"
         );
         assert_eq!(names(HttpMethod::Get, "/accounts")[0], "accounts_list");
+        assert_eq!(
+            names(HttpMethod::Post, "/accounts/{a}/dns_firewall")[0],
+            "dns_firewall_create"
+        );
         assert_eq!(
             names(HttpMethod::Get, "/accounts/{account_id}")[0],
             "accounts_get"

@@ -19,6 +19,8 @@ pub struct OpRef<'a> {
     pub method: HttpMethod,
     /// The operation object.
     pub op: &'a Value,
+    /// The path item holding it (sibling operations inform naming).
+    pub path_item: &'a Value,
 }
 
 impl OpRef<'_> {
