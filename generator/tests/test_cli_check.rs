@@ -113,3 +113,22 @@ fn fetch_without_url_and_missing_spec_are_clear() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("specs/missing.yaml"), "{}", text(&o));
 }
+
+#[test]
+fn pin_to_a_new_file_records_its_path_and_digest() {
+    let tmp = repo_copy();
+    let new = tmp.path().join("specs/next-release.yaml");
+    std::fs::copy(tmp.path().join("specs/cloudflare-sample.yaml"), &new).unwrap();
+    let o = toolforge(
+        tmp.path(),
+        &["pin", "--spec", "specs/next-release.yaml", "--release", "next"],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let forge = std::fs::read_to_string(tmp.path().join("forge.json")).unwrap();
+    assert!(forge.contains("\"specs/next-release.yaml\""), "{forge}");
+    assert!(forge.contains("\"next\""), "{forge}");
+    let o = toolforge(tmp.path(), &["generate"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = toolforge(tmp.path(), &["check"]);
+    assert!(o.status.success(), "{}", text(&o));
+}

@@ -1,0 +1,150 @@
+//! Inputs of a diff: an OpenAPI spec or a generated `tools.json`, told
+//! apart by content (not by file name).
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::DiffError;
+use super::model::{InputKind, Release, ReleaseSkipped, ReleaseTool};
+use crate::config::ForgeConfig;
+use crate::load::{self, Document};
+
+/// One diff input after reading.
+#[derive(Debug, Clone)]
+pub enum Input {
+    /// An OpenAPI document (not yet generated).
+    Spec(Box<Document>),
+    /// A generated tool catalogue.
+    Catalogue(Release),
+}
+
+/// The shape of `artifacts/tools.json` as far as the diff reads it.
+#[derive(Deserialize)]
+struct Artifact {
+    #[serde(default)]
+    api: String,
+    tools: Vec<ReleaseTool>,
+    #[serde(default)]
+    skipped: Vec<ReleaseSkipped>,
+}
+
+/// A JSON object with a `tools` array and no `openapi`/`swagger`/`paths`
+/// field is a catalogue; everything else is read as a spec.
+fn looks_like_catalogue(root: &Value) -> bool {
+    let Some(obj) = root.as_object() else {
+        return false;
+    };
+    obj.get("tools").is_some_and(Value::is_array)
+        && !["openapi", "swagger", "paths"]
+            .iter()
+            .any(|k| obj.contains_key(*k))
+}
+
+/// Reads `bytes` (the content of `file`) as a catalogue or a spec.
+///
+/// # Errors
+/// [`DiffError::Artifact`] for a catalogue with the wrong shape, and
+/// [`DiffError::Generate`] when the bytes are not a readable spec.
+pub fn read_input(bytes: &[u8], file: &str) -> Result<Input, DiffError> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'{')
+        && let Ok(root) = serde_json::from_slice::<Value>(bytes)
+        && looks_like_catalogue(&root)
+    {
+        let artifact: Artifact = serde_json::from_value(root).map_err(|e| DiffError::Artifact {
+            file: file.to_string(),
+            message: e.to_string(),
+        })?;
+        let mut tools = artifact.tools;
+        for t in &mut tools {
+            t.method.make_ascii_uppercase();
+        }
+        let mut skipped = artifact.skipped;
+        for s in &mut skipped {
+            s.method.make_ascii_uppercase();
+        }
+        return Ok(Input::Catalogue(Release {
+            api: artifact.api,
+            label: file.to_string(),
+            kind: InputKind::Catalogue,
+            tools,
+            skipped,
+        }));
+    }
+    load::load(bytes, file)
+        .map(|doc| Input::Spec(Box::new(doc)))
+        .map_err(|source| DiffError::Generate {
+            file: file.to_string(),
+            source,
+        })
+}
+
+/// Builds the catalogue of a loaded spec with the configuration's policy
+/// and options (the pin's sha256 is not consulted) and returns its view.
+///
+/// # Errors
+/// [`DiffError::Generate`] when the generator refuses the document.
+pub fn load_document_release(
+    doc: &Document,
+    config: &ForgeConfig,
+    label: &str,
+) -> Result<Release, DiffError> {
+    crate::build::build_catalogue(doc, config)
+        .map(|cat| Release::from_catalogue(&cat, label, InputKind::Spec))
+        .map_err(|source| DiffError::Generate {
+            file: doc.file.clone(),
+            source,
+        })
+}
+
+/// Reads `bytes` (the content of `file`) and returns the release it
+/// describes, generating specs in memory. The label is `file`.
+///
+/// # Errors
+/// As [`read_input`] and [`load_document_release`].
+pub fn load_release(bytes: &[u8], file: &str, config: &ForgeConfig) -> Result<Release, DiffError> {
+    match read_input(bytes, file)? {
+        Input::Catalogue(release) => Ok(release),
+        Input::Spec(doc) => load_document_release(&doc, config, file),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalogues_are_detected_by_content() {
+        let cat = br#"{"api": "x", "tools": [{"name": "a_get", "method": "get", "path": "/a",
+            "annotations": {"readOnlyHint": true, "destructiveHint": false,
+                            "idempotentHint": true, "openWorldHint": true}}]}"#;
+        let Input::Catalogue(r) = read_input(cat, "whatever.yaml").unwrap() else {
+            panic!("not detected as a catalogue");
+        };
+        assert_eq!(r.tools[0].method, "GET");
+        assert_eq!(r.kind, InputKind::Catalogue);
+
+        let spec = br#"{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {}, "tools": []}"#;
+        assert!(matches!(
+            read_input(spec, "tools.json").unwrap(),
+            Input::Spec(_)
+        ));
+    }
+
+    #[test]
+    fn malformed_catalogue_names_the_file() {
+        let err = read_input(br#"{"tools": [{"name": 1}]}"#, "tools.json").unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("tools.json: not a toolforge tools.json"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn unreadable_spec_is_a_generate_error() {
+        let err = read_input(b"swagger: '2.0'\n", "old.yaml").unwrap_err();
+        assert!(matches!(err, DiffError::Generate { .. }), "{err}");
+        assert!(err.to_string().contains("Swagger 2.0"), "{err}");
+    }
+}
