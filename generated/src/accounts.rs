@@ -14,10 +14,8 @@ pub static ACCOUNTS_GET: ToolDef = ToolDef {
     product: "accounts",
     title: "Get account",
     description: "Fetches one account with its settings.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"}},\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"required\":[\"id\",\"name\"],\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":32,\"readOnly\":true,\"description\":\"Account identifier.\"},\"name\":{\"type\":\"string\",\"maxLength\":100,\"description\":\"Display name of the account.\"},\"type\":{\"type\":\"string\",\"enum\":[\"standard\",\"enterprise\"],\"description\":\"Account tier.\"},\"created_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the account was created.\"},\"settings\":{\"type\":\"object\",\"properties\":{\"enforce_twofactor\":{\"type\":\"boolean\",\"default\":false,\"description\":\"Require two-factor login for every member.\"},\"abuse_contact_email\":{\"type\":[\"string\",\"null\"],\"format\":\"email\",\"description\":\"Address for abuse reports, or null for the default.\"}}}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."}},"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_DB8CB485054A7A96),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -48,22 +46,19 @@ pub static ACCOUNTS_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"required\":[\"id\",\"name\"],\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":32,\"readOnly\":true,\"description\":\"Account identifier.\"},\"name\":{\"type\":\"string\",\"maxLength\":100,\"description\":\"Display name of the account.\"},\"type\":{\"type\":\"string\",\"enum\":[\"standard\",\"enterprise\"],\"description\":\"Account tier.\"},\"created_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the account was created.\"},\"settings\":{\"type\":\"object\",\"properties\":{\"enforce_twofactor\":{\"type\":\"boolean\",\"default\":false,\"description\":\"Require two-factor login for every member.\"},\"abuse_contact_email\":{\"type\":[\"string\",\"null\"],\"format\":\"email\",\"description\":\"Address for abuse reports, or null for the default.\"}}}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_EB7032FB5B9E2119),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Fetches one account with its settings. (GET /accounts/{account_id}) */\naccounts_get(args: { account_id?: string }): Promise<{ result?: { id: string; name: string; type?: \"standard\" | \"enterprise\"; created_on?: string; settings?: { enforce_twofactor?: boolean; abuse_contact_email?: string | null } } }>;",
 };
 /// Builds the upstream request of [`ACCOUNTS_GET`] from validated arguments.
 pub fn accounts_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -76,10 +71,8 @@ pub static ACCOUNTS_LIST: ToolDef = ToolDef {
     product: "accounts",
     title: "List accounts",
     description: "Returns the accounts that the calling token is a member of.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"maxLength\":100,\"description\":\"Only return accounts whose name contains this text.\"},\"page\":{\"type\":\"number\",\"minimum\":1,\"default\":1,\"description\":\"Page number, starting at 1.\"},\"per_page\":{\"type\":\"number\",\"minimum\":5,\"maximum\":50,\"default\":20,\"description\":\"How many items each page holds.\"},\"direction\":{\"type\":\"string\",\"enum\":[\"asc\",\"desc\"],\"default\":\"asc\",\"description\":\"Sort order.\"}},\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"id\",\"name\"],\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":32,\"readOnly\":true,\"description\":\"Account identifier.\"},\"name\":{\"type\":\"string\",\"maxLength\":100,\"description\":\"Display name of the account.\"},\"type\":{\"type\":\"string\",\"enum\":[\"standard\",\"enterprise\"],\"description\":\"Account tier.\"},\"created_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the account was created.\"},\"settings\":{\"type\":\"object\",\"properties\":{\"enforce_twofactor\":{\"type\":\"boolean\",\"default\":false,\"description\":\"Require two-factor login for every member.\"},\"abuse_contact_email\":{\"type\":[\"string\",\"null\"],\"format\":\"email\",\"description\":\"Address for abuse reports, or null for the default.\"}}}}}},\"result_info\":{\"type\":\"object\",\"description\":\"Pagination details of a list response.\",\"properties\":{\"page\":{\"type\":\"number\",\"description\":\"Current page.\"},\"per_page\":{\"type\":\"number\",\"description\":\"Items per page.\"},\"count\":{\"type\":\"number\",\"description\":\"Items on this page.\"},\"total_count\":{\"type\":\"number\",\"description\":\"Items across all pages.\"},\"total_pages\":{\"type\":\"number\",\"description\":\"Number of pages.\"}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"name":{"type":"string","maxLength":100,"description":"Only return accounts whose name contains this text."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":5,"maximum":50,"default":20,"description":"How many items each page holds."},"direction":{"type":"string","enum":["asc","desc"],"default":"asc","description":"Sort order."}},"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_125E9A65C43BB487),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -137,20 +130,17 @@ pub static ACCOUNTS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"id\",\"name\"],\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":32,\"readOnly\":true,\"description\":\"Account identifier.\"},\"name\":{\"type\":\"string\",\"maxLength\":100,\"description\":\"Display name of the account.\"},\"type\":{\"type\":\"string\",\"enum\":[\"standard\",\"enterprise\"],\"description\":\"Account tier.\"},\"created_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the account was created.\"},\"settings\":{\"type\":\"object\",\"properties\":{\"enforce_twofactor\":{\"type\":\"boolean\",\"default\":false,\"description\":\"Require two-factor login for every member.\"},\"abuse_contact_email\":{\"type\":[\"string\",\"null\"],\"format\":\"email\",\"description\":\"Address for abuse reports, or null for the default.\"}}}}}},\"result_info\":{\"type\":\"object\",\"description\":\"Pagination details of a list response.\",\"properties\":{\"page\":{\"type\":\"number\",\"description\":\"Current page.\"},\"per_page\":{\"type\":\"number\",\"description\":\"Items per page.\"},\"count\":{\"type\":\"number\",\"description\":\"Items on this page.\"},\"total_count\":{\"type\":\"number\",\"description\":\"Items across all pages.\"},\"total_pages\":{\"type\":\"number\",\"description\":\"Number of pages.\"}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_CA7A68C72EAB3292),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare { list: true },
     deprecated: false,
+    ts_declaration: "/** Returns the accounts that the calling token is a member of. (GET /accounts) */\naccounts_list(args: { name?: string; page?: number; per_page?: number; direction?: \"asc\" | \"desc\" }): Promise<{ result?: Array<{ id: string; name: string; type?: \"standard\" | \"enterprise\"; created_on?: string; settings?: { enforce_twofactor?: any; abuse_contact_email?: any } }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
 };
 /// Builds the upstream request of [`ACCOUNTS_LIST`] from validated arguments.
 pub fn accounts_list(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -163,10 +153,8 @@ pub static ACCOUNTS_UPDATE: ToolDef = ToolDef {
     product: "accounts",
     title: "Update account",
     description: "Replaces the name and settings of an account.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"If-Match\":{\"type\":\"string\",\"maxLength\":128,\"description\":\"Apply the update only when the account's current entity tag equals this value.\"},\"name\":{\"type\":\"string\",\"maxLength\":100,\"description\":\"Display name of the account.\"},\"type\":{\"type\":\"string\",\"enum\":[\"standard\",\"enterprise\"],\"description\":\"Account tier.\"},\"settings\":{\"type\":\"object\",\"properties\":{\"enforce_twofactor\":{\"type\":\"boolean\",\"default\":false,\"description\":\"Require two-factor login for every member.\"},\"abuse_contact_email\":{\"type\":[\"string\",\"null\"],\"format\":\"email\",\"description\":\"Address for abuse reports, or null for the default.\"}}}},\"required\":[\"name\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"required\":[\"id\",\"name\"],\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":32,\"readOnly\":true,\"description\":\"Account identifier.\"},\"name\":{\"type\":\"string\",\"maxLength\":100,\"description\":\"Display name of the account.\"},\"type\":{\"type\":\"string\",\"enum\":[\"standard\",\"enterprise\"],\"description\":\"Account tier.\"},\"created_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the account was created.\"},\"settings\":{\"type\":\"object\",\"properties\":{\"enforce_twofactor\":{\"type\":\"boolean\",\"default\":false,\"description\":\"Require two-factor login for every member.\"},\"abuse_contact_email\":{\"type\":[\"string\",\"null\"],\"format\":\"email\",\"description\":\"Address for abuse reports, or null for the default.\"}}}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"If-Match":{"type":"string","maxLength":128,"description":"Apply the update only when the account's current entity tag equals this value."},"name":{"type":"string","maxLength":100,"description":"Display name of the account."},"type":{"type":"string","enum":["standard","enterprise"],"description":"Account tier."},"settings":{"type":"object","properties":{"enforce_twofactor":{"type":"boolean","default":false,"description":"Require two-factor login for every member."},"abuse_contact_email":{"type":["string","null"],"format":"email","description":"Address for abuse reports, or null for the default."}}}},"required":["name"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_DB8CB485054A7A96),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -215,22 +203,19 @@ pub static ACCOUNTS_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"required\":[\"id\",\"name\"],\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":32,\"readOnly\":true,\"description\":\"Account identifier.\"},\"name\":{\"type\":\"string\",\"maxLength\":100,\"description\":\"Display name of the account.\"},\"type\":{\"type\":\"string\",\"enum\":[\"standard\",\"enterprise\"],\"description\":\"Account tier.\"},\"created_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the account was created.\"},\"settings\":{\"type\":\"object\",\"properties\":{\"enforce_twofactor\":{\"type\":\"boolean\",\"default\":false,\"description\":\"Require two-factor login for every member.\"},\"abuse_contact_email\":{\"type\":[\"string\",\"null\"],\"format\":\"email\",\"description\":\"Address for abuse reports, or null for the default.\"}}}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_EB7032FB5B9E2119),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Replaces the name and settings of an account. (PUT /accounts/{account_id}) */\naccounts_update(args: { account_id?: string; \"If-Match\"?: string; name: string; type?: \"standard\" | \"enterprise\"; settings?: { enforce_twofactor?: boolean; abuse_contact_email?: string | null } }): Promise<{ result?: { id: string; name: string; type?: \"standard\" | \"enterprise\"; created_on?: string; settings?: { enforce_twofactor?: boolean; abuse_contact_email?: string | null } } }>;",
 };
 /// Builds the upstream request of [`ACCOUNTS_UPDATE`] from validated arguments.
 pub fn accounts_update(args: &Args) -> Result<HttpRequest, BuildError> {

@@ -7,86 +7,13 @@ use toolforge_runtime::catalogue::{
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 6 tools of this product, by name.
 pub const TOOLS: &[&ToolDef] = &[
-    &ACCOUNT_D1_DATABASE_DATABASE_ID_GET,
     &ACCOUNT_D1_DATABASE_GET,
+    &ACCOUNT_D1_DATABASE_ID_GET,
     &D1_DATABASE_CREATE,
     &D1_DATABASE_DELETE,
     &D1_DATABASE_QUERY,
     &D1_DATABASE_RAW,
 ];
-/// `GET /accounts/{account_id}/d1/database/{database_id}`: Get D1 database
-pub static ACCOUNT_D1_DATABASE_DATABASE_ID_GET: ToolDef = ToolDef {
-    name: "account_d1_database_database_id_get",
-    operation_id: "cloudflare-d1-get-database",
-    product: "d1",
-    title: "Get D1 database",
-    description: "Returns size and table count of one D1 database.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"database_id\":{\"type\":\"string\",\"format\":\"uuid\",\"description\":\"D1 database UUID.\"}},\"required\":[\"database_id\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"properties\":{\"uuid\":{\"type\":\"string\",\"format\":\"uuid\",\"readOnly\":true,\"description\":\"Database identifier.\"},\"name\":{\"type\":\"string\",\"maxLength\":64,\"pattern\":\"^[a-z0-9][a-z0-9_-]*$\",\"description\":\"Database name.\"},\"version\":{\"type\":\"string\",\"description\":\"Storage backend version.\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the database was created.\"},\"num_tables\":{\"type\":\"number\",\"readOnly\":true,\"description\":\"Number of tables.\"},\"file_size\":{\"type\":\"number\",\"readOnly\":true,\"description\":\"Size in bytes.\"}}}}}",
-    ),
-    annotations: Annotations {
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: true,
-    },
-    permissions: &["D1 Read"],
-    method: Method::Get,
-    routes: &[
-        Route {
-            when: None,
-            template: "/accounts/{account_id}/d1/database/{database_id}",
-        },
-    ],
-    params: &[
-        ParamDef {
-            arg: "account_id",
-            name: "account_id",
-            location: ParamLocation::Path,
-            style: ParamStyle::Simple,
-            explode: false,
-            required: true,
-            allow_reserved: false,
-        },
-        ParamDef {
-            arg: "database_id",
-            name: "database_id",
-            location: ParamLocation::Path,
-            style: ParamStyle::Simple,
-            explode: false,
-            required: true,
-            allow_reserved: false,
-        },
-    ],
-    body: None,
-    responses: &[
-        ResponseDef {
-            status: "200",
-            content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"properties\":{\"uuid\":{\"type\":\"string\",\"format\":\"uuid\",\"readOnly\":true,\"description\":\"Database identifier.\"},\"name\":{\"type\":\"string\",\"maxLength\":64,\"pattern\":\"^[a-z0-9][a-z0-9_-]*$\",\"description\":\"Database name.\"},\"version\":{\"type\":\"string\",\"description\":\"Storage backend version.\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the database was created.\"},\"num_tables\":{\"type\":\"number\",\"readOnly\":true,\"description\":\"Number of tables.\"},\"file_size\":{\"type\":\"number\",\"readOnly\":true,\"description\":\"Size in bytes.\"}}}}}]}",
-            ),
-        },
-        ResponseDef {
-            status: "4XX",
-            content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
-        },
-    ],
-    envelope: Envelope::Cloudflare {
-        list: false,
-    },
-    deprecated: false,
-};
-/// Builds the upstream request of [`ACCOUNT_D1_DATABASE_DATABASE_ID_GET`] from validated arguments.
-pub fn account_d1_database_database_id_get(
-    args: &Args,
-) -> Result<HttpRequest, BuildError> {
-    build_request(&ACCOUNT_D1_DATABASE_DATABASE_ID_GET, args)
-}
 /// `GET /accounts/{account_id}/d1/database`: List D1 databases
 pub static ACCOUNT_D1_DATABASE_GET: ToolDef = ToolDef {
     name: "account_d1_database_get",
@@ -94,10 +21,8 @@ pub static ACCOUNT_D1_DATABASE_GET: ToolDef = ToolDef {
     product: "d1",
     title: "List D1 databases",
     description: "Lists the D1 databases of an account.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"name\":{\"type\":\"string\",\"maxLength\":64,\"description\":\"Only databases whose name matches this text.\"},\"page\":{\"type\":\"number\",\"minimum\":1,\"default\":1,\"description\":\"Page number, starting at 1.\"},\"per_page\":{\"type\":\"number\",\"minimum\":10,\"maximum\":10000,\"default\":1000,\"description\":\"Number of databases per page.\"}},\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"uuid\":{\"type\":\"string\",\"format\":\"uuid\",\"readOnly\":true,\"description\":\"Database identifier.\"},\"name\":{\"type\":\"string\",\"maxLength\":64,\"pattern\":\"^[a-z0-9][a-z0-9_-]*$\",\"description\":\"Database name.\"},\"version\":{\"type\":\"string\",\"description\":\"Storage backend version.\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the database was created.\"},\"num_tables\":{\"type\":\"number\",\"readOnly\":true,\"description\":\"Number of tables.\"},\"file_size\":{\"type\":\"number\",\"readOnly\":true,\"description\":\"Size in bytes.\"}}}},\"result_info\":{\"type\":\"object\",\"description\":\"Pagination details of a list response.\",\"properties\":{\"page\":{\"type\":\"number\",\"description\":\"Current page.\"},\"per_page\":{\"type\":\"number\",\"description\":\"Items per page.\"},\"count\":{\"type\":\"number\",\"description\":\"Items on this page.\"},\"total_count\":{\"type\":\"number\",\"description\":\"Items across all pages.\"},\"total_pages\":{\"type\":\"number\",\"description\":\"Number of pages.\"}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"name":{"type":"string","maxLength":64,"description":"Only databases whose name matches this text."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":10,"maximum":10000,"default":1000,"description":"Number of databases per page."}},"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_AB854AE2B7D1D091),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -155,24 +80,87 @@ pub static ACCOUNT_D1_DATABASE_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"uuid\":{\"type\":\"string\",\"format\":\"uuid\",\"readOnly\":true,\"description\":\"Database identifier.\"},\"name\":{\"type\":\"string\",\"maxLength\":64,\"pattern\":\"^[a-z0-9][a-z0-9_-]*$\",\"description\":\"Database name.\"},\"version\":{\"type\":\"string\",\"description\":\"Storage backend version.\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the database was created.\"},\"num_tables\":{\"type\":\"number\",\"readOnly\":true,\"description\":\"Number of tables.\"},\"file_size\":{\"type\":\"number\",\"readOnly\":true,\"description\":\"Size in bytes.\"}}}},\"result_info\":{\"type\":\"object\",\"description\":\"Pagination details of a list response.\",\"properties\":{\"page\":{\"type\":\"number\",\"description\":\"Current page.\"},\"per_page\":{\"type\":\"number\",\"description\":\"Items per page.\"},\"count\":{\"type\":\"number\",\"description\":\"Items on this page.\"},\"total_count\":{\"type\":\"number\",\"description\":\"Items across all pages.\"},\"total_pages\":{\"type\":\"number\",\"description\":\"Number of pages.\"}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_06F394065233818F),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare { list: true },
     deprecated: false,
+    ts_declaration: "/** Lists the D1 databases of an account. (GET /accounts/{account_id}/d1/database) */\naccount_d1_database_get(args: { account_id?: string; name?: string; page?: number; per_page?: number }): Promise<{ result?: Array<{ uuid?: string; name?: string; version?: string; created_at?: string; num_tables?: number; file_size?: number }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
 };
 /// Builds the upstream request of [`ACCOUNT_D1_DATABASE_GET`] from validated arguments.
 pub fn account_d1_database_get(args: &Args) -> Result<HttpRequest, BuildError> {
     build_request(&ACCOUNT_D1_DATABASE_GET, args)
+}
+/// `GET /accounts/{account_id}/d1/database/{database_id}`: Get D1 database
+pub static ACCOUNT_D1_DATABASE_ID_GET: ToolDef = ToolDef {
+    name: "account_d1_database_id_get",
+    operation_id: "cloudflare-d1-get-database",
+    product: "d1",
+    title: "Get D1 database",
+    description: "Returns size and table count of one D1 database.",
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"database_id":{"type":"string","format":"uuid","description":"D1 database UUID."}},"required":["database_id"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_D0D23DBAEBF5007B),
+    annotations: Annotations {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: true,
+    },
+    permissions: &["D1 Read"],
+    method: Method::Get,
+    routes: &[
+        Route {
+            when: None,
+            template: "/accounts/{account_id}/d1/database/{database_id}",
+        },
+    ],
+    params: &[
+        ParamDef {
+            arg: "account_id",
+            name: "account_id",
+            location: ParamLocation::Path,
+            style: ParamStyle::Simple,
+            explode: false,
+            required: true,
+            allow_reserved: false,
+        },
+        ParamDef {
+            arg: "database_id",
+            name: "database_id",
+            location: ParamLocation::Path,
+            style: ParamStyle::Simple,
+            explode: false,
+            required: true,
+            allow_reserved: false,
+        },
+    ],
+    body: None,
+    responses: &[
+        ResponseDef {
+            status: "200",
+            content_type: Some("application/json"),
+            schema: Some(crate::schemas::S_7F4E1B6146D4D6E8),
+        },
+        ResponseDef {
+            status: "4XX",
+            content_type: Some("application/json"),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
+        },
+    ],
+    envelope: Envelope::Cloudflare {
+        list: false,
+    },
+    deprecated: false,
+    ts_declaration: "/** Returns size and table count of one D1 database. (GET /accounts/{account_id}/d1/database/{database_id}) */\naccount_d1_database_id_get(args: { account_id?: string; database_id: string }): Promise<{ result?: { uuid?: string; name?: string; version?: string; created_at?: string; num_tables?: number; file_size?: number } }>;",
+};
+/// Builds the upstream request of [`ACCOUNT_D1_DATABASE_ID_GET`] from validated arguments.
+pub fn account_d1_database_id_get(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&ACCOUNT_D1_DATABASE_ID_GET, args)
 }
 /// `POST /accounts/{account_id}/d1/database`: Create D1 database
 pub static D1_DATABASE_CREATE: ToolDef = ToolDef {
@@ -181,10 +169,8 @@ pub static D1_DATABASE_CREATE: ToolDef = ToolDef {
     product: "d1",
     title: "Create D1 database",
     description: "Creates an empty D1 database.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"name\":{\"type\":\"string\",\"maxLength\":64,\"pattern\":\"^[a-z0-9][a-z0-9_-]*$\",\"description\":\"Database name.\"},\"primary_location_hint\":{\"type\":\"string\",\"description\":\"Region where the primary copy should preferably live.\",\"enum\":[\"wnam\",\"enam\",\"weur\",\"eeur\",\"apac\",\"oc\"]}},\"required\":[\"name\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"properties\":{\"uuid\":{\"type\":\"string\",\"format\":\"uuid\",\"readOnly\":true,\"description\":\"Database identifier.\"},\"name\":{\"type\":\"string\",\"maxLength\":64,\"pattern\":\"^[a-z0-9][a-z0-9_-]*$\",\"description\":\"Database name.\"},\"version\":{\"type\":\"string\",\"description\":\"Storage backend version.\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the database was created.\"},\"num_tables\":{\"type\":\"number\",\"readOnly\":true,\"description\":\"Number of tables.\"},\"file_size\":{\"type\":\"number\",\"readOnly\":true,\"description\":\"Size in bytes.\"}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"name":{"type":"string","maxLength":64,"pattern":"^[a-z0-9][a-z0-9_-]*$","description":"Database name."},"primary_location_hint":{"type":"string","description":"Region where the primary copy should preferably live.","enum":["wnam","enam","weur","eeur","apac","oc"]}},"required":["name"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_D0D23DBAEBF5007B),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -224,22 +210,19 @@ pub static D1_DATABASE_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"properties\":{\"uuid\":{\"type\":\"string\",\"format\":\"uuid\",\"readOnly\":true,\"description\":\"Database identifier.\"},\"name\":{\"type\":\"string\",\"maxLength\":64,\"pattern\":\"^[a-z0-9][a-z0-9_-]*$\",\"description\":\"Database name.\"},\"version\":{\"type\":\"string\",\"description\":\"Storage backend version.\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the database was created.\"},\"num_tables\":{\"type\":\"number\",\"readOnly\":true,\"description\":\"Number of tables.\"},\"file_size\":{\"type\":\"number\",\"readOnly\":true,\"description\":\"Size in bytes.\"}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_7F4E1B6146D4D6E8),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Creates an empty D1 database. (POST /accounts/{account_id}/d1/database) */\nd1_database_create(args: { account_id?: string; name: string; primary_location_hint?: \"wnam\" | \"enam\" | \"weur\" | \"eeur\" | \"apac\" | \"oc\" }): Promise<{ result?: { uuid?: string; name?: string; version?: string; created_at?: string; num_tables?: number; file_size?: number } }>;",
 };
 /// Builds the upstream request of [`D1_DATABASE_CREATE`] from validated arguments.
 pub fn d1_database_create(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -252,10 +235,8 @@ pub static D1_DATABASE_DELETE: ToolDef = ToolDef {
     product: "d1",
     title: "Delete D1 database",
     description: "Permanently removes a D1 database and its data.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"database_id\":{\"type\":\"string\",\"format\":\"uuid\",\"description\":\"D1 database UUID.\"}},\"required\":[\"database_id\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"database_id":{"type":"string","format":"uuid","description":"D1 database UUID."}},"required":["database_id"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_E44A354ED05EAA1F),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -295,22 +276,19 @@ pub static D1_DATABASE_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}]}",
-            ),
+            schema: Some(crate::schemas::S_9E224A50368A5AB1),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Permanently removes a D1 database and its data. (DELETE /accounts/{account_id}/d1/database/{database_id}) */\nd1_database_delete(args: { account_id?: string; database_id: string }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`D1_DATABASE_DELETE`] from validated arguments.
 pub fn d1_database_delete(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -323,10 +301,8 @@ pub static D1_DATABASE_QUERY: ToolDef = ToolDef {
     product: "d1",
     title: "Query D1 database",
     description: "Runs SQL against a D1 database and returns rows as objects.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"database_id\":{\"type\":\"string\",\"format\":\"uuid\",\"description\":\"D1 database UUID.\"},\"sql\":{\"type\":\"string\",\"minLength\":1,\"description\":\"One or more SQL statements separated by semicolons.\"},\"params\":{\"type\":\"array\",\"description\":\"Values bound to ? placeholders, in order.\",\"items\":{\"type\":\"string\"}}},\"required\":[\"database_id\",\"sql\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"additionalProperties\":true}},\"success\":{\"type\":\"boolean\"},\"meta\":{\"type\":\"object\",\"properties\":{\"changed_db\":{\"type\":\"boolean\"},\"changes\":{\"type\":\"number\"},\"duration\":{\"type\":\"number\",\"description\":\"Milliseconds spent.\"},\"last_row_id\":{\"type\":\"number\"},\"rows_read\":{\"type\":\"number\"},\"rows_written\":{\"type\":\"number\"},\"size_after\":{\"type\":\"number\"}}}}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"database_id":{"type":"string","format":"uuid","description":"D1 database UUID."},"sql":{"type":"string","minLength":1,"description":"One or more SQL statements separated by semicolons."},"params":{"type":"array","description":"Values bound to ? placeholders, in order.","items":{"type":"string"}}},"required":["database_id","sql"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_E44DCD49AC65067A),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -373,22 +349,19 @@ pub static D1_DATABASE_QUERY: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"additionalProperties\":true}},\"success\":{\"type\":\"boolean\"},\"meta\":{\"type\":\"object\",\"properties\":{\"changed_db\":{\"type\":\"boolean\"},\"changes\":{\"type\":\"number\"},\"duration\":{\"type\":\"number\",\"description\":\"Milliseconds spent.\"},\"last_row_id\":{\"type\":\"number\"},\"rows_read\":{\"type\":\"number\"},\"rows_written\":{\"type\":\"number\"},\"size_after\":{\"type\":\"number\"}}}}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_7A034703610BC6F3),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Runs SQL against a D1 database and returns rows as objects. (POST /accounts/{account_id}/d1/database/{database_id}/query) */\nd1_database_query(args: { account_id?: string; database_id: string; sql: string; params?: string[] }): Promise<{ result?: Array<{ results?: any[]; success?: boolean; meta?: { changed_db?: any; changes?: any; duration?: any; last_row_id?: any; rows_read?: any; rows_written?: any; size_after?: any } }> }>;",
 };
 /// Builds the upstream request of [`D1_DATABASE_QUERY`] from validated arguments.
 pub fn d1_database_query(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -401,10 +374,8 @@ pub static D1_DATABASE_RAW: ToolDef = ToolDef {
     product: "d1",
     title: "Raw D1 query",
     description: "Runs SQL and returns rows as arrays with a separate column list.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"database_id\":{\"type\":\"string\",\"format\":\"uuid\",\"description\":\"D1 database UUID.\"},\"sql\":{\"type\":\"string\",\"minLength\":1,\"description\":\"One or more SQL statements separated by semicolons.\"},\"params\":{\"type\":\"array\",\"description\":\"Values bound to ? placeholders, in order.\",\"items\":{\"type\":\"string\"}}},\"required\":[\"database_id\",\"sql\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"results\":{\"type\":\"object\",\"properties\":{\"columns\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rows\":{\"type\":\"array\",\"items\":{\"type\":\"array\",\"items\":{}}}}},\"success\":{\"type\":\"boolean\"},\"meta\":{\"type\":\"object\",\"properties\":{\"changed_db\":{\"type\":\"boolean\"},\"changes\":{\"type\":\"number\"},\"duration\":{\"type\":\"number\",\"description\":\"Milliseconds spent.\"},\"last_row_id\":{\"type\":\"number\"},\"rows_read\":{\"type\":\"number\"},\"rows_written\":{\"type\":\"number\"},\"size_after\":{\"type\":\"number\"}}}}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"database_id":{"type":"string","format":"uuid","description":"D1 database UUID."},"sql":{"type":"string","minLength":1,"description":"One or more SQL statements separated by semicolons."},"params":{"type":"array","description":"Values bound to ? placeholders, in order.","items":{"type":"string"}}},"required":["database_id","sql"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_8EC1F287C384F2F2),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -451,22 +422,19 @@ pub static D1_DATABASE_RAW: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"results\":{\"type\":\"object\",\"properties\":{\"columns\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rows\":{\"type\":\"array\",\"items\":{\"type\":\"array\",\"items\":{}}}}},\"success\":{\"type\":\"boolean\"},\"meta\":{\"type\":\"object\",\"properties\":{\"changed_db\":{\"type\":\"boolean\"},\"changes\":{\"type\":\"number\"},\"duration\":{\"type\":\"number\",\"description\":\"Milliseconds spent.\"},\"last_row_id\":{\"type\":\"number\"},\"rows_read\":{\"type\":\"number\"},\"rows_written\":{\"type\":\"number\"},\"size_after\":{\"type\":\"number\"}}}}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_FE36333B74EADE49),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Runs SQL and returns rows as arrays with a separate column list. (POST /accounts/{account_id}/d1/database/{database_id}/raw) */\nd1_database_raw(args: { account_id?: string; database_id: string; sql: string; params?: string[] }): Promise<{ result?: Array<{ results?: { columns?: any; rows?: any }; success?: boolean; meta?: { changed_db?: any; changes?: any; duration?: any; last_row_id?: any; rows_read?: any; rows_written?: any; size_after?: any } }> }>;",
 };
 /// Builds the upstream request of [`D1_DATABASE_RAW`] from validated arguments.
 pub fn d1_database_raw(args: &Args) -> Result<HttpRequest, BuildError> {

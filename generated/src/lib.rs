@@ -30,6 +30,9 @@ pub mod workers;
 /// The `zones` product (5 tools).
 #[rustfmt::skip]
 pub mod zones;
+/// Output and response schemas shared by the product modules.
+#[rustfmt::skip]
+mod schemas;
 pub use toolforge_runtime;
 use toolforge_runtime::catalogue::{Catalogue, Product};
 /// `source.json`: the release this crate was generated from.
@@ -80,4 +83,5 @@ pub static CATALOGUE: Catalogue = Catalogue {
         },
     ],
     source: SOURCE,
+    spec: include_str!("../artifacts/spec.json"),
 };

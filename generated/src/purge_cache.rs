@@ -14,10 +14,8 @@ pub static PURGE_CACHE: ToolDef = ToolDef {
     product: "purge_cache",
     title: "Purge cached content",
     description: "Evicts cached content for a zone by URL, tag, host, prefix or entirely.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"zone_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Zone identifier.\"},\"body\":{\"anyOf\":[{\"type\":\"object\",\"required\":[\"files\"],\"properties\":{\"files\":{\"type\":\"array\",\"maxItems\":30,\"description\":\"Exact URLs to evict.\",\"items\":{\"type\":\"string\",\"maxLength\":2048}}}},{\"type\":\"object\",\"required\":[\"tags\"],\"properties\":{\"tags\":{\"type\":\"array\",\"description\":\"Cache-Tag header values to evict.\",\"items\":{\"type\":\"string\",\"maxLength\":1024}}}},{\"type\":\"object\",\"required\":[\"hosts\"],\"properties\":{\"hosts\":{\"type\":\"array\",\"description\":\"Host names whose cached content is evicted.\",\"items\":{\"type\":\"string\",\"format\":\"hostname\"}}}},{\"type\":\"object\",\"required\":[\"prefixes\"],\"properties\":{\"prefixes\":{\"type\":\"array\",\"description\":\"URL prefixes (without scheme) to evict.\",\"items\":{\"type\":\"string\",\"maxLength\":2048}}}},{\"type\":\"object\",\"required\":[\"purge_everything\"],\"properties\":{\"purge_everything\":{\"type\":\"boolean\",\"description\":\"Set to true to evict the whole zone cache.\"}}}]}},\"required\":[\"zone_id\",\"body\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"required\":[\"id\"],\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"A 32-character Cloudflare identifier.\"}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"body":{"anyOf":[{"type":"object","required":["files"],"properties":{"files":{"type":"array","maxItems":30,"description":"Exact URLs to evict.","items":{"type":"string","maxLength":2048}}}},{"type":"object","required":["tags"],"properties":{"tags":{"type":"array","description":"Cache-Tag header values to evict.","items":{"type":"string","maxLength":1024}}}},{"type":"object","required":["hosts"],"properties":{"hosts":{"type":"array","description":"Host names whose cached content is evicted.","items":{"type":"string","format":"hostname"}}}},{"type":"object","required":["prefixes"],"properties":{"prefixes":{"type":"array","description":"URL prefixes (without scheme) to evict.","items":{"type":"string","maxLength":2048}}}},{"type":"object","required":["purge_everything"],"properties":{"purge_everything":{"type":"boolean","description":"Set to true to evict the whole zone cache."}}}]}},"required":["zone_id","body"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_A3DCBE0FA6221A5F),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -55,22 +53,19 @@ pub static PURGE_CACHE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"required\":[\"id\"],\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"A 32-character Cloudflare identifier.\"}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_4ED30F5491C160DE),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Evicts cached content for a zone by URL, tag, host, prefix or entirely. (POST /zones/{zone_id}/purge_cache) */\npurge_cache(args: { zone_id: string; body: { files: string[] } | { tags: string[] } | { hosts: string[] } | { prefixes: string[] } | { purge_everything: boolean } }): Promise<{ result?: { id: string } | null }>;",
 };
 /// Builds the upstream request of [`PURGE_CACHE`] from validated arguments.
 pub fn purge_cache(args: &Args) -> Result<HttpRequest, BuildError> {

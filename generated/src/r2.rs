@@ -19,10 +19,8 @@ pub static R2_BUCKETS_CREATE: ToolDef = ToolDef {
     product: "r2",
     title: "Create R2 bucket",
     description: "Creates a new, empty R2 bucket.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"cf-r2-jurisdiction\":{\"type\":\"string\",\"enum\":[\"default\",\"eu\",\"fedramp\"],\"default\":\"default\",\"description\":\"Data-residency jurisdiction the bucket lives in.\"},\"name\":{\"type\":\"string\",\"minLength\":3,\"maxLength\":64,\"pattern\":\"^[a-z0-9][a-z0-9-]*[a-z0-9]$\",\"description\":\"Bucket name.\"},\"locationHint\":{\"type\":\"string\",\"description\":\"Preferred region for the bucket's data.\",\"enum\":[\"apac\",\"eeur\",\"enam\",\"weur\",\"wnam\"]},\"storageClass\":{\"type\":\"string\",\"enum\":[\"Standard\",\"InfrequentAccess\"],\"default\":\"Standard\",\"description\":\"Default storage class for new objects.\"}},\"required\":[\"name\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"minLength\":3,\"maxLength\":64,\"pattern\":\"^[a-z0-9][a-z0-9-]*[a-z0-9]$\",\"description\":\"Bucket name.\"},\"creation_date\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the bucket was created.\"},\"location\":{\"type\":[\"string\",\"null\"],\"enum\":[\"apac\",\"eeur\",\"enam\",\"weur\",\"wnam\",null],\"description\":\"Region holding the data, or null if not yet placed.\"},\"storage_class\":{\"type\":\"string\",\"enum\":[\"Standard\",\"InfrequentAccess\"],\"default\":\"Standard\",\"description\":\"Default storage class for new objects.\"},\"jurisdiction\":{\"type\":\"string\",\"enum\":[\"default\",\"eu\",\"fedramp\"],\"description\":\"Data-residency jurisdiction.\"}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"cf-r2-jurisdiction":{"type":"string","enum":["default","eu","fedramp"],"default":"default","description":"Data-residency jurisdiction the bucket lives in."},"name":{"type":"string","minLength":3,"maxLength":64,"pattern":"^[a-z0-9][a-z0-9-]*[a-z0-9]$","description":"Bucket name."},"locationHint":{"type":"string","description":"Preferred region for the bucket's data.","enum":["apac","eeur","enam","weur","wnam"]},"storageClass":{"type":"string","enum":["Standard","InfrequentAccess"],"default":"Standard","description":"Default storage class for new objects."}},"required":["name"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_50706D764F722428),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -75,22 +73,19 @@ pub static R2_BUCKETS_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"minLength\":3,\"maxLength\":64,\"pattern\":\"^[a-z0-9][a-z0-9-]*[a-z0-9]$\",\"description\":\"Bucket name.\"},\"creation_date\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the bucket was created.\"},\"location\":{\"type\":[\"string\",\"null\"],\"enum\":[\"apac\",\"eeur\",\"enam\",\"weur\",\"wnam\",null],\"description\":\"Region holding the data, or null if not yet placed.\"},\"storage_class\":{\"type\":\"string\",\"enum\":[\"Standard\",\"InfrequentAccess\"],\"default\":\"Standard\",\"description\":\"Default storage class for new objects.\"},\"jurisdiction\":{\"type\":\"string\",\"enum\":[\"default\",\"eu\",\"fedramp\"],\"description\":\"Data-residency jurisdiction.\"}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_5FE1FC71D26838AF),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Creates a new, empty R2 bucket. (POST /accounts/{account_id}/r2/buckets) */\nr2_buckets_create(args: { account_id?: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\"; name: string; locationHint?: \"apac\" | \"eeur\" | \"enam\" | \"weur\" | \"wnam\"; storageClass?: \"Standard\" | \"InfrequentAccess\" }): Promise<{ result?: { name?: string; creation_date?: string; location?: \"apac\" | \"eeur\" | \"enam\" | \"weur\" | \"wnam\" | null; storage_class?: \"Standard\" | \"InfrequentAccess\"; jurisdiction?: \"default\" | \"eu\" | \"fedramp\" } }>;",
 };
 /// Builds the upstream request of [`R2_BUCKETS_CREATE`] from validated arguments.
 pub fn r2_buckets_create(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -103,10 +98,8 @@ pub static R2_BUCKETS_DELETE: ToolDef = ToolDef {
     product: "r2",
     title: "Delete R2 bucket",
     description: "Deletes a bucket, which must already be empty.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"bucket_name\":{\"type\":\"string\",\"minLength\":3,\"maxLength\":64,\"pattern\":\"^[a-z0-9][a-z0-9-]*[a-z0-9]$\",\"description\":\"R2 bucket name.\"},\"cf-r2-jurisdiction\":{\"type\":\"string\",\"enum\":[\"default\",\"eu\",\"fedramp\"],\"default\":\"default\",\"description\":\"Data-residency jurisdiction the bucket lives in.\"}},\"required\":[\"bucket_name\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"bucket_name":{"type":"string","minLength":3,"maxLength":64,"pattern":"^[a-z0-9][a-z0-9-]*[a-z0-9]$","description":"R2 bucket name."},"cf-r2-jurisdiction":{"type":"string","enum":["default","eu","fedramp"],"default":"default","description":"Data-residency jurisdiction the bucket lives in."}},"required":["bucket_name"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_E44A354ED05EAA1F),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -155,22 +148,19 @@ pub static R2_BUCKETS_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}]}",
-            ),
+            schema: Some(crate::schemas::S_9E224A50368A5AB1),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Deletes a bucket, which must already be empty. (DELETE /accounts/{account_id}/r2/buckets/{bucket_name}) */\nr2_buckets_delete(args: { account_id?: string; bucket_name: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\" }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`R2_BUCKETS_DELETE`] from validated arguments.
 pub fn r2_buckets_delete(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -183,10 +173,8 @@ pub static R2_BUCKETS_GET: ToolDef = ToolDef {
     product: "r2",
     title: "Get R2 bucket",
     description: "Returns the location and storage class of one bucket.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"bucket_name\":{\"type\":\"string\",\"minLength\":3,\"maxLength\":64,\"pattern\":\"^[a-z0-9][a-z0-9-]*[a-z0-9]$\",\"description\":\"R2 bucket name.\"},\"cf-r2-jurisdiction\":{\"type\":\"string\",\"enum\":[\"default\",\"eu\",\"fedramp\"],\"default\":\"default\",\"description\":\"Data-residency jurisdiction the bucket lives in.\"}},\"required\":[\"bucket_name\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"minLength\":3,\"maxLength\":64,\"pattern\":\"^[a-z0-9][a-z0-9-]*[a-z0-9]$\",\"description\":\"Bucket name.\"},\"creation_date\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the bucket was created.\"},\"location\":{\"type\":[\"string\",\"null\"],\"enum\":[\"apac\",\"eeur\",\"enam\",\"weur\",\"wnam\",null],\"description\":\"Region holding the data, or null if not yet placed.\"},\"storage_class\":{\"type\":\"string\",\"enum\":[\"Standard\",\"InfrequentAccess\"],\"default\":\"Standard\",\"description\":\"Default storage class for new objects.\"},\"jurisdiction\":{\"type\":\"string\",\"enum\":[\"default\",\"eu\",\"fedramp\"],\"description\":\"Data-residency jurisdiction.\"}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"bucket_name":{"type":"string","minLength":3,"maxLength":64,"pattern":"^[a-z0-9][a-z0-9-]*[a-z0-9]$","description":"R2 bucket name."},"cf-r2-jurisdiction":{"type":"string","enum":["default","eu","fedramp"],"default":"default","description":"Data-residency jurisdiction the bucket lives in."}},"required":["bucket_name"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_50706D764F722428),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -235,22 +223,19 @@ pub static R2_BUCKETS_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"minLength\":3,\"maxLength\":64,\"pattern\":\"^[a-z0-9][a-z0-9-]*[a-z0-9]$\",\"description\":\"Bucket name.\"},\"creation_date\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the bucket was created.\"},\"location\":{\"type\":[\"string\",\"null\"],\"enum\":[\"apac\",\"eeur\",\"enam\",\"weur\",\"wnam\",null],\"description\":\"Region holding the data, or null if not yet placed.\"},\"storage_class\":{\"type\":\"string\",\"enum\":[\"Standard\",\"InfrequentAccess\"],\"default\":\"Standard\",\"description\":\"Default storage class for new objects.\"},\"jurisdiction\":{\"type\":\"string\",\"enum\":[\"default\",\"eu\",\"fedramp\"],\"description\":\"Data-residency jurisdiction.\"}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_5FE1FC71D26838AF),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Returns the location and storage class of one bucket. (GET /accounts/{account_id}/r2/buckets/{bucket_name}) */\nr2_buckets_get(args: { account_id?: string; bucket_name: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\" }): Promise<{ result?: { name?: string; creation_date?: string; location?: \"apac\" | \"eeur\" | \"enam\" | \"weur\" | \"wnam\" | null; storage_class?: \"Standard\" | \"InfrequentAccess\"; jurisdiction?: \"default\" | \"eu\" | \"fedramp\" } }>;",
 };
 /// Builds the upstream request of [`R2_BUCKETS_GET`] from validated arguments.
 pub fn r2_buckets_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -263,10 +248,8 @@ pub static R2_BUCKETS_LIST: ToolDef = ToolDef {
     product: "r2",
     title: "List R2 buckets",
     description: "Lists the R2 buckets of an account in name order.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"name_contains\":{\"type\":\"string\",\"maxLength\":64,\"description\":\"Only buckets whose name contains this text.\"},\"start_after\":{\"type\":\"string\",\"maxLength\":64,\"description\":\"Start listing after this bucket name.\"},\"per_page\":{\"type\":\"number\",\"minimum\":1,\"maximum\":1000,\"default\":20,\"description\":\"Maximum number of buckets in one response.\"},\"order\":{\"type\":\"string\",\"enum\":[\"name\"],\"description\":\"Field used for sorting.\"},\"direction\":{\"type\":\"string\",\"enum\":[\"asc\",\"desc\"],\"default\":\"asc\",\"description\":\"Sort order.\"},\"cursor\":{\"type\":\"string\",\"description\":\"Opaque position returned by the previous call.\"},\"cf-r2-jurisdiction\":{\"type\":\"string\",\"enum\":[\"default\",\"eu\",\"fedramp\"],\"default\":\"default\",\"description\":\"Data-residency jurisdiction the bucket lives in.\"}},\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"minLength\":3,\"maxLength\":64,\"pattern\":\"^[a-z0-9][a-z0-9-]*[a-z0-9]$\",\"description\":\"Bucket name.\"},\"creation_date\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the bucket was created.\"},\"location\":{\"type\":[\"string\",\"null\"],\"enum\":[\"apac\",\"eeur\",\"enam\",\"weur\",\"wnam\",null],\"description\":\"Region holding the data, or null if not yet placed.\"},\"storage_class\":{\"type\":\"string\",\"enum\":[\"Standard\",\"InfrequentAccess\"],\"default\":\"Standard\",\"description\":\"Default storage class for new objects.\"},\"jurisdiction\":{\"type\":\"string\",\"enum\":[\"default\",\"eu\",\"fedramp\"],\"description\":\"Data-residency jurisdiction.\"}}}},\"result_info\":{\"type\":\"object\",\"description\":\"Cursor pagination details for bucket listings.\",\"properties\":{\"cursor\":{\"type\":\"string\",\"description\":\"Pass this back to continue the listing.\"},\"per_page\":{\"type\":\"number\"}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"name_contains":{"type":"string","maxLength":64,"description":"Only buckets whose name contains this text."},"start_after":{"type":"string","maxLength":64,"description":"Start listing after this bucket name."},"per_page":{"type":"number","minimum":1,"maximum":1000,"default":20,"description":"Maximum number of buckets in one response."},"order":{"type":"string","enum":["name"],"description":"Field used for sorting."},"direction":{"type":"string","enum":["asc","desc"],"default":"asc","description":"Sort order."},"cursor":{"type":"string","description":"Opaque position returned by the previous call."},"cf-r2-jurisdiction":{"type":"string","enum":["default","eu","fedramp"],"default":"default","description":"Data-residency jurisdiction the bucket lives in."}},"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_42C45777BB3C113F),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -360,20 +343,17 @@ pub static R2_BUCKETS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"minLength\":3,\"maxLength\":64,\"pattern\":\"^[a-z0-9][a-z0-9-]*[a-z0-9]$\",\"description\":\"Bucket name.\"},\"creation_date\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the bucket was created.\"},\"location\":{\"type\":[\"string\",\"null\"],\"enum\":[\"apac\",\"eeur\",\"enam\",\"weur\",\"wnam\",null],\"description\":\"Region holding the data, or null if not yet placed.\"},\"storage_class\":{\"type\":\"string\",\"enum\":[\"Standard\",\"InfrequentAccess\"],\"default\":\"Standard\",\"description\":\"Default storage class for new objects.\"},\"jurisdiction\":{\"type\":\"string\",\"enum\":[\"default\",\"eu\",\"fedramp\"],\"description\":\"Data-residency jurisdiction.\"}}}},\"result_info\":{\"type\":\"object\",\"description\":\"Cursor pagination details for bucket listings.\",\"properties\":{\"cursor\":{\"type\":\"string\",\"description\":\"Pass this back to continue the listing.\"},\"per_page\":{\"type\":\"number\"}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_5EA8AAB148AFA4A2),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare { list: true },
     deprecated: false,
+    ts_declaration: "/** Lists the R2 buckets of an account in name order. (GET /accounts/{account_id}/r2/buckets) */\nr2_buckets_list(args: { account_id?: string; name_contains?: string; start_after?: string; per_page?: number; order?: \"name\"; direction?: \"asc\" | \"desc\"; cursor?: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\" }): Promise<{ result?: Array<{ name?: string; creation_date?: string; location?: \"apac\" | \"eeur\" | \"enam\" | \"weur\" | \"wnam\" | null; storage_class?: \"Standard\" | \"InfrequentAccess\"; jurisdiction?: \"default\" | \"eu\" | \"fedramp\" }>; result_info?: { cursor?: string; per_page?: number } }>;",
 };
 /// Builds the upstream request of [`R2_BUCKETS_LIST`] from validated arguments.
 pub fn r2_buckets_list(args: &Args) -> Result<HttpRequest, BuildError> {

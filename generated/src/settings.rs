@@ -14,10 +14,8 @@ pub static SETTINGS_LIST: ToolDef = ToolDef {
     product: "settings",
     title: "List zone settings",
     description: "Returns every setting of a zone with its current value.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"zone_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Zone identifier.\"}},\"required\":[\"zone_id\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"id\",\"value\"],\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":64,\"description\":\"Setting name.\"},\"value\":{\"description\":\"Current value; its type depends on the setting.\"},\"editable\":{\"type\":\"boolean\",\"readOnly\":true,\"description\":\"Whether the current plan allows changing it.\"},\"modified_on\":{\"type\":[\"string\",\"null\"],\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the value last changed.\"}}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."}},"required":["zone_id"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_A11F788E9D5FD4D6),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -48,22 +46,19 @@ pub static SETTINGS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"id\",\"value\"],\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":64,\"description\":\"Setting name.\"},\"value\":{\"description\":\"Current value; its type depends on the setting.\"},\"editable\":{\"type\":\"boolean\",\"readOnly\":true,\"description\":\"Whether the current plan allows changing it.\"},\"modified_on\":{\"type\":[\"string\",\"null\"],\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the value last changed.\"}}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_CA6031E357183FEC),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Returns every setting of a zone with its current value. (GET /zones/{zone_id}/settings) */\nsettings_list(args: { zone_id: string }): Promise<{ result?: Array<{ id: string; value: any; editable?: boolean; modified_on?: string | null }> }>;",
 };
 /// Builds the upstream request of [`SETTINGS_LIST`] from validated arguments.
 pub fn settings_list(args: &Args) -> Result<HttpRequest, BuildError> {

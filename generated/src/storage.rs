@@ -8,7 +8,7 @@ use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 13 tools of this product, by name.
 pub const TOOLS: &[&ToolDef] = &[
     &ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE,
-    &ACCOUNT_STORAGE_KV_NAMESPACES_NAMESPACE_ID_BULK_DELETE,
+    &ACCOUNT_STORAGE_KV_NAMESPACES_ID_BULK_DELETE,
     &STORAGE_KV_NAMESPACES_BULK_UPDATE,
     &STORAGE_KV_NAMESPACES_CREATE,
     &STORAGE_KV_NAMESPACES_DELETE,
@@ -28,10 +28,8 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE: ToolDef = ToolDef {
     product: "storage",
     title: "Delete many KV pairs (old form)",
     description: "Deprecated: Older form of bulk deletion that sends the key list with a DELETE request.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"namespace_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"KV namespace identifier.\"},\"body\":{\"type\":\"array\",\"maxItems\":10000,\"description\":\"Names of keys to remove.\",\"items\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Name of a key.\"}}},\"required\":[\"namespace_id\",\"body\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"body":{"type":"array","maxItems":10000,"description":"Names of keys to remove.","items":{"type":"string","maxLength":512,"description":"Name of a key."}}},"required":["namespace_id","body"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_E44A354ED05EAA1F),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -78,22 +76,19 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}]}",
-            ),
+            schema: Some(crate::schemas::S_9E224A50368A5AB1),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: true,
+    ts_declaration: "/** Deprecated: Older form of bulk deletion that sends the key list with a DELETE request. (DELETE /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk) */\naccount_storage_kv_namespaces_bulk_delete(args: { account_id?: string; namespace_id: string; body: string[] }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE`] from validated arguments.
 pub fn account_storage_kv_namespaces_bulk_delete(
@@ -102,16 +97,14 @@ pub fn account_storage_kv_namespaces_bulk_delete(
     build_request(&ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE, args)
 }
 /// `POST /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk/delete`: Delete many KV pairs
-pub static ACCOUNT_STORAGE_KV_NAMESPACES_NAMESPACE_ID_BULK_DELETE: ToolDef = ToolDef {
-    name: "account_storage_kv_namespaces_namespace_id_bulk_delete",
+pub static ACCOUNT_STORAGE_KV_NAMESPACES_ID_BULK_DELETE: ToolDef = ToolDef {
+    name: "account_storage_kv_namespaces_id_bulk_delete",
     operation_id: "workers-kv-namespace-delete-multiple-key-value-pairs",
     product: "storage",
     title: "Delete many KV pairs",
     description: "Removes up to ten thousand keys in one request.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"namespace_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"KV namespace identifier.\"},\"body\":{\"type\":\"array\",\"maxItems\":10000,\"description\":\"Names of keys to remove.\",\"items\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Name of a key.\"}}},\"required\":[\"namespace_id\",\"body\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"body":{"type":"array","maxItems":10000,"description":"Names of keys to remove.","items":{"type":"string","maxLength":512,"description":"Name of a key."}}},"required":["namespace_id","body"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_E44A354ED05EAA1F),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -158,28 +151,25 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_NAMESPACE_ID_BULK_DELETE: ToolDef = Too
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}]}",
-            ),
+            schema: Some(crate::schemas::S_9E224A50368A5AB1),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Removes up to ten thousand keys in one request. (POST /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk/delete) */\naccount_storage_kv_namespaces_id_bulk_delete(args: { account_id?: string; namespace_id: string; body: string[] }): Promise<{ result?: Record<string, any> | null }>;",
 };
-/// Builds the upstream request of [`ACCOUNT_STORAGE_KV_NAMESPACES_NAMESPACE_ID_BULK_DELETE`] from validated arguments.
-pub fn account_storage_kv_namespaces_namespace_id_bulk_delete(
+/// Builds the upstream request of [`ACCOUNT_STORAGE_KV_NAMESPACES_ID_BULK_DELETE`] from validated arguments.
+pub fn account_storage_kv_namespaces_id_bulk_delete(
     args: &Args,
 ) -> Result<HttpRequest, BuildError> {
-    build_request(&ACCOUNT_STORAGE_KV_NAMESPACES_NAMESPACE_ID_BULK_DELETE, args)
+    build_request(&ACCOUNT_STORAGE_KV_NAMESPACES_ID_BULK_DELETE, args)
 }
 /// `PUT /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk`: Write many KV pairs
 pub static STORAGE_KV_NAMESPACES_BULK_UPDATE: ToolDef = ToolDef {
@@ -188,10 +178,8 @@ pub static STORAGE_KV_NAMESPACES_BULK_UPDATE: ToolDef = ToolDef {
     product: "storage",
     title: "Write many KV pairs",
     description: "Stores up to ten thousand key-value pairs in one request.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"namespace_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"KV namespace identifier.\"},\"body\":{\"type\":\"array\",\"maxItems\":10000,\"items\":{\"type\":\"object\",\"required\":[\"key\",\"value\"],\"properties\":{\"key\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Name of a key.\"},\"value\":{\"type\":\"string\",\"maxLength\":26214400,\"description\":\"Value to store.\"},\"base64\":{\"type\":\"boolean\",\"default\":false,\"description\":\"Set when value is base64 encoded binary.\"},\"expiration\":{\"type\":\"number\",\"minimum\":0,\"description\":\"Absolute expiry in epoch seconds.\"},\"expiration_ttl\":{\"type\":\"number\",\"minimum\":60,\"description\":\"Relative expiry in seconds.\"},\"metadata\":{\"type\":\"object\",\"additionalProperties\":true,\"description\":\"Arbitrary JSON stored with a key.\"}}}}},\"required\":[\"namespace_id\",\"body\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"body":{"type":"array","maxItems":10000,"items":{"type":"object","required":["key","value"],"properties":{"key":{"type":"string","maxLength":512,"description":"Name of a key."},"value":{"type":"string","maxLength":26214400,"description":"Value to store."},"base64":{"type":"boolean","default":false,"description":"Set when value is base64 encoded binary."},"expiration":{"type":"number","minimum":0,"description":"Absolute expiry in epoch seconds."},"expiration_ttl":{"type":"number","minimum":60,"description":"Relative expiry in seconds."},"metadata":{"type":"object","additionalProperties":true,"description":"Arbitrary JSON stored with a key."}}}}},"required":["namespace_id","body"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_E44A354ED05EAA1F),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -238,22 +226,19 @@ pub static STORAGE_KV_NAMESPACES_BULK_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}]}",
-            ),
+            schema: Some(crate::schemas::S_9E224A50368A5AB1),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Stores up to ten thousand key-value pairs in one request. (PUT /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk) */\nstorage_kv_namespaces_bulk_update(args: { account_id?: string; namespace_id: string; body: Array<{ key: string; value: string; base64?: boolean; expiration?: number; expiration_ttl?: number; metadata?: Record<string, any> }> }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_BULK_UPDATE`] from validated arguments.
 pub fn storage_kv_namespaces_bulk_update(
@@ -268,10 +253,8 @@ pub static STORAGE_KV_NAMESPACES_CREATE: ToolDef = ToolDef {
     product: "storage",
     title: "Create KV namespace",
     description: "Creates an empty KV namespace with the given title.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"title\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Human-readable namespace name.\"}},\"required\":[\"title\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"required\":[\"id\",\"title\"],\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":32,\"readOnly\":true,\"description\":\"Namespace identifier.\"},\"title\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Human-readable namespace name.\"},\"supports_url_encoding\":{\"type\":\"boolean\",\"readOnly\":true,\"description\":\"Whether key names in URLs are percent-decoded.\"}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"title":{"type":"string","maxLength":512,"description":"Human-readable namespace name."}},"required":["title"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_42DA1DA1157641CD),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -309,22 +292,19 @@ pub static STORAGE_KV_NAMESPACES_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"required\":[\"id\",\"title\"],\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":32,\"readOnly\":true,\"description\":\"Namespace identifier.\"},\"title\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Human-readable namespace name.\"},\"supports_url_encoding\":{\"type\":\"boolean\",\"readOnly\":true,\"description\":\"Whether key names in URLs are percent-decoded.\"}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_5B0DCE5BA1EFDD65),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Creates an empty KV namespace with the given title. (POST /accounts/{account_id}/storage/kv/namespaces) */\nstorage_kv_namespaces_create(args: { account_id?: string; title: string }): Promise<{ result?: { id: string; title: string; supports_url_encoding?: boolean } }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_CREATE`] from validated arguments.
 pub fn storage_kv_namespaces_create(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -337,10 +317,8 @@ pub static STORAGE_KV_NAMESPACES_DELETE: ToolDef = ToolDef {
     product: "storage",
     title: "Delete KV namespace",
     description: "Deletes a KV namespace together with all of its keys.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"namespace_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"KV namespace identifier.\"}},\"required\":[\"namespace_id\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."}},"required":["namespace_id"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_E44A354ED05EAA1F),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -380,22 +358,19 @@ pub static STORAGE_KV_NAMESPACES_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}]}",
-            ),
+            schema: Some(crate::schemas::S_9E224A50368A5AB1),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Deletes a KV namespace together with all of its keys. (DELETE /accounts/{account_id}/storage/kv/namespaces/{namespace_id}) */\nstorage_kv_namespaces_delete(args: { account_id?: string; namespace_id: string }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_DELETE`] from validated arguments.
 pub fn storage_kv_namespaces_delete(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -408,10 +383,8 @@ pub static STORAGE_KV_NAMESPACES_GET: ToolDef = ToolDef {
     product: "storage",
     title: "Get KV namespace",
     description: "Fetches one KV namespace.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"namespace_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"KV namespace identifier.\"}},\"required\":[\"namespace_id\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"required\":[\"id\",\"title\"],\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":32,\"readOnly\":true,\"description\":\"Namespace identifier.\"},\"title\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Human-readable namespace name.\"},\"supports_url_encoding\":{\"type\":\"boolean\",\"readOnly\":true,\"description\":\"Whether key names in URLs are percent-decoded.\"}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."}},"required":["namespace_id"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_42DA1DA1157641CD),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -451,22 +424,19 @@ pub static STORAGE_KV_NAMESPACES_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"required\":[\"id\",\"title\"],\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":32,\"readOnly\":true,\"description\":\"Namespace identifier.\"},\"title\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Human-readable namespace name.\"},\"supports_url_encoding\":{\"type\":\"boolean\",\"readOnly\":true,\"description\":\"Whether key names in URLs are percent-decoded.\"}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_5B0DCE5BA1EFDD65),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Fetches one KV namespace. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}) */\nstorage_kv_namespaces_get(args: { account_id?: string; namespace_id: string }): Promise<{ result?: { id: string; title: string; supports_url_encoding?: boolean } }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_GET`] from validated arguments.
 pub fn storage_kv_namespaces_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -479,10 +449,8 @@ pub static STORAGE_KV_NAMESPACES_KEYS_LIST: ToolDef = ToolDef {
     product: "storage",
     title: "List KV keys",
     description: "Lists key names in a namespace, resumable with a cursor.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"namespace_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"KV namespace identifier.\"},\"limit\":{\"type\":\"number\",\"minimum\":10,\"maximum\":1000,\"default\":1000,\"description\":\"Maximum number of keys in one response.\"},\"prefix\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Only keys starting with this text.\"},\"cursor\":{\"type\":\"string\",\"description\":\"Opaque position returned by the previous call, used to fetch the next batch.\"}},\"required\":[\"namespace_id\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"name\"],\"properties\":{\"name\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Name of a key.\"},\"expiration\":{\"type\":\"number\",\"description\":\"Expiry as seconds since the Unix epoch.\"},\"metadata\":{\"type\":\"object\",\"additionalProperties\":true,\"description\":\"Arbitrary JSON stored with a key.\"}}}},\"result_info\":{\"type\":\"object\",\"description\":\"Cursor-based pagination details.\",\"properties\":{\"count\":{\"type\":\"number\",\"description\":\"Items in this batch.\"},\"cursor\":{\"type\":\"string\",\"description\":\"Pass this back to get the next batch; empty when done.\"}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"limit":{"type":"number","minimum":10,"maximum":1000,"default":1000,"description":"Maximum number of keys in one response."},"prefix":{"type":"string","maxLength":512,"description":"Only keys starting with this text."},"cursor":{"type":"string","description":"Opaque position returned by the previous call, used to fetch the next batch."}},"required":["namespace_id"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_4D71109648CB61B1),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -549,20 +517,17 @@ pub static STORAGE_KV_NAMESPACES_KEYS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"name\"],\"properties\":{\"name\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Name of a key.\"},\"expiration\":{\"type\":\"number\",\"description\":\"Expiry as seconds since the Unix epoch.\"},\"metadata\":{\"type\":\"object\",\"additionalProperties\":true,\"description\":\"Arbitrary JSON stored with a key.\"}}}},\"result_info\":{\"type\":\"object\",\"description\":\"Cursor-based pagination details.\",\"properties\":{\"count\":{\"type\":\"number\",\"description\":\"Items in this batch.\"},\"cursor\":{\"type\":\"string\",\"description\":\"Pass this back to get the next batch; empty when done.\"}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_BD3CCC2EE830DF35),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare { list: true },
     deprecated: false,
+    ts_declaration: "/** Lists key names in a namespace, resumable with a cursor. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/keys) */\nstorage_kv_namespaces_keys_list(args: { account_id?: string; namespace_id: string; limit?: number; prefix?: string; cursor?: string }): Promise<{ result?: Array<{ name: string; expiration?: number; metadata?: Record<string, any> }>; result_info?: { count?: number; cursor?: string } }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_KEYS_LIST`] from validated arguments.
 pub fn storage_kv_namespaces_keys_list(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -575,10 +540,8 @@ pub static STORAGE_KV_NAMESPACES_LIST: ToolDef = ToolDef {
     product: "storage",
     title: "List KV namespaces",
     description: "Lists the KV namespaces of an account.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"page\":{\"type\":\"number\",\"minimum\":1,\"default\":1,\"description\":\"Page number, starting at 1.\"},\"per_page\":{\"type\":\"number\",\"minimum\":5,\"maximum\":100,\"default\":20,\"description\":\"Number of namespaces per page.\"},\"order\":{\"type\":\"string\",\"enum\":[\"id\",\"title\"],\"description\":\"Field used for sorting.\"},\"direction\":{\"type\":\"string\",\"enum\":[\"asc\",\"desc\"],\"default\":\"asc\",\"description\":\"Sort order.\"}},\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"id\",\"title\"],\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":32,\"readOnly\":true,\"description\":\"Namespace identifier.\"},\"title\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Human-readable namespace name.\"},\"supports_url_encoding\":{\"type\":\"boolean\",\"readOnly\":true,\"description\":\"Whether key names in URLs are percent-decoded.\"}}}},\"result_info\":{\"type\":\"object\",\"description\":\"Pagination details of a list response.\",\"properties\":{\"page\":{\"type\":\"number\",\"description\":\"Current page.\"},\"per_page\":{\"type\":\"number\",\"description\":\"Items per page.\"},\"count\":{\"type\":\"number\",\"description\":\"Items on this page.\"},\"total_count\":{\"type\":\"number\",\"description\":\"Items across all pages.\"},\"total_pages\":{\"type\":\"number\",\"description\":\"Number of pages.\"}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":5,"maximum":100,"default":20,"description":"Number of namespaces per page."},"order":{"type":"string","enum":["id","title"],"description":"Field used for sorting."},"direction":{"type":"string","enum":["asc","desc"],"default":"asc","description":"Sort order."}},"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_6F01CAD092101FFA),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -645,20 +608,17 @@ pub static STORAGE_KV_NAMESPACES_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"id\",\"title\"],\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":32,\"readOnly\":true,\"description\":\"Namespace identifier.\"},\"title\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Human-readable namespace name.\"},\"supports_url_encoding\":{\"type\":\"boolean\",\"readOnly\":true,\"description\":\"Whether key names in URLs are percent-decoded.\"}}}},\"result_info\":{\"type\":\"object\",\"description\":\"Pagination details of a list response.\",\"properties\":{\"page\":{\"type\":\"number\",\"description\":\"Current page.\"},\"per_page\":{\"type\":\"number\",\"description\":\"Items per page.\"},\"count\":{\"type\":\"number\",\"description\":\"Items on this page.\"},\"total_count\":{\"type\":\"number\",\"description\":\"Items across all pages.\"},\"total_pages\":{\"type\":\"number\",\"description\":\"Number of pages.\"}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_1745E18F92C4964D),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare { list: true },
     deprecated: false,
+    ts_declaration: "/** Lists the KV namespaces of an account. (GET /accounts/{account_id}/storage/kv/namespaces) */\nstorage_kv_namespaces_list(args: { account_id?: string; page?: number; per_page?: number; order?: \"id\" | \"title\"; direction?: \"asc\" | \"desc\" }): Promise<{ result?: Array<{ id: string; title: string; supports_url_encoding?: boolean }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_LIST`] from validated arguments.
 pub fn storage_kv_namespaces_list(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -671,10 +631,8 @@ pub static STORAGE_KV_NAMESPACES_METADATA_GET: ToolDef = ToolDef {
     product: "storage",
     title: "Read KV key metadata",
     description: "Returns the JSON metadata stored alongside a key.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"namespace_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"KV namespace identifier.\"},\"key_name\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Key name, URL-encoded when it contains reserved characters.\"}},\"required\":[\"namespace_id\",\"key_name\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"additionalProperties\":true,\"description\":\"Arbitrary JSON stored with a key.\"}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"key_name":{"type":"string","maxLength":512,"description":"Key name, URL-encoded when it contains reserved characters."}},"required":["namespace_id","key_name"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_1DC71A3045C2D62D),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -723,22 +681,19 @@ pub static STORAGE_KV_NAMESPACES_METADATA_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"additionalProperties\":true,\"description\":\"Arbitrary JSON stored with a key.\"}}}]}",
-            ),
+            schema: Some(crate::schemas::S_95FB348225D77068),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Returns the JSON metadata stored alongside a key. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/metadata/{key_name}) */\nstorage_kv_namespaces_metadata_get(args: { account_id?: string; namespace_id: string; key_name: string }): Promise<{ result?: Record<string, any> }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_METADATA_GET`] from validated arguments.
 pub fn storage_kv_namespaces_metadata_get(
@@ -753,10 +708,8 @@ pub static STORAGE_KV_NAMESPACES_UPDATE: ToolDef = ToolDef {
     product: "storage",
     title: "Rename KV namespace",
     description: "Gives a KV namespace a new title.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"namespace_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"KV namespace identifier.\"},\"namespace_id_query\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Legacy spelling of the namespace identifier kept for older clients.\"},\"title\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Human-readable namespace name.\"},\"namespace_id_body\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Confirmation copy of the namespace identifier; must equal the one in the path.\"}},\"required\":[\"namespace_id\",\"title\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"namespace_id_query":{"type":"string","maxLength":32,"description":"Legacy spelling of the namespace identifier kept for older clients."},"title":{"type":"string","maxLength":512,"description":"Human-readable namespace name."},"namespace_id_body":{"type":"string","maxLength":32,"description":"Confirmation copy of the namespace identifier; must equal the one in the path."}},"required":["namespace_id","title"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_E44A354ED05EAA1F),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -814,22 +767,19 @@ pub static STORAGE_KV_NAMESPACES_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}]}",
-            ),
+            schema: Some(crate::schemas::S_9E224A50368A5AB1),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Gives a KV namespace a new title. (PUT /accounts/{account_id}/storage/kv/namespaces/{namespace_id}) */\nstorage_kv_namespaces_update(args: { account_id?: string; namespace_id: string; namespace_id_query?: string; title: string; namespace_id_body?: string }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_UPDATE`] from validated arguments.
 pub fn storage_kv_namespaces_update(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -842,10 +792,8 @@ pub static STORAGE_KV_NAMESPACES_VALUES_DELETE: ToolDef = ToolDef {
     product: "storage",
     title: "Delete KV value",
     description: "Removes one key and its value.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"namespace_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"KV namespace identifier.\"},\"key_name\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Key name, URL-encoded when it contains reserved characters.\"}},\"required\":[\"namespace_id\",\"key_name\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"key_name":{"type":"string","maxLength":512,"description":"Key name, URL-encoded when it contains reserved characters."}},"required":["namespace_id","key_name"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_E44A354ED05EAA1F),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -894,22 +842,19 @@ pub static STORAGE_KV_NAMESPACES_VALUES_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}]}",
-            ),
+            schema: Some(crate::schemas::S_9E224A50368A5AB1),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Removes one key and its value. (DELETE /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}) */\nstorage_kv_namespaces_values_delete(args: { account_id?: string; namespace_id: string; key_name: string }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_VALUES_DELETE`] from validated arguments.
 pub fn storage_kv_namespaces_values_delete(
@@ -924,7 +869,7 @@ pub static STORAGE_KV_NAMESPACES_VALUES_GET: ToolDef = ToolDef {
     product: "storage",
     title: "Read KV value",
     description: "Returns the stored bytes of one key.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"namespace_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"KV namespace identifier.\"},\"key_name\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Key name, URL-encoded when it contains reserved characters.\"}},\"required\":[\"namespace_id\",\"key_name\"],\"additionalProperties\":false}",
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"key_name":{"type":"string","maxLength":512,"description":"Key name, URL-encoded when it contains reserved characters."}},"required":["namespace_id","key_name"],"additionalProperties":false}"#,
     output_schema: None,
     annotations: Annotations {
         read_only: true,
@@ -979,13 +924,12 @@ pub static STORAGE_KV_NAMESPACES_VALUES_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::None,
     deprecated: false,
+    ts_declaration: "/** Returns the stored bytes of one key. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}) */\nstorage_kv_namespaces_values_get(args: { account_id?: string; namespace_id: string; key_name: string }): Promise<unknown>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_VALUES_GET`] from validated arguments.
 pub fn storage_kv_namespaces_values_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -998,10 +942,8 @@ pub static STORAGE_KV_NAMESPACES_VALUES_UPDATE: ToolDef = ToolDef {
     product: "storage",
     title: "Write KV value",
     description: "Stores a value and optional metadata under a key, replacing what was there.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"namespace_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"KV namespace identifier.\"},\"key_name\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"Key name, URL-encoded when it contains reserved characters.\"},\"expiration\":{\"type\":\"number\",\"minimum\":0,\"description\":\"Absolute expiry as seconds since the Unix epoch.\"},\"expiration_ttl\":{\"type\":\"number\",\"minimum\":60,\"description\":\"Relative expiry in seconds from now.\"},\"value\":{\"type\":\"string\",\"maxLength\":26214400,\"description\":\"Data to store under the key.\"},\"metadata\":{\"type\":\"string\",\"maxLength\":1024,\"description\":\"JSON text attached to the key and returned when listing.\"}},\"required\":[\"namespace_id\",\"key_name\",\"value\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"key_name":{"type":"string","maxLength":512,"description":"Key name, URL-encoded when it contains reserved characters."},"expiration":{"type":"number","minimum":0,"description":"Absolute expiry as seconds since the Unix epoch."},"expiration_ttl":{"type":"number","minimum":60,"description":"Relative expiry in seconds from now."},"value":{"type":"string","maxLength":26214400,"description":"Data to store under the key."},"metadata":{"type":"string","maxLength":1024,"description":"JSON text attached to the key and returned when listing."}},"required":["namespace_id","key_name","value"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_E44A354ED05EAA1F),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -1075,22 +1017,19 @@ pub static STORAGE_KV_NAMESPACES_VALUES_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}]}",
-            ),
+            schema: Some(crate::schemas::S_9E224A50368A5AB1),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Stores a value and optional metadata under a key, replacing what was there. (PUT /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}) */\nstorage_kv_namespaces_values_update(args: { account_id?: string; namespace_id: string; key_name: string; expiration?: number; expiration_ttl?: number; value: string; metadata?: string }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_VALUES_UPDATE`] from validated arguments.
 pub fn storage_kv_namespaces_values_update(

@@ -22,10 +22,8 @@ pub static WORKERS_SCRIPTS_CONTENT_UPDATE: ToolDef = ToolDef {
     product: "workers",
     title: "Replace Worker code",
     description: "Uploads new code for an existing Worker without touching its settings.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"script_name\":{\"type\":\"string\",\"maxLength\":63,\"pattern\":\"^[a-z0-9_][a-z0-9_-]*$\",\"description\":\"Name of the Worker script.\"},\"CF-WORKER-BODY-PART\":{\"type\":\"string\",\"maxLength\":255,\"description\":\"Name of the part holding a service-worker style script.\"},\"CF-WORKER-MAIN-MODULE-PART\":{\"type\":\"string\",\"maxLength\":255,\"description\":\"Name of the part holding the main ES module.\"},\"metadata\":{\"type\":\"object\",\"description\":\"Tells the platform which part is the entry point.\",\"properties\":{\"body_part\":{\"type\":\"string\",\"description\":\"Part name of a service-worker script.\"},\"main_module\":{\"type\":\"string\",\"description\":\"Part name of the main ES module.\"}}},\"files\":{\"type\":\"array\",\"items\":{\"anyOf\":[{\"type\":\"string\",\"description\":\"File content as UTF-8 text.\"},{\"type\":\"object\",\"properties\":{\"content\":{\"type\":\"string\",\"description\":\"File content; base64 when encoding is base64.\"},\"encoding\":{\"type\":\"string\",\"enum\":[\"utf8\",\"base64\"],\"default\":\"utf8\"},\"filename\":{\"type\":\"string\"},\"content_type\":{\"type\":\"string\"}},\"required\":[\"content\"],\"additionalProperties\":false}]},\"description\":\"Code parts of the Worker.\"}},\"required\":[\"script_name\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"readOnly\":true,\"description\":\"Script name.\"},\"etag\":{\"type\":\"string\",\"readOnly\":true,\"description\":\"Hash of the current content.\"},\"created_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the script was first uploaded.\"},\"modified_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the script last changed.\"},\"has_modules\":{\"type\":\"boolean\",\"readOnly\":true,\"description\":\"True for ES module Workers.\"},\"logpush\":{\"type\":\"boolean\",\"description\":\"Whether Logpush collects this Worker's logs.\"},\"usage_model\":{\"type\":\"string\",\"enum\":[\"standard\",\"bundled\",\"unbound\"],\"description\":\"Billing model.\"},\"tail_consumers\":{\"type\":[\"array\",\"null\"],\"items\":{\"type\":\"object\",\"required\":[\"service\"],\"properties\":{\"service\":{\"type\":\"string\",\"description\":\"Worker that receives the events.\"},\"environment\":{\"type\":\"string\",\"description\":\"Environment of that Worker.\"},\"namespace\":{\"type\":\"string\",\"description\":\"Dispatch namespace of that Worker.\"}}}}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."},"CF-WORKER-BODY-PART":{"type":"string","maxLength":255,"description":"Name of the part holding a service-worker style script."},"CF-WORKER-MAIN-MODULE-PART":{"type":"string","maxLength":255,"description":"Name of the part holding the main ES module."},"metadata":{"type":"object","description":"Tells the platform which part is the entry point.","properties":{"body_part":{"type":"string","description":"Part name of a service-worker script."},"main_module":{"type":"string","description":"Part name of the main ES module."}}},"files":{"type":"array","items":{"anyOf":[{"type":"string","description":"File content as UTF-8 text."},{"type":"object","properties":{"content":{"type":"string","description":"File content; base64 when encoding is base64."},"encoding":{"type":"string","enum":["utf8","base64"],"default":"utf8"},"filename":{"type":"string"},"content_type":{"type":"string"}},"required":["content"],"additionalProperties":false}]},"description":"Code parts of the Worker."}},"required":["script_name"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_04474661062175DB),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -90,22 +88,19 @@ pub static WORKERS_SCRIPTS_CONTENT_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"readOnly\":true,\"description\":\"Script name.\"},\"etag\":{\"type\":\"string\",\"readOnly\":true,\"description\":\"Hash of the current content.\"},\"created_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the script was first uploaded.\"},\"modified_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the script last changed.\"},\"has_modules\":{\"type\":\"boolean\",\"readOnly\":true,\"description\":\"True for ES module Workers.\"},\"logpush\":{\"type\":\"boolean\",\"description\":\"Whether Logpush collects this Worker's logs.\"},\"usage_model\":{\"type\":\"string\",\"enum\":[\"standard\",\"bundled\",\"unbound\"],\"description\":\"Billing model.\"},\"tail_consumers\":{\"type\":[\"array\",\"null\"],\"items\":{\"type\":\"object\",\"required\":[\"service\"],\"properties\":{\"service\":{\"type\":\"string\",\"description\":\"Worker that receives the events.\"},\"environment\":{\"type\":\"string\",\"description\":\"Environment of that Worker.\"},\"namespace\":{\"type\":\"string\",\"description\":\"Dispatch namespace of that Worker.\"}}}}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_2732114F3F43CBC3),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Uploads new code for an existing Worker without touching its settings. (PUT /accounts/{account_id}/workers/scripts/{script_name}/content) */\nworkers_scripts_content_update(args: { account_id?: string; script_name: string; \"CF-WORKER-BODY-PART\"?: string; \"CF-WORKER-MAIN-MODULE-PART\"?: string; metadata?: { body_part?: string; main_module?: string }; files?: Array<string | { content: string; encoding?: \"utf8\" | \"base64\"; filename?: string; content_type?: string }> }): Promise<{ result?: { id?: string; etag?: string; created_on?: string; modified_on?: string; has_modules?: boolean; logpush?: boolean; usage_model?: \"standard\" | \"bundled\" | \"unbound\"; tail_consumers?: Array<{ service: any; environment?: any; namespace?: any }> | null } }>;",
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_CONTENT_UPDATE`] from validated arguments.
 pub fn workers_scripts_content_update(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -118,10 +113,8 @@ pub static WORKERS_SCRIPTS_DELETE: ToolDef = ToolDef {
     product: "workers",
     title: "Delete Worker",
     description: "Removes a Worker script from the account.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"script_name\":{\"type\":\"string\",\"maxLength\":63,\"pattern\":\"^[a-z0-9_][a-z0-9_-]*$\",\"description\":\"Name of the Worker script.\"},\"force\":{\"type\":\"boolean\",\"default\":false,\"description\":\"Also remove bindings and Durable Objects that would otherwise block the deletion.\"}},\"required\":[\"script_name\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."},"force":{"type":"boolean","default":false,"description":"Also remove bindings and Durable Objects that would otherwise block the deletion."}},"required":["script_name"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_E44A354ED05EAA1F),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -170,22 +163,19 @@ pub static WORKERS_SCRIPTS_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"object\",\"null\"],\"description\":\"Empty on success.\"}}}]}",
-            ),
+            schema: Some(crate::schemas::S_9E224A50368A5AB1),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Removes a Worker script from the account. (DELETE /accounts/{account_id}/workers/scripts/{script_name}) */\nworkers_scripts_delete(args: { account_id?: string; script_name: string; force?: boolean }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_DELETE`] from validated arguments.
 pub fn workers_scripts_delete(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -198,7 +188,7 @@ pub static WORKERS_SCRIPTS_GET: ToolDef = ToolDef {
     product: "workers",
     title: "Download Worker",
     description: "Returns the raw source of a Worker script.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"script_name\":{\"type\":\"string\",\"maxLength\":63,\"pattern\":\"^[a-z0-9_][a-z0-9_-]*$\",\"description\":\"Name of the Worker script.\"}},\"required\":[\"script_name\"],\"additionalProperties\":false}",
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."}},"required":["script_name"],"additionalProperties":false}"#,
     output_schema: None,
     annotations: Annotations {
         read_only: true,
@@ -244,13 +234,12 @@ pub static WORKERS_SCRIPTS_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::None,
     deprecated: false,
+    ts_declaration: "/** Returns the raw source of a Worker script. (GET /accounts/{account_id}/workers/scripts/{script_name}) */\nworkers_scripts_get(args: { account_id?: string; script_name: string }): Promise<unknown>;",
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_GET`] from validated arguments.
 pub fn workers_scripts_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -263,10 +252,8 @@ pub static WORKERS_SCRIPTS_LIST: ToolDef = ToolDef {
     product: "workers",
     title: "List Workers",
     description: "Lists the Worker scripts deployed in an account.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":64},\"description\":\"Only scripts carrying all of these tags, separated by pipes.\"},\"page\":{\"type\":\"number\",\"minimum\":1,\"default\":1,\"description\":\"Page number, starting at 1.\"},\"per_page\":{\"type\":\"number\",\"minimum\":5,\"maximum\":50,\"default\":20,\"description\":\"How many items each page holds.\"}},\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"readOnly\":true,\"description\":\"Script name.\"},\"etag\":{\"type\":\"string\",\"readOnly\":true,\"description\":\"Hash of the current content.\"},\"created_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the script was first uploaded.\"},\"modified_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the script last changed.\"},\"has_modules\":{\"type\":\"boolean\",\"readOnly\":true,\"description\":\"True for ES module Workers.\"},\"logpush\":{\"type\":\"boolean\",\"description\":\"Whether Logpush collects this Worker's logs.\"},\"usage_model\":{\"type\":\"string\",\"enum\":[\"standard\",\"bundled\",\"unbound\"],\"description\":\"Billing model.\"},\"tail_consumers\":{\"type\":[\"array\",\"null\"],\"items\":{\"type\":\"object\",\"required\":[\"service\"],\"properties\":{\"service\":{\"type\":\"string\",\"description\":\"Worker that receives the events.\"},\"environment\":{\"type\":\"string\",\"description\":\"Environment of that Worker.\"},\"namespace\":{\"type\":\"string\",\"description\":\"Dispatch namespace of that Worker.\"}}}}}}},\"result_info\":{\"type\":\"object\",\"description\":\"Pagination details of a list response.\",\"properties\":{\"page\":{\"type\":\"number\",\"description\":\"Current page.\"},\"per_page\":{\"type\":\"number\",\"description\":\"Items per page.\"},\"count\":{\"type\":\"number\",\"description\":\"Items on this page.\"},\"total_count\":{\"type\":\"number\",\"description\":\"Items across all pages.\"},\"total_pages\":{\"type\":\"number\",\"description\":\"Number of pages.\"}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"tags":{"type":"array","items":{"type":"string","maxLength":64},"description":"Only scripts carrying all of these tags, separated by pipes."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":5,"maximum":50,"default":20,"description":"How many items each page holds."}},"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_9A17A3EF5DB21B64),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -324,20 +311,17 @@ pub static WORKERS_SCRIPTS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"readOnly\":true,\"description\":\"Script name.\"},\"etag\":{\"type\":\"string\",\"readOnly\":true,\"description\":\"Hash of the current content.\"},\"created_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the script was first uploaded.\"},\"modified_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the script last changed.\"},\"has_modules\":{\"type\":\"boolean\",\"readOnly\":true,\"description\":\"True for ES module Workers.\"},\"logpush\":{\"type\":\"boolean\",\"description\":\"Whether Logpush collects this Worker's logs.\"},\"usage_model\":{\"type\":\"string\",\"enum\":[\"standard\",\"bundled\",\"unbound\"],\"description\":\"Billing model.\"},\"tail_consumers\":{\"type\":[\"array\",\"null\"],\"items\":{\"type\":\"object\",\"required\":[\"service\"],\"properties\":{\"service\":{\"type\":\"string\",\"description\":\"Worker that receives the events.\"},\"environment\":{\"type\":\"string\",\"description\":\"Environment of that Worker.\"},\"namespace\":{\"type\":\"string\",\"description\":\"Dispatch namespace of that Worker.\"}}}}}}},\"result_info\":{\"type\":\"object\",\"description\":\"Pagination details of a list response.\",\"properties\":{\"page\":{\"type\":\"number\",\"description\":\"Current page.\"},\"per_page\":{\"type\":\"number\",\"description\":\"Items per page.\"},\"count\":{\"type\":\"number\",\"description\":\"Items on this page.\"},\"total_count\":{\"type\":\"number\",\"description\":\"Items across all pages.\"},\"total_pages\":{\"type\":\"number\",\"description\":\"Number of pages.\"}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_BC81B0ADB4CBEBCC),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare { list: true },
     deprecated: false,
+    ts_declaration: "/** Lists the Worker scripts deployed in an account. (GET /accounts/{account_id}/workers/scripts) */\nworkers_scripts_list(args: { account_id?: string; tags?: string[]; page?: number; per_page?: number }): Promise<{ result?: Array<{ id?: string; etag?: string; created_on?: string; modified_on?: string; has_modules?: boolean; logpush?: boolean; usage_model?: \"standard\" | \"bundled\" | \"unbound\"; tail_consumers?: any[] | null }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_LIST`] from validated arguments.
 pub fn workers_scripts_list(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -350,10 +334,8 @@ pub static WORKERS_SCRIPTS_SETTINGS_EDIT: ToolDef = ToolDef {
     product: "workers",
     title: "Patch Worker settings",
     description: "Changes only the supplied settings of a Worker.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"script_name\":{\"type\":\"string\",\"maxLength\":63,\"pattern\":\"^[a-z0-9_][a-z0-9_-]*$\",\"description\":\"Name of the Worker script.\"},\"settings\":{\"type\":\"object\",\"properties\":{\"logpush\":{\"type\":\"boolean\",\"description\":\"Whether Logpush collects this Worker's logs.\"},\"tail_consumers\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"service\"],\"properties\":{\"service\":{\"type\":\"string\",\"description\":\"Worker that receives the events.\"},\"environment\":{\"type\":\"string\",\"description\":\"Environment of that Worker.\"},\"namespace\":{\"type\":\"string\",\"description\":\"Dispatch namespace of that Worker.\"}}}},\"observability\":{\"type\":\"object\",\"required\":[\"enabled\"],\"properties\":{\"enabled\":{\"type\":\"boolean\"},\"head_sampling_rate\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1,\"default\":1,\"description\":\"Fraction of requests that are logged.\"}}}}}},\"required\":[\"script_name\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"properties\":{\"logpush\":{\"type\":\"boolean\",\"description\":\"Whether Logpush collects this Worker's logs.\"},\"tail_consumers\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"service\"],\"properties\":{\"service\":{\"type\":\"string\",\"description\":\"Worker that receives the events.\"},\"environment\":{\"type\":\"string\",\"description\":\"Environment of that Worker.\"},\"namespace\":{\"type\":\"string\",\"description\":\"Dispatch namespace of that Worker.\"}}}},\"observability\":{\"type\":\"object\",\"required\":[\"enabled\"],\"properties\":{\"enabled\":{\"type\":\"boolean\"},\"head_sampling_rate\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1,\"default\":1,\"description\":\"Fraction of requests that are logged.\"}}}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."},"settings":{"type":"object","properties":{"logpush":{"type":"boolean","description":"Whether Logpush collects this Worker's logs."},"tail_consumers":{"type":"array","items":{"type":"object","required":["service"],"properties":{"service":{"type":"string","description":"Worker that receives the events."},"environment":{"type":"string","description":"Environment of that Worker."},"namespace":{"type":"string","description":"Dispatch namespace of that Worker."}}}},"observability":{"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean"},"head_sampling_rate":{"type":"number","minimum":0,"maximum":1,"default":1,"description":"Fraction of requests that are logged."}}}}}},"required":["script_name"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_5FE688C3CA226FC2),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -400,22 +382,19 @@ pub static WORKERS_SCRIPTS_SETTINGS_EDIT: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"properties\":{\"logpush\":{\"type\":\"boolean\",\"description\":\"Whether Logpush collects this Worker's logs.\"},\"tail_consumers\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"service\"],\"properties\":{\"service\":{\"type\":\"string\",\"description\":\"Worker that receives the events.\"},\"environment\":{\"type\":\"string\",\"description\":\"Environment of that Worker.\"},\"namespace\":{\"type\":\"string\",\"description\":\"Dispatch namespace of that Worker.\"}}}},\"observability\":{\"type\":\"object\",\"required\":[\"enabled\"],\"properties\":{\"enabled\":{\"type\":\"boolean\"},\"head_sampling_rate\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1,\"default\":1,\"description\":\"Fraction of requests that are logged.\"}}}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_895DD9F2D1074671),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Changes only the supplied settings of a Worker. (PATCH /accounts/{account_id}/workers/scripts/{script_name}/settings) */\nworkers_scripts_settings_edit(args: { account_id?: string; script_name: string; settings?: { logpush?: boolean; tail_consumers?: Array<{ service: string; environment?: string; namespace?: string }>; observability?: { enabled: boolean; head_sampling_rate?: number } } }): Promise<{ result?: { logpush?: boolean; tail_consumers?: Array<{ service: any; environment?: any; namespace?: any }>; observability?: { enabled: boolean; head_sampling_rate?: number } } }>;",
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_SETTINGS_EDIT`] from validated arguments.
 pub fn workers_scripts_settings_edit(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -428,10 +407,8 @@ pub static WORKERS_SCRIPTS_SETTINGS_LIST: ToolDef = ToolDef {
     product: "workers",
     title: "Get Worker settings",
     description: "Returns logging, tail and observability settings of a Worker.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"script_name\":{\"type\":\"string\",\"maxLength\":63,\"pattern\":\"^[a-z0-9_][a-z0-9_-]*$\",\"description\":\"Name of the Worker script.\"}},\"required\":[\"script_name\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"properties\":{\"logpush\":{\"type\":\"boolean\",\"description\":\"Whether Logpush collects this Worker's logs.\"},\"tail_consumers\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"service\"],\"properties\":{\"service\":{\"type\":\"string\",\"description\":\"Worker that receives the events.\"},\"environment\":{\"type\":\"string\",\"description\":\"Environment of that Worker.\"},\"namespace\":{\"type\":\"string\",\"description\":\"Dispatch namespace of that Worker.\"}}}},\"observability\":{\"type\":\"object\",\"required\":[\"enabled\"],\"properties\":{\"enabled\":{\"type\":\"boolean\"},\"head_sampling_rate\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1,\"default\":1,\"description\":\"Fraction of requests that are logged.\"}}}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."}},"required":["script_name"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_5FE688C3CA226FC2),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -471,22 +448,19 @@ pub static WORKERS_SCRIPTS_SETTINGS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"properties\":{\"logpush\":{\"type\":\"boolean\",\"description\":\"Whether Logpush collects this Worker's logs.\"},\"tail_consumers\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"service\"],\"properties\":{\"service\":{\"type\":\"string\",\"description\":\"Worker that receives the events.\"},\"environment\":{\"type\":\"string\",\"description\":\"Environment of that Worker.\"},\"namespace\":{\"type\":\"string\",\"description\":\"Dispatch namespace of that Worker.\"}}}},\"observability\":{\"type\":\"object\",\"required\":[\"enabled\"],\"properties\":{\"enabled\":{\"type\":\"boolean\"},\"head_sampling_rate\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1,\"default\":1,\"description\":\"Fraction of requests that are logged.\"}}}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_895DD9F2D1074671),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Returns logging, tail and observability settings of a Worker. (GET /accounts/{account_id}/workers/scripts/{script_name}/settings) */\nworkers_scripts_settings_list(args: { account_id?: string; script_name: string }): Promise<{ result?: { logpush?: boolean; tail_consumers?: Array<{ service: any; environment?: any; namespace?: any }>; observability?: { enabled: boolean; head_sampling_rate?: number } } }>;",
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_SETTINGS_LIST`] from validated arguments.
 pub fn workers_scripts_settings_list(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -499,10 +473,8 @@ pub static WORKERS_SCRIPTS_UPDATE: ToolDef = ToolDef {
     product: "workers",
     title: "Upload Worker",
     description: "Creates or replaces a Worker from its metadata and module files.",
-    input_schema: "{\"type\":\"object\",\"properties\":{\"account_id\":{\"type\":\"string\",\"maxLength\":32,\"description\":\"Account identifier.\"},\"script_name\":{\"type\":\"string\",\"maxLength\":63,\"pattern\":\"^[a-z0-9_][a-z0-9_-]*$\",\"description\":\"Name of the Worker script.\"},\"metadata\":{\"type\":\"object\",\"description\":\"JSON part describing how to run the uploaded files.\",\"properties\":{\"main_module\":{\"type\":\"string\",\"description\":\"Part name of the main ES module.\"},\"body_part\":{\"type\":\"string\",\"description\":\"Part name of a service-worker script.\"},\"compatibility_date\":{\"type\":\"string\",\"pattern\":\"^[0-9]{4}-[0-9]{2}-[0-9]{2}$\",\"description\":\"Runtime behaviour date, as YYYY-MM-DD.\"},\"compatibility_flags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"bindings\":{\"type\":\"array\",\"description\":\"Resources exposed to the script.\",\"items\":{\"type\":\"object\",\"required\":[\"type\",\"name\"],\"additionalProperties\":true,\"properties\":{\"type\":{\"type\":\"string\",\"description\":\"Binding kind, such as kv_namespace.\"},\"name\":{\"type\":\"string\",\"description\":\"Variable name inside the script.\"}}}},\"keep_bindings\":{\"type\":\"array\",\"description\":\"Binding kinds to carry over from the previous version.\",\"items\":{\"type\":\"string\"}},\"logpush\":{\"type\":\"boolean\"},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":64}},\"usage_model\":{\"type\":\"string\",\"enum\":[\"standard\",\"bundled\",\"unbound\"]}}},\"files\":{\"type\":\"array\",\"items\":{\"anyOf\":[{\"type\":\"string\",\"description\":\"File content as UTF-8 text.\"},{\"type\":\"object\",\"properties\":{\"content\":{\"type\":\"string\",\"description\":\"File content; base64 when encoding is base64.\"},\"encoding\":{\"type\":\"string\",\"enum\":[\"utf8\",\"base64\"],\"default\":\"utf8\"},\"filename\":{\"type\":\"string\"},\"content_type\":{\"type\":\"string\"}},\"required\":[\"content\"],\"additionalProperties\":false}]},\"description\":\"Module and asset files; each part name must match a name referenced by the metadata.\"}},\"required\":[\"script_name\",\"metadata\"],\"additionalProperties\":false}",
-    output_schema: Some(
-        "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"readOnly\":true,\"description\":\"Script name.\"},\"etag\":{\"type\":\"string\",\"readOnly\":true,\"description\":\"Hash of the current content.\"},\"created_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the script was first uploaded.\"},\"modified_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the script last changed.\"},\"has_modules\":{\"type\":\"boolean\",\"readOnly\":true,\"description\":\"True for ES module Workers.\"},\"logpush\":{\"type\":\"boolean\",\"description\":\"Whether Logpush collects this Worker's logs.\"},\"usage_model\":{\"type\":\"string\",\"enum\":[\"standard\",\"bundled\",\"unbound\"],\"description\":\"Billing model.\"},\"tail_consumers\":{\"type\":[\"array\",\"null\"],\"items\":{\"type\":\"object\",\"required\":[\"service\"],\"properties\":{\"service\":{\"type\":\"string\",\"description\":\"Worker that receives the events.\"},\"environment\":{\"type\":\"string\",\"description\":\"Environment of that Worker.\"},\"namespace\":{\"type\":\"string\",\"description\":\"Dispatch namespace of that Worker.\"}}}}}}}}",
-    ),
+    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."},"metadata":{"type":"object","description":"JSON part describing how to run the uploaded files.","properties":{"main_module":{"type":"string","description":"Part name of the main ES module."},"body_part":{"type":"string","description":"Part name of a service-worker script."},"compatibility_date":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$","description":"Runtime behaviour date, as YYYY-MM-DD."},"compatibility_flags":{"type":"array","items":{"type":"string"}},"bindings":{"type":"array","description":"Resources exposed to the script.","items":{"type":"object","required":["type","name"],"additionalProperties":true,"properties":{"type":{"type":"string","description":"Binding kind, such as kv_namespace."},"name":{"type":"string","description":"Variable name inside the script."}}}},"keep_bindings":{"type":"array","description":"Binding kinds to carry over from the previous version.","items":{"type":"string"}},"logpush":{"type":"boolean"},"tags":{"type":"array","items":{"type":"string","maxLength":64}},"usage_model":{"type":"string","enum":["standard","bundled","unbound"]}}},"files":{"type":"array","items":{"anyOf":[{"type":"string","description":"File content as UTF-8 text."},{"type":"object","properties":{"content":{"type":"string","description":"File content; base64 when encoding is base64."},"encoding":{"type":"string","enum":["utf8","base64"],"default":"utf8"},"filename":{"type":"string"},"content_type":{"type":"string"}},"required":["content"],"additionalProperties":false}]},"description":"Module and asset files; each part name must match a name referenced by the metadata."}},"required":["script_name","metadata"],"additionalProperties":false}"#,
+    output_schema: Some(crate::schemas::S_04474661062175DB),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -549,22 +521,19 @@ pub static WORKERS_SCRIPTS_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"allOf\":[{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[true],\"description\":\"True when the call succeeded.\"},\"errors\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}}},{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"readOnly\":true,\"description\":\"Script name.\"},\"etag\":{\"type\":\"string\",\"readOnly\":true,\"description\":\"Hash of the current content.\"},\"created_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the script was first uploaded.\"},\"modified_on\":{\"type\":\"string\",\"format\":\"date-time\",\"readOnly\":true,\"description\":\"When the script last changed.\"},\"has_modules\":{\"type\":\"boolean\",\"readOnly\":true,\"description\":\"True for ES module Workers.\"},\"logpush\":{\"type\":\"boolean\",\"description\":\"Whether Logpush collects this Worker's logs.\"},\"usage_model\":{\"type\":\"string\",\"enum\":[\"standard\",\"bundled\",\"unbound\"],\"description\":\"Billing model.\"},\"tail_consumers\":{\"type\":[\"array\",\"null\"],\"items\":{\"type\":\"object\",\"required\":[\"service\"],\"properties\":{\"service\":{\"type\":\"string\",\"description\":\"Worker that receives the events.\"},\"environment\":{\"type\":\"string\",\"description\":\"Environment of that Worker.\"},\"namespace\":{\"type\":\"string\",\"description\":\"Dispatch namespace of that Worker.\"}}}}}}}}]}",
-            ),
+            schema: Some(crate::schemas::S_2732114F3F43CBC3),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(
-                "{\"type\":\"object\",\"required\":[\"success\",\"errors\",\"messages\",\"result\"],\"properties\":{\"success\":{\"type\":\"boolean\",\"enum\":[false],\"description\":\"False when the call failed.\"},\"errors\":{\"allOf\":[{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}}],\"minItems\":1},\"messages\":{\"type\":\"array\",\"description\":\"Machine-readable codes with human-readable text.\",\"items\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":1000},\"message\":{\"type\":\"string\"}}}},\"result\":{\"type\":[\"object\",\"null\"],\"enum\":[null],\"description\":\"Always null on failure.\"}}}",
-            ),
+            schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
     envelope: Envelope::Cloudflare {
         list: false,
     },
     deprecated: false,
+    ts_declaration: "/** Creates or replaces a Worker from its metadata and module files. (PUT /accounts/{account_id}/workers/scripts/{script_name}) */\nworkers_scripts_update(args: { account_id?: string; script_name: string; metadata: { main_module?: string; body_part?: string; compatibility_date?: string; compatibility_flags?: string[]; bindings?: Array<{ type: string; name: string }>; keep_bindings?: string[]; logpush?: boolean; tags?: string[]; usage_model?: \"standard\" | \"bundled\" | \"unbound\" }; files?: Array<string | { content: string; encoding?: \"utf8\" | \"base64\"; filename?: string; content_type?: string }> }): Promise<{ result?: { id?: string; etag?: string; created_on?: string; modified_on?: string; has_modules?: boolean; logpush?: boolean; usage_model?: \"standard\" | \"bundled\" | \"unbound\"; tail_consumers?: Array<{ service: any; environment?: any; namespace?: any }> | null } }>;",
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_UPDATE`] from validated arguments.
 pub fn workers_scripts_update(args: &Args) -> Result<HttpRequest, BuildError> {

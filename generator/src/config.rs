@@ -92,6 +92,21 @@ pub struct GeneratorOptions {
     pub resolved_spec: bool,
     /// What to do with an operation the generator cannot read.
     pub on_invalid_operation: InvalidOperation,
+    /// Which JSON Schema dialect tool input schemas use.
+    pub schema_profile: SchemaProfile,
+}
+
+/// The JSON Schema profile of tool input schemas.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum SchemaProfile {
+    /// JSON Schema 2020-12 as converted (`$defs` for recursion, `oneOf`,
+    /// type arrays, every `format`).
+    #[default]
+    Full,
+    /// Inlined and simplified for strict clients (OpenAI strict, Gemini):
+    /// see [`crate::schema::strict`].
+    Strict,
 }
 
 /// Policy for operations that are malformed (dangling refs, bad schemas…).
@@ -113,6 +128,7 @@ impl Default for GeneratorOptions {
             name_lock: BTreeMap::new(),
             resolved_spec: true,
             on_invalid_operation: InvalidOperation::Fail,
+            schema_profile: SchemaProfile::Full,
         }
     }
 }
@@ -128,7 +144,12 @@ impl ForgeConfig {
 
     /// A config for an ad-hoc spec with the generic policy.
     pub fn generic(api: &str, spec_path: &Path, sha256: &str) -> Self {
-        let package = format!("{}-tools", crate::naming::snake(api).replace('_', "-"));
+        let mut stem = crate::naming::snake(api).replace('_', "-");
+        // Cargo package names (and so crate identifiers) cannot start with a digit.
+        if stem.is_empty() || stem.starts_with(|c: char| c.is_ascii_digit()) {
+            stem = format!("api-{stem}");
+        }
+        let package = format!("{}-tools", stem.trim_end_matches('-'));
         Self {
             api: api.to_string(),
             spec: SpecPin {
@@ -183,6 +204,24 @@ mod tests {
         assert!(verify_pin(b"one", &pin, Path::new("a.yaml")).is_ok());
         let err = verify_pin(b"two", &pin, Path::new("a.yaml")).unwrap_err();
         assert!(err.to_string().contains("sha256 mismatch"), "{err}");
+    }
+
+    #[test]
+    fn generic_package_names_are_valid_crate_names() {
+        let c = ForgeConfig::generic("1forge.com", Path::new("a.json"), "0");
+        assert_eq!(c.krate.package, "api-1forge-com-tools");
+        assert_eq!(c.krate.binary, "api-1forge-com-mcp");
+        let c = ForgeConfig::generic("stripe.com", Path::new("a.json"), "0");
+        assert_eq!(c.krate.package, "stripe-com-tools");
+    }
+
+    #[test]
+    fn schema_profile_defaults_to_full() {
+        let o: GeneratorOptions = serde_json::from_str("{}").unwrap();
+        assert_eq!(o.schema_profile, SchemaProfile::Full);
+        let o: GeneratorOptions = serde_json::from_str(r#"{"schema_profile": "strict"}"#).unwrap();
+        assert_eq!(o.schema_profile, SchemaProfile::Strict);
+        assert!(serde_json::from_str::<GeneratorOptions>(r#"{"schema_profile": "x"}"#).is_err());
     }
 
     #[test]

@@ -116,6 +116,43 @@ pub enum GenerateError {
     },
 }
 
+impl GenerateError {
+    /// The variant's name (`DanglingRef`, `TooDeep`, …), for grouping.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            GenerateError::Syntax { .. } => "Syntax",
+            GenerateError::Swagger2 { .. } => "Swagger2",
+            GenerateError::NotOpenApi { .. } => "NotOpenApi",
+            GenerateError::DanglingRef { .. } => "DanglingRef",
+            GenerateError::RemoteRef { .. } => "RemoteRef",
+            GenerateError::TooDeep { .. } => "TooDeep",
+            GenerateError::TooLarge { .. } => "TooLarge",
+            GenerateError::Invalid { .. } => "Invalid",
+            GenerateError::Config { .. } => "Config",
+            GenerateError::ShaMismatch { .. } => "ShaMismatch",
+            GenerateError::Emit { .. } => "Emit",
+        }
+    }
+
+    /// Where in the spec the problem is: the JSON pointer (`/swagger` for
+    /// Swagger 2.0; `None` for syntax, configuration and emit errors).
+    pub fn pointer(&self) -> Option<&str> {
+        match self {
+            GenerateError::NotOpenApi { pointer, .. }
+            | GenerateError::DanglingRef { pointer, .. }
+            | GenerateError::RemoteRef { pointer, .. }
+            | GenerateError::TooDeep { pointer, .. }
+            | GenerateError::TooLarge { pointer, .. }
+            | GenerateError::Invalid { pointer, .. } => Some(pointer),
+            GenerateError::Swagger2 { .. } => Some("/swagger"),
+            GenerateError::Syntax { .. }
+            | GenerateError::Config { .. }
+            | GenerateError::ShaMismatch { .. }
+            | GenerateError::Emit { .. } => None,
+        }
+    }
+}
+
 /// Result alias for the generator.
 pub type Result<T, E = GenerateError> = std::result::Result<T, E>;
 

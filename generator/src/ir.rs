@@ -1,6 +1,8 @@
 //! The generator's own intermediate representation, between OpenAPI and
 //! emitted code. Serialisable: `artifacts/tools.json` is this, as JSON.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -268,9 +270,38 @@ pub struct Response {
     /// Media type.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
-    /// Converted schema.
+    /// Converted schema, as compact JSON text.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub schema: Option<Value>,
+    pub schema: Option<SchemaText>,
+}
+
+/// A converted schema kept as compact JSON text. Response schemas are
+/// many, large and only ever written out, so the IR holds them as text
+/// (equal texts share one allocation) rather than as value trees.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SchemaText(pub Arc<str>);
+
+impl SchemaText {
+    /// The JSON text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The schema as a value.
+    ///
+    /// # Errors
+    /// Only if the text is not JSON (it always is when built by the generator).
+    pub fn to_value(&self) -> serde_json::Result<Value> {
+        serde_json::from_str(&self.0)
+    }
+}
+
+impl Serialize for SchemaText {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_value()
+            .map_err(serde::ser::Error::custom)?
+            .serialize(serializer)
+    }
 }
 
 /// MCP annotations.

@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod config;
+pub mod corpus;
 pub mod diff;
 pub mod emit;
 pub mod error;
@@ -38,17 +39,44 @@ pub fn generate(
     config: &ForgeConfig,
     layout: &CrateLayout,
 ) -> Result<Generated> {
-    let doc = load::load(spec, spec_file)?;
-    let catalogue = build::build_catalogue(&doc, config)?;
-    let resolved = if config.options.resolved_spec {
-        let limits = schema::Limits {
-            max_depth: config.options.max_schema_depth,
-            max_nodes: config.options.max_schema_nodes,
-        };
-        Some(resolved::resolve_document(&doc, &limits)?)
-    } else {
-        None
-    };
-    let files = emit::emit(&catalogue, config, layout, resolved)?;
+    let mut files = Vec::new();
+    let catalogue = generate_into(spec, spec_file, config, layout, &mut |f| files.push(f))?;
+    files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Generated { catalogue, files })
+}
+
+/// [`generate`], handing each file to `sink` as soon as it is complete
+/// (in no particular order) instead of holding them all: the large
+/// artifacts are written and freed before the next is built, which keeps
+/// peak memory (and so page faults, a large share of the wall time) low.
+/// `sink` is called only once the catalogue has been built; an error after
+/// that point is an internal emit error.
+pub fn generate_into(
+    spec: &[u8],
+    spec_file: &str,
+    config: &ForgeConfig,
+    layout: &CrateLayout,
+    sink: &mut dyn FnMut(OutputFile),
+) -> Result<ir::Catalogue> {
+    let doc = load::load(spec, spec_file)?;
+    let cycles = schema::Cycles::compute(&doc);
+    let limits = schema::Limits {
+        max_depth: config.options.max_schema_depth,
+        max_nodes: config.options.max_schema_nodes,
+    };
+    let policy = policy::Policy::new(config.policy);
+    let note = emit::generated_note(config);
+    // One stage after the other (each is parallel inside where it pays).
+    let catalogue = build::build_catalogue_with(&doc, config, &cycles)?;
+    if config.options.resolved_spec {
+        let bytes = resolved::write_document(&doc, &cycles, &limits, &policy, &note)?;
+        sink(OutputFile {
+            path: "artifacts/spec.json".into(),
+            contents: bytes,
+        });
+    }
+    drop(cycles);
+    drop(doc);
+    emit::emit_into(&catalogue, config, layout, sink)?;
+    Ok(catalogue)
 }

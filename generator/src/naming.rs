@@ -159,8 +159,9 @@ const RUST_KEYWORDS: &[&str] = &[
     "priv", "try", "typeof", "unsized", "virtual", "yield",
 ];
 
-/// A Rust module identifier for a product name (`^[a-z0-9_]+$`): keywords
-/// and leading digits get a `p_` prefix so file and module names agree.
+/// A Rust module identifier for a product name (`^[a-z0-9_]+$`): keywords,
+/// leading digits and the crate's own file names (`lib`, `main`, `schemas`)
+/// get a `p_` prefix so file and module names agree.
 pub fn module_ident(product: &str) -> String {
     let s = snake(product);
     if s.is_empty() {
@@ -170,6 +171,7 @@ pub fn module_ident(product: &str) -> String {
         || RUST_KEYWORDS.contains(&s.as_str())
         || s == "lib"
         || s == "main"
+        || s == "schemas"
     {
         format!("p_{s}")
     } else {
@@ -255,6 +257,7 @@ mod tests {
     fn idents() {
         assert_eq!(module_ident("type"), "p_type");
         assert_eq!(module_ident("3d"), "p_3d");
+        assert_eq!(module_ident("schemas"), "p_schemas");
         assert_eq!(static_ident("9x"), "T_9X");
     }
 }

@@ -121,7 +121,13 @@ fn pin_to_a_new_file_records_its_path_and_digest() {
     std::fs::copy(tmp.path().join("specs/cloudflare-sample.yaml"), &new).unwrap();
     let o = toolforge(
         tmp.path(),
-        &["pin", "--spec", "specs/next-release.yaml", "--release", "next"],
+        &[
+            "pin",
+            "--spec",
+            "specs/next-release.yaml",
+            "--release",
+            "next",
+        ],
     );
     assert!(o.status.success(), "{}", text(&o));
     let forge = std::fs::read_to_string(tmp.path().join("forge.json")).unwrap();

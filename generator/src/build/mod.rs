@@ -5,16 +5,21 @@ mod body;
 mod params;
 mod responses;
 
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
-use crate::config::{ForgeConfig, InvalidOperation};
+use crate::config::{ForgeConfig, InvalidOperation, SchemaProfile};
 use crate::error::{GenerateError, Result, push_pointer};
-use crate::ir::{Annotations, Catalogue, HttpMethod, Product, Route, Skipped, Tool};
+use crate::ir::{Annotations, Catalogue, HttpMethod, Product, Route, SchemaText, Skipped, Tool};
 use crate::load::Document;
 use crate::naming::{NameRequest, assign_unique};
 use crate::policy::{OpRef, Policy};
 use crate::refs::deref;
-use crate::schema::{Cycles, Limits, SchemaConverter, SchemaMode};
+use crate::schema::strict::strict_input_schema;
+use crate::schema::{Cycles, INPUT_BUDGET, Limits, OUTPUT_BUDGET, SchemaConverter, SchemaMode};
 
 /// Shared state while building one catalogue.
 pub(crate) struct Ctx<'a> {
@@ -22,11 +27,64 @@ pub(crate) struct Ctx<'a> {
     pub cycles: &'a Cycles,
     pub policy: Policy,
     pub limits: Limits,
+    pub profile: SchemaProfile,
+    /// Node budget of each output/response schema.
+    pub output_budget: usize,
+    /// Node budget of each input schema.
+    pub input_budget: usize,
+    /// Response schema texts seen so far (equal texts share one allocation).
+    pub texts: Mutex<HashSet<Arc<str>>>,
+    /// Converted text of non-success response schemas, by source JSON text
+    /// (conversion is a function of the source node: equal sources, equal
+    /// results; shared error bodies repeat across most operations).
+    pub memo: Mutex<HashMap<String, SchemaText>>,
 }
 
 impl<'a> Ctx<'a> {
     pub fn converter(&self, mode: SchemaMode) -> SchemaConverter<'a> {
-        SchemaConverter::new(self.doc, self.cycles, mode, self.limits)
+        let budget = match mode {
+            SchemaMode::Input => self.input_budget,
+            SchemaMode::Output => self.output_budget,
+        };
+        SchemaConverter::new(self.doc, self.cycles, mode, self.limits).with_budget(budget)
+    }
+
+    /// Compact JSON text of a converted schema, shared with equal texts.
+    pub fn intern(&self, schema: &Value) -> Result<SchemaText> {
+        let text = serde_json::to_string(schema).map_err(|e| GenerateError::Emit {
+            file: self.doc.file.clone(),
+            message: e.to_string(),
+        })?;
+        let mut texts = self
+            .texts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(shared) = texts.get(text.as_str()) {
+            return Ok(SchemaText(Arc::clone(shared)));
+        }
+        let shared: Arc<str> = Arc::from(text);
+        texts.insert(Arc::clone(&shared));
+        Ok(SchemaText(shared))
+    }
+
+    /// The memoised converted text of response schema `source`.
+    pub fn memo_text(&self, source: &Value) -> Option<SchemaText> {
+        let key = serde_json::to_string(source).ok()?;
+        self.memo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&key)
+            .cloned()
+    }
+
+    /// Remembers the converted text of response schema `source`.
+    pub fn remember_text(&self, source: &Value, text: &SchemaText) {
+        if let Ok(key) = serde_json::to_string(source) {
+            self.memo
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(key, text.clone());
+        }
     }
 
     pub fn invalid(&self, pointer: &str, message: impl Into<String>) -> GenerateError {
@@ -49,28 +107,76 @@ pub(crate) enum Built {
 
 /// Builds the catalogue of `doc` under the config's policy.
 pub fn build_catalogue(doc: &Document, config: &ForgeConfig) -> Result<Catalogue> {
-    let cycles = Cycles::compute(doc);
+    build_catalogue_with(doc, config, &Cycles::compute(doc))
+}
+
+/// Output-schema nodes shared by all operations of a spec.
+const OUTPUT_NODES_TOTAL: usize = 4_000_000;
+/// Input-schema nodes shared by all operations of a spec.
+const INPUT_NODES_TOTAL: usize = 16_000_000;
+
+/// Each schema's node budget: `max`, lowered so all of a spec's schemas
+/// of one kind together stay near `total` (Microsoft Graph has 22,000
+/// operations over one schema graph), never below `min`.
+fn budget(ops: usize, total: usize, min: usize, max: usize) -> usize {
+    (total / ops.max(1)).clamp(min, max)
+}
+
+/// One operation to build, or a path item that is unreadable.
+enum Job<'a> {
+    Op { op_ref: OpRef<'a>, op_ptr: String },
+    BadItem(GenerateError),
+}
+
+/// [`build_catalogue`] with the document's [`Cycles`] already computed.
+/// Operations are built in parallel; the result (and which error wins)
+/// is that of building them one by one in document order.
+pub fn build_catalogue_with(
+    doc: &Document,
+    config: &ForgeConfig,
+    cycles: &Cycles,
+) -> Result<Catalogue> {
     let ctx = Ctx {
         doc,
-        cycles: &cycles,
+        cycles,
         policy: Policy::new(config.policy),
         limits: Limits {
             max_depth: config.options.max_schema_depth,
             max_nodes: config.options.max_schema_nodes,
         },
+        profile: config.options.schema_profile,
+        output_budget: OUTPUT_BUDGET,
+        input_budget: INPUT_BUDGET,
+        texts: Mutex::new(HashSet::new()),
+        memo: Mutex::new(HashMap::new()),
     };
     let mut tools: Vec<(Tool, Vec<String>, String)> = Vec::new();
     let mut skipped: Vec<Skipped> = Vec::new();
+    let empty = Map::new();
     let paths = match doc.root.get("paths") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(p)) => p.clone(),
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(p)) => p,
         Some(_) => return Err(ctx.invalid("/paths", "`paths` must be an object")),
     };
-    for (path, item) in &paths {
+    let mut jobs: Vec<Job<'_>> = Vec::new();
+    for (path, item) in paths {
+        if path.starts_with("x-") {
+            // A specification extension of the Paths object, not a path.
+            continue;
+        }
         let item_ptr = push_pointer("/paths", path);
-        let (item, item_ptr) = deref(doc, item, &item_ptr)?;
+        let (item, item_ptr) = match deref(doc, item, &item_ptr) {
+            Ok(found) => found,
+            Err(e) => {
+                jobs.push(Job::BadItem(e));
+                break;
+            }
+        };
         let Some(item_obj) = item.as_object() else {
-            return Err(ctx.invalid(&item_ptr, "path item must be an object"));
+            jobs.push(Job::BadItem(
+                ctx.invalid(&item_ptr, "path item must be an object"),
+            ));
+            break;
         };
         for method in HttpMethod::ALL {
             let Some(op) = item_obj.get(method.key()) else {
@@ -83,29 +189,48 @@ pub fn build_catalogue(doc: &Document, config: &ForgeConfig) -> Result<Catalogue
                 op,
                 path_item: item,
             };
-            let operation_id = op_ref.operation_id().unwrap_or_default().to_string();
-            let outcome = if op.is_object() {
-                build_tool(&ctx, op_ref, item, &op_ptr)
-            } else {
-                Err(ctx.invalid(&op_ptr, "operation must be an object"))
-            };
-            match outcome {
-                Ok(Built::Tool(tool, candidates)) => tools.push((*tool, candidates, op_ref.key())),
-                Ok(Built::Skipped(Skip(reason))) => skipped.push(Skipped {
-                    path: path.clone(),
+            jobs.push(Job::Op { op_ref, op_ptr });
+        }
+    }
+    let ops = jobs.iter().filter(|j| matches!(j, Job::Op { .. })).count();
+    let ctx = Ctx {
+        output_budget: budget(ops, OUTPUT_NODES_TOTAL, 200, OUTPUT_BUDGET),
+        input_budget: budget(ops, INPUT_NODES_TOTAL, 1_000, INPUT_BUDGET),
+        ..ctx
+    };
+    let outcomes: Vec<Result<Built>> = jobs
+        .par_iter()
+        .map(|job| match job {
+            Job::Op { op_ref, op_ptr } if op_ref.op.is_object() => {
+                build_tool(&ctx, *op_ref, op_ref.path_item, op_ptr)
+            }
+            Job::Op { op_ptr, .. } => Err(ctx.invalid(op_ptr, "operation must be an object")),
+            Job::BadItem(_) => Ok(Built::Skipped(Skip(String::new()))),
+        })
+        .collect();
+    for (job, outcome) in jobs.into_iter().zip(outcomes) {
+        let op_ref = match job {
+            Job::Op { op_ref, .. } => op_ref,
+            Job::BadItem(e) => return Err(e),
+        };
+        let (path, method) = (op_ref.path, op_ref.method);
+        let operation_id = op_ref.operation_id().unwrap_or_default().to_string();
+        match outcome {
+            Ok(Built::Tool(tool, candidates)) => tools.push((*tool, candidates, op_ref.key())),
+            Ok(Built::Skipped(Skip(reason))) => skipped.push(Skipped {
+                path: path.to_string(),
+                method,
+                operation_id,
+                reason,
+            }),
+            Err(e) if config.options.on_invalid_operation == InvalidOperation::Skip => skipped
+                .push(Skipped {
+                    path: path.to_string(),
                     method,
                     operation_id,
-                    reason,
+                    reason: format!("invalid operation: {e}"),
                 }),
-                Err(e) if config.options.on_invalid_operation == InvalidOperation::Skip => skipped
-                    .push(Skipped {
-                        path: path.clone(),
-                        method,
-                        operation_id,
-                        reason: format!("invalid operation: {e}"),
-                    }),
-                Err(e) => return Err(e),
-            }
+            Err(e) => return Err(e),
         }
     }
     let requests: Vec<NameRequest> = tools
@@ -159,7 +284,7 @@ fn annotations(method: HttpMethod) -> Annotations {
 
 fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> Result<Built> {
     let merged = ctx.policy.merged_path(op.path);
-    let mut input = SchemaConverter::new(ctx.doc, ctx.cycles, SchemaMode::Input, ctx.limits);
+    let mut input = ctx.converter(SchemaMode::Input);
     let mut args = params::Args::default();
     let params = match params::collect(
         ctx,
@@ -186,6 +311,9 @@ fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> 
     input_schema["additionalProperties"] = Value::Bool(false);
     if !defs.is_empty() {
         input_schema["$defs"] = Value::Object(defs);
+    }
+    if ctx.profile == SchemaProfile::Strict {
+        input_schema = strict_input_schema(&input_schema);
     }
     let (responses, success) = responses::collect(ctx, op.op, op_ptr)?;
     let (envelope, output_schema) = ctx.policy.output(success.as_ref());

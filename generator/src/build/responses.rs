@@ -54,7 +54,23 @@ pub(crate) fn collect(
             });
             continue;
         };
-        let schema = match media_obj.get("schema") {
+        let success_candidate = status.starts_with('2') && is_json(media);
+        let source = media_obj.get("schema");
+        // Only a success body's schema is needed as a value (for the output
+        // schema); the others only as text, which is memoised by source.
+        if !success_candidate
+            && is_json(media)
+            && let Some(s) = source
+            && let Some(text) = ctx.memo_text(s)
+        {
+            out.push(Response {
+                status: status.clone(),
+                content_type: Some(media.clone()),
+                schema: Some(text),
+            });
+            continue;
+        }
+        let schema = match source {
             Some(s) if is_json(media) => {
                 let schema_ptr = push_pointer(
                     &push_pointer(&push_pointer(&ptr, "content"), media),
@@ -74,17 +90,21 @@ pub(crate) fn collect(
             }
             _ => None,
         };
+        let text = schema.as_ref().map(|s| ctx.intern(s)).transpose()?;
+        if !success_candidate && let (Some(s), Some(t)) = (source, &text) {
+            ctx.remember_text(s, t);
+        }
         if status.starts_with('2')
             && is_json(media)
-            && let Some(s) = &schema
+            && let Some(s) = schema
             && success.as_ref().is_none_or(|(best, _)| status < best)
         {
-            success = Some((status.clone(), s.clone()));
+            success = Some((status.clone(), s));
         }
         out.push(Response {
             status: status.clone(),
             content_type: Some(media.clone()),
-            schema,
+            schema: text,
         });
     }
     Ok((out, success.map(|(_, s)| s)))

@@ -1,10 +1,11 @@
 //! Code Mode artifacts: the resolved spec (merged paths split), products
 //! and the tool catalogue as JSON.
 
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::error::{GenerateError, Result};
-use crate::ir::Catalogue;
+use crate::ir::{Annotations, Body, Catalogue, Envelope, HttpMethod, Param, Route, Tool};
 use crate::policy::Policy;
 
 /// Pretty JSON with a trailing newline.
@@ -90,4 +91,105 @@ pub fn tools(cat: &Catalogue, generated: &str) -> Value {
         "tools": cat.tools().collect::<Vec<_>>(),
         "skipped": cat.skipped,
     })
+}
+
+/// A tool as `tools.json` lists it: the IR without response schemas (they
+/// are in the generated crate and, resolved, in `spec.json`).
+#[derive(Serialize)]
+struct ToolEntry<'a> {
+    name: &'a str,
+    operation_id: &'a str,
+    product: &'a str,
+    method: HttpMethod,
+    path: &'a str,
+    routes: &'a [Route],
+    title: &'a str,
+    description: &'a str,
+    params: &'a [Param],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body: Option<&'a Body>,
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_schema: Option<&'a Value>,
+    responses: Vec<ResponseEntry<'a>>,
+    annotations: Annotations,
+    permissions: &'a [String],
+    envelope: Envelope,
+    deprecated: bool,
+}
+
+#[derive(Serialize)]
+struct ResponseEntry<'a> {
+    status: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content_type: Option<&'a str>,
+}
+
+impl<'a> ToolEntry<'a> {
+    fn new(t: &'a Tool) -> Self {
+        ToolEntry {
+            name: &t.name,
+            operation_id: &t.operation_id,
+            product: &t.product,
+            method: t.method,
+            path: &t.path,
+            routes: &t.routes,
+            title: &t.title,
+            description: &t.description,
+            params: &t.params,
+            body: t.body.as_ref(),
+            input_schema: &t.input_schema,
+            output_schema: t.output_schema.as_ref(),
+            responses: t
+                .responses
+                .iter()
+                .map(|r| ResponseEntry {
+                    status: &r.status,
+                    content_type: r.content_type.as_deref(),
+                })
+                .collect(),
+            annotations: t.annotations,
+            permissions: &t.permissions,
+            envelope: t.envelope,
+            deprecated: t.deprecated,
+        }
+    }
+}
+
+/// Appends `items` as a JSON array with one item per line.
+fn push_lines<T: Serialize>(out: &mut Vec<u8>, items: impl Iterator<Item = T>) -> Result<()> {
+    out.push(b'[');
+    let mut any = false;
+    for (i, item) in items.enumerate() {
+        out.extend_from_slice(if i == 0 { &b"\n"[..] } else { &b",\n"[..] });
+        serde_json::to_writer(&mut *out, &item).map_err(|e| GenerateError::Emit {
+            file: "artifacts/tools.json".into(),
+            message: e.to_string(),
+        })?;
+        any = true;
+    }
+    if any {
+        out.push(b'\n');
+    }
+    out.push(b']');
+    Ok(())
+}
+
+/// `tools.json` text: compact JSON with one tool (and one skipped
+/// operation) per line, so a regenerated catalogue diffs line by line.
+pub fn tools_json(cat: &Catalogue, generated: &str) -> Result<Vec<u8>> {
+    // Generous: capacity never written costs no memory, regrowth copies.
+    let mut out = Vec::with_capacity(cat.tools().count().saturating_mul(16 * 1024) + 4096);
+    let head = json!({"@generated": generated, "api": cat.api});
+    let head = serde_json::to_string(&head).map_err(|e| GenerateError::Emit {
+        file: "artifacts/tools.json".into(),
+        message: e.to_string(),
+    })?;
+    out.extend_from_slice(head.strip_suffix('}').unwrap_or(&head).as_bytes());
+    out.extend_from_slice(b",\n\"tools\":");
+    push_lines(&mut out, cat.tools().map(ToolEntry::new))?;
+    out.extend_from_slice(b",\n\"skipped\":");
+    push_lines(&mut out, cat.skipped.iter())?;
+    out.extend_from_slice(b"\n}\n");
+    Ok(out)
 }

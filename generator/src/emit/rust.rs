@@ -5,6 +5,8 @@
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
+use super::deferred::Deferred;
+use super::interned::ToolSchemas;
 use crate::error::{GenerateError, Result};
 use crate::ir::{
     BodyArgs, BodyKind, Catalogue, Envelope, HttpMethod, Location, Product, Style, Tool,
@@ -26,13 +28,11 @@ fn lit(s: &str) -> Literal {
     Literal::string(s)
 }
 
-fn json_lit(v: &serde_json::Value) -> Result<Literal> {
-    serde_json::to_string(v)
-        .map(|s| lit(&s))
-        .map_err(|e| GenerateError::Emit {
-            file: "schema".into(),
-            message: e.to_string(),
-        })
+fn json_text(v: &serde_json::Value) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| GenerateError::Emit {
+        file: "schema".into(),
+        message: e.to_string(),
+    })
 }
 
 fn method(m: HttpMethod) -> TokenStream {
@@ -82,7 +82,11 @@ fn opt_str(s: Option<&str>) -> TokenStream {
     }
 }
 
-fn tool_tokens(tool: &Tool) -> Result<TokenStream> {
+fn tool_tokens(
+    tool: &Tool,
+    interned: Option<&ToolSchemas>,
+    deferred: &mut Deferred,
+) -> Result<TokenStream> {
     let static_name = ident(&static_ident(&tool.name));
     let fn_name = fn_ident(&tool.name);
     let name = lit(&tool.name);
@@ -90,13 +94,20 @@ fn tool_tokens(tool: &Tool) -> Result<TokenStream> {
     let product = lit(&tool.product);
     let title = lit(&tool.title);
     let description = lit(&tool.description);
-    let input_schema = json_lit(&tool.input_schema)?;
-    let output_schema = match &tool.output_schema {
-        Some(s) => {
-            let l = json_lit(s)?;
+    let input_schema = deferred.text(json_text(&tool.input_schema)?);
+    let output_schema = match (
+        &tool.output_schema,
+        interned.and_then(|i| i.output.as_ref()),
+    ) {
+        (Some(_), Some(name)) => {
+            let c = ident(name);
+            quote!(Some(crate::schemas::#c))
+        }
+        (Some(s), None) => {
+            let l = deferred.text(json_text(s)?);
             quote!(Some(#l))
         }
-        None => quote!(None),
+        (None, _) => quote!(None),
     };
     let a = tool.annotations;
     let (ro, de, id, ow) = (
@@ -161,15 +172,22 @@ fn tool_tokens(tool: &Tool) -> Result<TokenStream> {
         }
     };
     let mut responses = Vec::with_capacity(tool.responses.len());
-    for r in &tool.responses {
+    for (i, r) in tool.responses.iter().enumerate() {
         let status = lit(&r.status);
         let ct = opt_str(r.content_type.as_deref());
-        let schema = match &r.schema {
-            Some(s) => {
-                let l = json_lit(s)?;
+        let name = interned
+            .and_then(|t| t.responses.get(i))
+            .and_then(Option::as_ref);
+        let schema = match (&r.schema, name) {
+            (Some(_), Some(name)) => {
+                let c = ident(name);
+                quote!(Some(crate::schemas::#c))
+            }
+            (Some(s), None) => {
+                let l = deferred.text(s.as_str().to_string());
                 quote!(Some(#l))
             }
-            None => quote!(None),
+            (None, _) => quote!(None),
         };
         responses.push(quote!(ResponseDef { status: #status, content_type: #ct, schema: #schema }));
     }
@@ -179,6 +197,7 @@ fn tool_tokens(tool: &Tool) -> Result<TokenStream> {
         Envelope::Cloudflare { list } => quote!(Envelope::Cloudflare { list: #list }),
     };
     let deprecated = tool.deprecated;
+    let ts_declaration = lit(&super::typescript::tool_declaration(tool));
     let static_doc = format!(
         " `{} {}`: {}",
         tool.method.upper(),
@@ -208,6 +227,7 @@ fn tool_tokens(tool: &Tool) -> Result<TokenStream> {
             responses: &[#(#responses),*],
             envelope: #envelope,
             deprecated: #deprecated,
+            ts_declaration: #ts_declaration,
         };
 
         #[doc = #fn_doc]
@@ -229,11 +249,22 @@ fn format_file(tokens: TokenStream, file: &str, header: &str) -> Result<String> 
     Ok(format!("{header}\n{}", prettyplease::unparse(&parsed)))
 }
 
-/// The module of one product.
-pub fn product_module(product: &Product, header: &str) -> Result<String> {
+/// The module of one product. `interned` (one entry per tool) names the
+/// `crate::schemas` constants holding output and response schemas; without
+/// it those schemas are written inline.
+pub fn product_module(
+    product: &Product,
+    interned: Option<&[ToolSchemas]>,
+    header: &str,
+) -> Result<String> {
     let mut items = Vec::with_capacity(product.tools.len());
-    for t in &product.tools {
-        items.push(tool_tokens(t)?);
+    let mut deferred = Deferred::default();
+    for (i, t) in product.tools.iter().enumerate() {
+        items.push(tool_tokens(
+            t,
+            interned.and_then(|s| s.get(i)),
+            &mut deferred,
+        )?);
     }
     let statics = product.tools.iter().map(|t| ident(&static_ident(&t.name)));
     let doc = format!(" Tools of the `{}` product.", product.name);
@@ -269,15 +300,24 @@ pub fn product_module(product: &Product, header: &str) -> Result<String> {
 
         #(#items)*
     };
-    format_file(
-        tokens,
-        &format!("src/{}.rs", module_ident(&product.name)),
-        header,
-    )
+    let file = format!("src/{}.rs", module_ident(&product.name));
+    let formatted = format_file(tokens, &file, header)?;
+    deferred
+        .substitute(&formatted)
+        .ok_or_else(|| GenerateError::Emit {
+            file,
+            message: "a deferred schema literal was lost in formatting".into(),
+        })
 }
 
-/// `lib.rs`: module declarations and the catalogue.
-pub fn lib_rs(cat: &Catalogue, header: &str) -> Result<String> {
+/// `lib.rs`: module declarations and the catalogue; `interned` declares
+/// the private `schemas` module of shared schema texts.
+pub fn lib_rs(cat: &Catalogue, interned: bool, spec: bool, header: &str) -> Result<String> {
+    let spec_expr = if spec {
+        quote!(include_str!("../artifacts/spec.json"))
+    } else {
+        quote!("")
+    };
     let mods: Vec<Ident> = cat
         .products
         .iter()
@@ -295,11 +335,21 @@ pub fn lib_rs(cat: &Catalogue, header: &str) -> Result<String> {
         cat.tools().count(),
         cat.products.len()
     );
+    let schemas_mod = if interned {
+        quote! {
+            /// Output and response schemas shared by the product modules.
+            #[rustfmt::skip]
+            mod schemas;
+        }
+    } else {
+        quote!()
+    };
     let tokens = quote! {
         #![doc = #doc]
         // Product modules are emitted by prettyplease; rustfmt must not reflow them
         // or `toolforge check` would see drift.
         #(#[doc = #mod_docs] #[rustfmt::skip] pub mod #mods;)*
+        #schemas_mod
 
         pub use toolforge_runtime;
         use toolforge_runtime::catalogue::{Catalogue, Product};
@@ -312,6 +362,7 @@ pub fn lib_rs(cat: &Catalogue, header: &str) -> Result<String> {
             api: #api,
             products: &[#(Product { name: #names, tools: #mods::TOOLS }),*],
             source: SOURCE,
+            spec: #spec_expr,
         };
     };
     format_file(tokens, "src/lib.rs", header)

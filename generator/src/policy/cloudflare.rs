@@ -92,7 +92,9 @@ pub fn name_candidates(op: &OpRef<'_>) -> Vec<String> {
         .iter()
         .map(|s| {
             if s.starts_with('{') {
-                snake(s.trim_matches(|c| c == '{' || c == '}'))
+                // Placeholder names churn between releases (`{uuid}` →
+                // `{policy_id}`); a fixed word keeps names stable.
+                "id".to_string()
             } else {
                 snake(s)
             }
@@ -183,22 +185,24 @@ pub fn merged_path(path: &str) -> Option<MergedPath> {
 }
 
 /// Collects object properties through nested `allOf`; a later definition of
-/// a property replaces an earlier one (the envelope's generic `result` is
-/// refined by the operation's own).
-fn envelope_properties(schema: &Value, into: &mut Map<String, Value>, depth: usize) {
+/// a property replaces an earlier one in place (the envelope's generic
+/// `result` is refined by the operation's own). Borrows: only the parts
+/// kept in the output are cloned.
+fn envelope_properties<'a>(schema: &'a Value, into: &mut Vec<(&'a str, &'a Value)>, depth: usize) {
     if depth > 16 {
         return;
     }
     if let Some(Value::Object(props)) = schema.get("properties") {
         for (k, v) in props {
-            into.insert(k.clone(), v.clone());
+            match into.iter_mut().find(|(name, _)| *name == k.as_str()) {
+                Some(slot) => slot.1 = v,
+                None => into.push((k.as_str(), v)),
+            }
         }
     }
-    for key in ["allOf"] {
-        if let Some(Value::Array(members)) = schema.get(key) {
-            for m in members {
-                envelope_properties(m, into, depth + 1);
-            }
+    if let Some(Value::Array(members)) = schema.get("allOf") {
+        for m in members {
+            envelope_properties(m, into, depth + 1);
         }
     }
 }
@@ -208,21 +212,22 @@ pub fn output(success: Option<&Value>) -> (Envelope, Option<Value>) {
     let Some(schema) = success else {
         return (Envelope::None, None);
     };
-    let mut props = Map::new();
+    let mut props = Vec::new();
     envelope_properties(schema, &mut props, 0);
+    let get = |key: &str| props.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
     let is_envelope = ["success", "errors", "messages"]
         .iter()
-        .all(|k| props.contains_key(*k));
+        .all(|k| get(k).is_some());
     if !is_envelope {
         return super::generic::output(success);
     }
     let mut out = Map::new();
     out.insert(
         "result".into(),
-        props.get("result").cloned().unwrap_or_else(|| json!({})),
+        get("result").cloned().unwrap_or_else(|| json!({})),
     );
-    let list = props.contains_key("result_info");
-    if let Some(info) = props.get("result_info") {
+    let list = get("result_info").is_some();
+    if let Some(info) = get("result_info") {
         out.insert("result_info".into(), info.clone());
     }
     let mut schema_out = json!({"type": "object", "properties": out});

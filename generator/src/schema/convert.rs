@@ -39,6 +39,8 @@ pub struct SchemaConverter<'a> {
     pending: VecDeque<(String, String, &'a Value)>,
     /// Converted defs.
     defs: Map<String, Value>,
+    /// Nodes before further references stay unexpanded.
+    budget: usize,
 }
 
 impl<'a> SchemaConverter<'a> {
@@ -56,7 +58,16 @@ impl<'a> SchemaConverter<'a> {
             used_names: HashSet::new(),
             pending: VecDeque::new(),
             defs: Map::new(),
+            budget: usize::MAX,
         }
+    }
+
+    /// Sets the node budget past which references stay unexpanded (none by
+    /// default; the catalogue builder uses [`INPUT_BUDGET`] and
+    /// [`OUTPUT_BUDGET`], lowered for specs with many operations).
+    pub fn with_budget(mut self, budget: usize) -> Self {
+        self.budget = budget;
+        self
     }
 
     /// Converts one OpenAPI 3.0 schema (possibly a `$ref`) found at
@@ -171,6 +182,11 @@ impl<'a> SchemaConverter<'a> {
             // A pure `$ref` → `$ref` loop describes nothing: refuse it.
             deref(doc, target, &target_pointer)?;
         }
+        if !top && self.elide(&target_pointer) {
+            let mut out = elided(&target_pointer, target);
+            keywords::apply_ref_siblings(self, map, &mut out, pointer)?;
+            return Ok(out);
+        }
         let recursive =
             self.cycles.is_recursive(&target_pointer) || self.dynamic.contains(&target_pointer);
         let on_branch = self.branch.contains(&target_pointer);
@@ -187,6 +203,22 @@ impl<'a> SchemaConverter<'a> {
         };
         keywords::apply_ref_siblings(self, map, &mut out, pointer)?;
         Ok(out)
+    }
+
+    /// Whether a (non-top) reference is left unexpanded: the schema
+    /// already holds its budget of nodes, or the target alone would add
+    /// more. DAG-shaped specs (Microsoft Graph, Stripe) would otherwise
+    /// inline megabytes per tool. An unexpanded part is a described
+    /// placeholder that accepts any value of the target's type, so output
+    /// schemas stay sound and inputs stay sendable (the API validates the
+    /// rest). Deterministic: conversion order is fixed.
+    fn elide(&self, target_pointer: &str) -> bool {
+        self.nodes >= self.budget
+            || (!self.cycles.is_recursive(target_pointer)
+                && self
+                    .cycles
+                    .expanded_size(target_pointer)
+                    .is_some_and(|n| n > self.budget))
     }
 
     /// `{"$ref": "#/$defs/<name>"}`, queueing the def on first use.
@@ -216,6 +248,34 @@ impl<'a> SchemaConverter<'a> {
         self.used_names.insert(name.clone());
         name
     }
+}
+
+/// Nodes an output schema grows to before further references stay
+/// unexpanded (the catalogue builder lowers it for specs with many
+/// operations).
+pub const OUTPUT_BUDGET: usize = 4_000;
+/// The same for input schemas (one tool's parameters and body together).
+pub const INPUT_BUDGET: usize = 16_000;
+
+/// The stand-in for an unexpanded output part: any value, described.
+fn elided(target_pointer: &str, target: &Value) -> Value {
+    let name = def_base_name(target_pointer);
+    let mut out = Map::new();
+    if let Some(Value::String(t)) = target.get("type")
+        && matches!(t.as_str(), "object" | "array" | "string")
+        && target.get("nullable") != Some(&Value::Bool(true))
+    {
+        // A one-word type is kept: it still accepts every real value.
+        out.insert("type".into(), Value::String(t.clone()));
+    }
+    let description = match target.get("description").and_then(Value::as_str) {
+        Some(d) if !d.trim().is_empty() => {
+            format!("{} (schema `{name}`, not expanded here)", d.trim())
+        }
+        _ => format!("Schema `{name}` (not expanded here)."),
+    };
+    out.insert("description".into(), Value::String(description));
+    Value::Object(out)
 }
 
 /// The component name for `/components/schemas/<Name>`, else the pointer;

@@ -13,6 +13,17 @@ fn doc(schemas: Value) -> Document {
     }
 }
 
+/// Converts `schema` with no elision budget (so the hard limits apply).
+fn convert_unbudgeted(d: &Document, schema: &Value) -> Result<Value> {
+    let cycles = Cycles::compute(d);
+    let mut conv = SchemaConverter::new(d, &cycles, SchemaMode::Input, Limits::default())
+        .with_budget(usize::MAX);
+    conv.convert(
+        schema,
+        "/paths/~1x/post/requestBody/content/application~1json/schema",
+    )
+}
+
 /// Converts `schema` and returns (schema, defs).
 fn convert_in(
     d: &Document,
@@ -468,6 +479,8 @@ fn deep_nesting_is_too_deep_not_a_crash() {
     drop_deep(schema);
 }
 
+/// With the elision budget off (the default budget elides these), the
+/// depth bound still holds.
 #[test]
 fn deep_ref_chains_are_too_deep() {
     let mut schemas = Map::new();
@@ -479,12 +492,7 @@ fn deep_ref_chains_are_too_deep() {
     }
     schemas.insert("S10000".into(), json!({"type": "string"}));
     let d = doc(Value::Object(schemas));
-    let e = convert_in(
-        &d,
-        SchemaMode::Input,
-        &json!({"$ref": "#/components/schemas/S0"}),
-    )
-    .unwrap_err();
+    let e = convert_unbudgeted(&d, &json!({"$ref": "#/components/schemas/S0"})).unwrap_err();
     assert!(
         matches!(&e, GenerateError::TooDeep { pointer, .. } if pointer.starts_with("/components/schemas/S")),
         "{e}"
@@ -503,12 +511,7 @@ fn exponential_expansion_is_too_large() {
     }
     schemas.insert("S25".into(), json!({"type": "string"}));
     let d = doc(Value::Object(schemas));
-    let e = convert_in(
-        &d,
-        SchemaMode::Input,
-        &json!({"$ref": "#/components/schemas/S0"}),
-    )
-    .unwrap_err();
+    let e = convert_unbudgeted(&d, &json!({"$ref": "#/components/schemas/S0"})).unwrap_err();
     assert!(
         matches!(e, GenerateError::TooLarge { limit: 200_000, .. }),
         "{e}"
@@ -559,4 +562,39 @@ fn normalised_31_schemas_convert_to_valid_2020_12() {
     assert_eq!(p["f"], json!({"type": "string", "format": "byte"}));
     assert_eq!(p["g"], json!({"enum": [null]}));
     assert_valid_2020_12(&out, &Map::new());
+}
+
+#[test]
+fn dag_shaped_output_schemas_are_bounded() {
+    let mut schemas = Map::new();
+    for i in 0..30 {
+        let next = json!({"$ref": format!("#/components/schemas/S{}", i + 1)});
+        schemas.insert(
+            format!("S{i}"),
+            json!({"type": "object", "description": format!("level {i}"), "properties": {"a": next.clone(), "b": next}}),
+        );
+    }
+    schemas.insert("S30".into(), json!({"type": "string"}));
+    let d = doc(Value::Object(schemas));
+    let r = json!({"$ref": "#/components/schemas/S0"});
+    let cycles = Cycles::compute(&d);
+    let budgeted = |mode, budget| {
+        let mut conv =
+            SchemaConverter::new(&d, &cycles, mode, Limits::default()).with_budget(budget);
+        let out = conv.convert(&r, "/x").unwrap();
+        (out, conv.into_defs())
+    };
+    let (out, defs) = budgeted(SchemaMode::Output, crate::schema::OUTPUT_BUDGET);
+    assert!(defs.is_empty());
+    let text = serde_json::to_string(&out).unwrap();
+    assert!(text.len() < 2_000_000, "{}", text.len());
+    assert_eq!(
+        out["properties"]["a"],
+        json!({"type": "object", "description": "level 1 (schema `S1`, not expanded here)"})
+    );
+    let (input, _) = budgeted(SchemaMode::Input, crate::schema::INPUT_BUDGET);
+    assert!(serde_json::to_string(&input).unwrap().len() < 2_000_000);
+    // Without a budget (the default) the size bound refuses it.
+    let e = convert_in(&d, SchemaMode::Input, &r).unwrap_err();
+    assert!(matches!(e, GenerateError::TooLarge { .. }), "{e}");
 }

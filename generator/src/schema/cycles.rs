@@ -28,6 +28,11 @@ pub struct Cycles {
     recursive: Vec<bool>,
     /// Number of strongly connected components.
     scc_count: usize,
+    /// Estimated size (values) of each node fully inlined; a reference
+    /// inside its own cycle counts one.
+    expanded: Vec<usize>,
+    /// Estimated size of the whole document with every reference inlined.
+    document_size: usize,
 }
 
 impl Cycles {
@@ -39,6 +44,9 @@ impl Cycles {
             index: HashMap::new(),
             nodes: Vec::new(),
             edges: Vec::new(),
+            local: Vec::new(),
+            root_local: 0,
+            root_edges: Vec::new(),
         };
         if let Some(components) = doc.root.get("components").and_then(Value::as_object) {
             for (kind, entries) in components {
@@ -72,12 +80,36 @@ impl Cycles {
         let recursive = (0..scc.len())
             .map(|n| sizes[scc[n]] > 1 || builder.edges[n].contains(&n))
             .collect();
+        // Tarjan numbers SCCs in reverse topological order: references
+        // leaving an SCC point to lower numbers, already sized.
+        let mut order: Vec<usize> = (0..scc.len()).collect();
+        order.sort_by_key(|&n| scc[n]);
+        let mut expanded = vec![0usize; scc.len()];
+        for n in order {
+            let mut size = builder.local[n];
+            for &e in &builder.edges[n] {
+                let add = if scc[e] == scc[n] { 1 } else { expanded[e] };
+                size = size.saturating_add(add);
+            }
+            expanded[n] = size;
+        }
+        let mut document_size = builder.root_local;
+        for &e in &builder.root_edges {
+            document_size = document_size.saturating_add(expanded[e]);
+        }
+        for (n, (pointer, _, _)) in builder.nodes.iter().enumerate() {
+            if pointer.starts_with("/components/") && pointer.matches('/').count() == 3 {
+                document_size = document_size.saturating_add(expanded[n]);
+            }
+        }
         Cycles {
             index: builder.index,
             names: builder.nodes.into_iter().map(|(p, _, _)| p).collect(),
             scc,
             recursive,
             scc_count,
+            expanded,
+            document_size,
         }
     }
 
@@ -109,6 +141,18 @@ impl Cycles {
     pub(crate) fn scc_count(&self) -> usize {
         self.scc_count
     }
+
+    /// Estimated number of values the target at `target_pointer` becomes
+    /// when fully inlined (references within its own cycle count one).
+    pub fn expanded_size(&self, target_pointer: &str) -> Option<usize> {
+        self.index.get(target_pointer).map(|&n| self.expanded[n])
+    }
+
+    /// Estimated number of values of the whole document fully inlined
+    /// (saturating: DAG-shaped specs can be astronomically large).
+    pub fn document_size(&self) -> usize {
+        self.document_size
+    }
 }
 
 struct Builder<'a> {
@@ -116,6 +160,11 @@ struct Builder<'a> {
     index: HashMap<String, usize>,
     nodes: Vec<(String, &'a Value, Ctx)>,
     edges: Vec<Vec<usize>>,
+    /// Values in each node's subtree, references not followed.
+    local: Vec<usize>,
+    /// The same for the document outside `components`, and its references.
+    root_local: usize,
+    root_edges: Vec<usize>,
 }
 
 impl<'a> Builder<'a> {
@@ -127,6 +176,7 @@ impl<'a> Builder<'a> {
         self.index.insert(pointer.clone(), n);
         self.nodes.push((pointer, value, ctx));
         self.edges.push(Vec::new());
+        self.local.push(0);
         n
     }
 
@@ -134,7 +184,13 @@ impl<'a> Builder<'a> {
     /// At the root, `components` is skipped (its entries are nodes).
     fn scan(&mut self, value: &'a Value, ctx: Ctx, from: Option<usize>) {
         let mut stack: Vec<(Ctx, &'a Value)> = vec![(ctx, value)];
+        let mut count = 1usize;
         while let Some((ctx, node)) = stack.pop() {
+            match node {
+                Value::Object(map) => count += map.len(),
+                Value::Array(items) => count += items.len(),
+                _ => {}
+            }
             match node {
                 Value::Object(map) => {
                     if ctx.holds_refs()
@@ -146,8 +202,9 @@ impl<'a> Builder<'a> {
                             _ => Ctx::Node,
                         };
                         let node = self.add_node(pointer, target, target_ctx);
-                        if let Some(from) = from {
-                            self.edges[from].push(node);
+                        match from {
+                            Some(from) => self.edges[from].push(node),
+                            None => self.root_edges.push(node),
                         }
                     }
                     for (key, child) in map {
@@ -157,6 +214,10 @@ impl<'a> Builder<'a> {
                         let c = child_ctx(ctx, Some(key));
                         if c != Ctx::Data {
                             stack.push((c, child));
+                        } else if child.is_object() || child.is_array() {
+                            // Literal data is copied whole (Graph's discriminator
+                            // mappings list thousands of types).
+                            count = count.saturating_add(values_in(child) - 1);
                         }
                     }
                 }
@@ -169,7 +230,26 @@ impl<'a> Builder<'a> {
                 _ => {}
             }
         }
+        match from {
+            Some(n) => self.local[n] = self.local[n].saturating_add(count),
+            None => self.root_local = self.root_local.saturating_add(count),
+        }
     }
+}
+
+/// Number of values in `value` (itself included), without recursion.
+fn values_in(value: &Value) -> usize {
+    let mut count = 0usize;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        count += 1;
+        match v {
+            Value::Object(map) => stack.extend(map.values()),
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+    count
 }
 
 /// Iterative Tarjan: the SCC id of every node, and the number of SCCs.

@@ -7,14 +7,18 @@
 //!   `readOnly`/`writeOnly` properties by [`SchemaMode`] and keeps only JSON
 //!   Schema keywords;
 //! - [`object_shape`] reads a converted schema as an object (properties,
-//!   required, additional properties) for flattening into a tool input.
+//!   required, additional properties) for flattening into a tool input;
+//! - [`strict`] simplifies input schemas for strict clients (the `strict`
+//!   schema profile) and [`compat`] counts the features they reject.
 
+pub mod compat;
 mod convert;
 mod cycles;
 mod keywords;
 mod object;
+pub mod strict;
 
-pub use convert::SchemaConverter;
+pub use convert::{INPUT_BUDGET, OUTPUT_BUDGET, SchemaConverter};
 pub use cycles::Cycles;
 pub use object::{ObjectShape, object_shape};
 

@@ -1,5 +1,6 @@
 //! `toolforge`: generate, check, fetch and pin tool crates from OpenAPI releases.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -7,11 +8,18 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use toolforge_generator::config::{ForgeConfig, PolicyKind, sha256_hex, verify_pin};
-use toolforge_generator::{CrateLayout, Generated, generate};
+use toolforge_generator::config::{ForgeConfig, PolicyKind, SchemaProfile, sha256_hex, verify_pin};
+use toolforge_generator::ir::Catalogue;
+use toolforge_generator::{CrateLayout, OutputFile, generate_into};
 
 mod corpus;
 mod diff;
+
+// Generation is allocation-heavy (JSON trees, token streams): on the
+// Cloudflare release mimalloc needs ~30% less CPU than the system allocator
+// (0.48 s vs 0.68 s user) for ~25 MB more peak memory (160 vs 135 MB).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
 #[command(
@@ -35,6 +43,16 @@ struct Common {
     /// Override the policy of forge.json.
     #[arg(long, value_enum)]
     policy: Option<PolicyArg>,
+    /// Override `options.schema_profile` of forge.json: `strict` inlines and
+    /// simplifies input schemas for strict clients (OpenAI strict, Gemini).
+    #[arg(long, value_enum)]
+    schema_profile: Option<ProfileArg>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy)]
+enum ProfileArg {
+    Full,
+    Strict,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy)]
@@ -90,6 +108,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The main thread is one of rayon's workers, so parallel stages reuse
+    // the memory it freed (fresh pages cost a fault each); a failure to set
+    // up the pool only means rayon's default one is used.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .use_current_thread()
+        .build_global();
     match run(Cli::parse()) {
         Ok(code) => code,
         Err(e) => {
@@ -133,13 +157,25 @@ fn spinner(msg: &str) -> ProgressBar {
     pb
 }
 
-/// Reads the spec (pinned, verified; or the `--spec` override) and runs the pipeline.
-fn run_pipeline(common: &Common, out: Option<&Path>) -> Result<(Loaded, PathBuf, Generated, f64)> {
+/// Reads the spec (pinned, verified; or the `--spec` override) and runs the
+/// pipeline, handing each output file to `sink` (for the output directory)
+/// as soon as it is complete.
+fn run_pipeline(
+    common: &Common,
+    out: Option<&Path>,
+    sink: &mut dyn FnMut(&Path, OutputFile),
+) -> Result<(Loaded, PathBuf, Catalogue, f64)> {
     let mut loaded = load_config(&common.config)?;
     if let Some(p) = common.policy {
         loaded.config.policy = match p {
             PolicyArg::Cloudflare => PolicyKind::Cloudflare,
             PolicyArg::Generic => PolicyKind::Generic,
+        };
+    }
+    if let Some(p) = common.schema_profile {
+        loaded.config.options.schema_profile = match p {
+            ProfileArg::Full => SchemaProfile::Full,
+            ProfileArg::Strict => SchemaProfile::Strict,
         };
     }
     let start = Instant::now();
@@ -196,10 +232,30 @@ fn run_pipeline(common: &Common, out: Option<&Path>) -> Result<(Loaded, PathBuf,
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let result = generate(&bytes, &file_label, &loaded.config, &layout);
+    let result = generate_into(&bytes, &file_label, &loaded.config, &layout, &mut |f| {
+        sink(&out_dir, f)
+    });
     pb.finish_and_clear();
-    let generated = result?;
-    Ok((loaded, out_dir, generated, start.elapsed().as_secs_f64()))
+    let catalogue = result?;
+    Ok((loaded, out_dir, catalogue, start.elapsed().as_secs_f64()))
+}
+
+/// Writes `f` under `dir` unless the file already holds these bytes;
+/// `Ok(true)` when it wrote.
+fn write_if_changed(dir: &Path, f: &OutputFile) -> Result<bool> {
+    let path = dir.join(&f.path);
+    if let Ok(meta) = std::fs::metadata(&path)
+        && meta.len() == f.contents.len() as u64
+        && std::fs::read(&path).ok().as_deref() == Some(&f.contents[..])
+    {
+        return Ok(false);
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    std::fs::write(&path, &f.contents).with_context(|| format!("writing {}", path.display()))?;
+    Ok(true)
 }
 
 fn normalize(p: &Path) -> PathBuf {
@@ -207,7 +263,7 @@ fn normalize(p: &Path) -> PathBuf {
 }
 
 /// Files under `out` that a previous generation wrote and this one does not.
-fn stale_files(out: &Path, generated: &Generated) -> Vec<PathBuf> {
+fn stale_files(out: &Path, written: &BTreeSet<String>) -> Vec<PathBuf> {
     let mut stale = Vec::new();
     for dir in ["src", "artifacts"] {
         let Ok(entries) = std::fs::read_dir(out.join(dir)) else {
@@ -215,7 +271,7 @@ fn stale_files(out: &Path, generated: &Generated) -> Vec<PathBuf> {
         };
         for e in entries.flatten() {
             let rel = format!("{dir}/{}", e.file_name().to_string_lossy());
-            if !generated.files.iter().any(|f| f.path == rel) {
+            if !written.contains(&rel) {
                 stale.push(e.path());
             }
         }
@@ -227,27 +283,29 @@ fn stale_files(out: &Path, generated: &Generated) -> Vec<PathBuf> {
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Generate { common, out } => {
-            let (_loaded, out_dir, generated, secs) = run_pipeline(&common, out.as_deref())?;
+            let mut written = BTreeSet::new();
             let mut changed = 0;
-            for f in &generated.files {
-                let path = out_dir.join(&f.path);
-                if std::fs::read(&path).ok().as_deref() == Some(&f.contents[..]) {
-                    continue;
-                }
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent)
-                        .with_context(|| format!("creating {}", parent.display()))?;
-                }
-                std::fs::write(&path, &f.contents)
-                    .with_context(|| format!("writing {}", path.display()))?;
-                changed += 1;
+            let mut failure: Option<anyhow::Error> = None;
+            let (_loaded, out_dir, cat, secs) =
+                run_pipeline(&common, out.as_deref(), &mut |dir, f| {
+                    written.insert(f.path.clone());
+                    if failure.is_some() {
+                        return;
+                    }
+                    match write_if_changed(dir, &f) {
+                        Ok(true) => changed += 1,
+                        Ok(false) => {}
+                        Err(e) => failure = Some(e),
+                    }
+                })?;
+            if let Some(e) = failure {
+                return Err(e);
             }
-            for stale in stale_files(&out_dir, &generated) {
+            for stale in stale_files(&out_dir, &written) {
                 std::fs::remove_file(&stale)
                     .with_context(|| format!("removing {}", stale.display()))?;
                 changed += 1;
             }
-            let cat = &generated.catalogue;
             println!(
                 "toolforge: {} tools, {} skipped, {} products in {:.2}s → {} ({} files changed)",
                 cat.tools().count(),
@@ -260,23 +318,26 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { common, out } => {
-            let (_loaded, out_dir, generated, _) = run_pipeline(&common, out.as_deref())?;
+            let mut written = BTreeSet::new();
             let mut differing = Vec::new();
-            for f in &generated.files {
-                match std::fs::read(out_dir.join(&f.path)) {
-                    Ok(bytes) if bytes == f.contents => {}
-                    Ok(_) => differing.push(format!("changed: {}", f.path)),
-                    Err(_) => differing.push(format!("missing: {}", f.path)),
-                }
-            }
-            for stale in stale_files(&out_dir, &generated) {
+            let (_loaded, out_dir, _cat, _) =
+                run_pipeline(&common, out.as_deref(), &mut |dir, f| {
+                    match std::fs::read(dir.join(&f.path)) {
+                        Ok(bytes) if bytes == f.contents => {}
+                        Ok(_) => differing.push(format!("changed: {}", f.path)),
+                        Err(_) => differing.push(format!("missing: {}", f.path)),
+                    }
+                    written.insert(f.path);
+                })?;
+            differing.sort();
+            for stale in stale_files(&out_dir, &written) {
                 differing.push(format!("stale:   {}", stale.display()));
             }
             if differing.is_empty() {
                 println!(
                     "toolforge check: {} is up to date ({} files)",
                     out_dir.display(),
-                    generated.files.len()
+                    written.len()
                 );
                 Ok(ExitCode::SUCCESS)
             } else {
@@ -361,10 +422,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
             url,
         } => {
             let mut loaded = load_config(&config)?;
-            let path = spec.unwrap_or_else(|| loaded.config_dir.join(&loaded.config.spec.path));
+            let path = spec
+                .clone()
+                .unwrap_or_else(|| loaded.config_dir.join(&loaded.config.spec.path));
             let bytes =
                 std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
             loaded.config.spec.sha256 = sha256_hex(&bytes);
+            if spec.is_some() {
+                // Record the new file itself, relative to forge.json when it lives below it.
+                let base = normalize(&loaded.config_dir);
+                let abs = normalize(&path);
+                loaded.config.spec.path = abs
+                    .strip_prefix(&base)
+                    .map_or(abs.clone(), Path::to_path_buf);
+            }
             if let Some(r) = release {
                 loaded.config.spec.release = r;
             }

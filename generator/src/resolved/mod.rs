@@ -6,6 +6,13 @@
 //! are memoised: a target whose reference cycle (strongly connected
 //! component, see [`Cycles`]) has no member on the current branch expands
 //! the same way everywhere, so it is expanded once and copied.
+//!
+//! [`write_document`] writes the document straight to JSON bytes (what
+//! `generate` uses; it keeps large shared schemas as references when the
+//! whole would be too large); [`resolve_document`] builds the inlined value
+//! and is the reference the writer is tested against.
+
+mod writer;
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -16,6 +23,8 @@ use crate::error::{GenerateError, Result, escape_token};
 use crate::load::Document;
 use crate::refs::{Ctx, child_ctx, invalid, resolve_ref};
 use crate::schema::{Cycles, Limits};
+
+pub use writer::{GENERATED_KEY, SHARED_INLINE_MAX, SHARED_REFS_KEY, write_document};
 
 /// How much deeper than a tool schema the resolved document may nest
 /// (paths, operations and responses wrap the schemas).

@@ -1,0 +1,305 @@
+//! The corpus summary: counts by outcome and error kind, time and memory
+//! distributions, schema-compatibility counts; rendered as markdown.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Outcome, SpecReport};
+use crate::schema::compat::FeatureCounts;
+
+/// Aggregates over all spec records.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Specs run.
+    pub specs: usize,
+    /// Count per outcome (`generated`, `refused`, …).
+    pub outcomes: BTreeMap<String, usize>,
+    /// Refusals per `GenerateError` kind.
+    pub refused_by_kind: BTreeMap<String, usize>,
+    /// Refusals whose error names no JSON pointer.
+    pub refused_without_pointer: usize,
+    /// Tools generated.
+    pub tools: usize,
+    /// Operations listed without a tool.
+    pub skipped: usize,
+    /// Names that needed the hash fallback.
+    pub hashed_names: usize,
+    /// Names breaking the MCP rule (must be 0).
+    pub bad_names: usize,
+    /// Input schema features, as generated.
+    pub input: FeatureCounts,
+    /// Input schema features under the `strict` profile.
+    pub strict: FeatureCounts,
+    /// Sum of generation times (ms).
+    pub total_millis: f64,
+    /// Median / 90th / 99th percentile / max generation time (ms).
+    pub millis: [f64; 4],
+    /// Median / 90th / 99th percentile / max peak RSS (kB) of the workers.
+    pub peak_rss_kb: [u64; 4],
+}
+
+fn percentiles<T: Copy + PartialOrd + Default>(mut v: Vec<T>) -> [T; 4] {
+    if v.is_empty() {
+        return [T::default(); 4];
+    }
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    let at = |q: f64| {
+        let i = ((v.len() - 1) as f64 * q).round() as usize;
+        v[i.min(v.len() - 1)]
+    };
+    [at(0.5), at(0.9), at(0.99), v[v.len() - 1]]
+}
+
+impl Summary {
+    /// Summarises `reports`.
+    pub fn of(reports: &[SpecReport]) -> Self {
+        let mut s = Summary {
+            specs: reports.len(),
+            ..Summary::default()
+        };
+        for r in reports {
+            *s.outcomes
+                .entry(r.outcome.as_str().to_string())
+                .or_default() += 1;
+            if r.outcome == Outcome::Refused {
+                let kind = r.error_kind.clone().unwrap_or_else(|| "?".into());
+                *s.refused_by_kind.entry(kind).or_default() += 1;
+                if r.error_pointer.is_none() {
+                    s.refused_without_pointer += 1;
+                }
+            }
+            s.tools += r.tools;
+            s.skipped += r.skipped;
+            s.hashed_names += r.hashed_names;
+            s.bad_names += r.bad_names;
+            s.input.merge(&r.input);
+            s.strict.merge(&r.strict);
+            s.total_millis += r.millis;
+        }
+        s.millis = percentiles(reports.iter().map(|r| r.millis).collect());
+        s.peak_rss_kb = percentiles(reports.iter().filter_map(|r| r.peak_rss_kb).collect());
+        s
+    }
+
+    /// Count of one outcome.
+    pub fn count(&self, outcome: Outcome) -> usize {
+        self.outcomes.get(outcome.as_str()).copied().unwrap_or(0)
+    }
+
+    /// Share of specs generated, in percent.
+    pub fn generated_percent(&self) -> f64 {
+        if self.specs == 0 {
+            return 0.0;
+        }
+        self.count(Outcome::Generated) as f64 * 100.0 / self.specs as f64
+    }
+}
+
+fn pct(part: usize, whole: usize) -> String {
+    if whole == 0 {
+        return "0".into();
+    }
+    format!("{:.1}%", part as f64 * 100.0 / whole as f64)
+}
+
+fn one_line(s: &str, max: usize) -> String {
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut: String = flat.chars().take(max).collect();
+    let cut = if cut.len() < flat.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    };
+    cut.replace('|', "\\|")
+}
+
+/// Markdown summary. `title` heads it; `details` adds per-spec tables
+/// (refusals, failures, slowest and largest specs), which name specs and
+/// quote error messages, so only the counts-only form is committed.
+pub fn render_markdown(
+    title: &str,
+    command: &str,
+    summary: &Summary,
+    reports: &[SpecReport],
+    details: bool,
+) -> String {
+    let s = summary;
+    let mut o = String::new();
+    let _ = writeln!(o, "# {title}\n");
+    let _ = writeln!(o, "Reproduce with `{command}`.\n");
+    let _ = writeln!(
+        o,
+        "## Outcomes\n\n| outcome | specs | share |\n|---|---:|---:|"
+    );
+    for outcome in [
+        Outcome::Generated,
+        Outcome::Refused,
+        Outcome::Panicked,
+        Outcome::Crashed,
+        Outcome::Timeout,
+    ] {
+        let n = s.count(outcome);
+        let _ = writeln!(o, "| {} | {n} | {} |", outcome.as_str(), pct(n, s.specs));
+    }
+    let _ = writeln!(o, "| **total** | **{}** | |\n", s.specs);
+    let _ = writeln!(
+        o,
+        "Tools: {} generated, {} operations listed without a tool. Tool names needing the hash fallback: {}; names breaking `^[a-z0-9_]{{1,64}}$`: {}.\n",
+        s.tools, s.skipped, s.hashed_names, s.bad_names
+    );
+    let _ = writeln!(o, "## Refusals by error kind\n");
+    if s.refused_by_kind.is_empty() {
+        let _ = writeln!(o, "None.\n");
+    } else {
+        let _ = writeln!(o, "| error kind | specs |\n|---|---:|");
+        for (kind, n) in &s.refused_by_kind {
+            let _ = writeln!(o, "| `{kind}` | {n} |");
+        }
+        let _ = writeln!(
+            o,
+            "\nRefusals whose message names no JSON pointer: {}.\n",
+            s.refused_without_pointer
+        );
+    }
+    let _ = writeln!(
+        o,
+        "## Time and memory per spec\n\n| | median | p90 | p99 | max |\n|---|---:|---:|---:|---:|"
+    );
+    let m = s.millis;
+    let _ = writeln!(
+        o,
+        "| generation time (ms) | {:.1} | {:.1} | {:.1} | {:.1} |",
+        m[0], m[1], m[2], m[3]
+    );
+    let r = s.peak_rss_kb;
+    let _ = writeln!(
+        o,
+        "| worker peak RSS (MB) | {:.1} | {:.1} | {:.1} | {:.1} |",
+        r[0] as f64 / 1024.0,
+        r[1] as f64 / 1024.0,
+        r[2] as f64 / 1024.0,
+        r[3] as f64 / 1024.0
+    );
+    let _ = writeln!(
+        o,
+        "\nSum of generation times: {:.1} s.\n",
+        s.total_millis / 1000.0
+    );
+    let _ = writeln!(
+        o,
+        "## Input schemas and strict clients\n\nTool input schemas (one per tool) carrying each feature, as generated (`full` profile) and under `schema_profile: \"strict\"`:\n"
+    );
+    let _ = writeln!(o, "| feature | full | strict |\n|---|---:|---:|");
+    let rows: [(&str, usize, usize); 8] = [
+        ("`$ref` / `$defs`", s.input.refs, s.strict.refs),
+        ("`oneOf`", s.input.one_of, s.strict.one_of),
+        ("`anyOf`", s.input.any_of, s.strict.any_of),
+        ("`allOf`", s.input.all_of, s.strict.all_of),
+        ("`format`", s.input.format, s.strict.format),
+        ("type arrays", s.input.type_array, s.strict.type_array),
+        (
+            "`not` / `if` / `patternProperties` / `dependentSchemas`",
+            s.input.exotic,
+            s.strict.exotic,
+        ),
+        (
+            "root not `type: object` or top-level combinator",
+            s.input.bad_root,
+            s.strict.bad_root,
+        ),
+    ];
+    for (name, full, strict) in rows {
+        let _ = writeln!(o, "| {name} | {full} | {strict} |");
+    }
+    let _ = writeln!(
+        o,
+        "| schemas | {} | {} |\n\n`format` under strict counts only the formats Gemini accepts (`date-time`, `int32`/`int64`, `float`/`double`); `anyOf` remains (both clients accept it below the root).",
+        s.input.schemas, s.strict.schemas
+    );
+    if details {
+        render_details(&mut o, reports);
+    }
+    o
+}
+
+fn render_details(o: &mut String, reports: &[SpecReport]) {
+    let failed: Vec<&SpecReport> = reports
+        .iter()
+        .filter(|r| r.outcome != Outcome::Generated)
+        .collect();
+    let _ = writeln!(
+        o,
+        "\n## Specs not generated\n\n| spec | outcome | kind | pointer | message |\n|---|---|---|---|---|"
+    );
+    for r in failed {
+        let _ = writeln!(
+            o,
+            "| `{}` | {} | {} | `{}` | {} |",
+            r.name,
+            r.outcome.as_str(),
+            r.error_kind.as_deref().unwrap_or(""),
+            one_line(r.error_pointer.as_deref().unwrap_or(""), 120),
+            one_line(r.message.as_deref().unwrap_or(""), 300)
+        );
+    }
+    let mut by_time: Vec<&SpecReport> = reports.iter().collect();
+    by_time.sort_by(|a, b| {
+        b.millis
+            .partial_cmp(&a.millis)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let _ = writeln!(
+        o,
+        "\n## Slowest specs\n\n| spec | MB | tools | ms | peak RSS MB |\n|---|---:|---:|---:|---:|"
+    );
+    for r in by_time.iter().take(15) {
+        let _ = writeln!(
+            o,
+            "| `{}` | {:.1} | {} | {:.0} | {:.0} |",
+            r.name,
+            r.bytes as f64 / 1e6,
+            r.tools,
+            r.millis,
+            r.peak_rss_kb.unwrap_or(0) as f64 / 1024.0
+        );
+    }
+    let hashed: Vec<&SpecReport> = reports.iter().filter(|r| r.hashed_names > 0).collect();
+    let _ = writeln!(
+        o,
+        "\n## Specs with hashed tool names\n\n| spec | tools | hashed |\n|---|---:|---:|"
+    );
+    for r in hashed {
+        let _ = writeln!(o, "| `{}` | {} | {} |", r.name, r.tools, r.hashed_names);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summarises_and_renders() {
+        let mut a = SpecReport::new("a.json", 10, Outcome::Generated);
+        a.tools = 3;
+        a.millis = 5.0;
+        a.peak_rss_kb = Some(2048);
+        let mut b = SpecReport::new("b.json", 10, Outcome::Refused);
+        b.error_kind = Some("DanglingRef".into());
+        b.error_pointer = Some("/paths/~1x".into());
+        b.message = Some("b.json: /paths/~1x: dangling | ref".into());
+        b.millis = 1.0;
+        let reports = vec![a, b];
+        let s = Summary::of(&reports);
+        assert_eq!(s.count(Outcome::Generated), 1);
+        assert_eq!(s.refused_by_kind["DanglingRef"], 1);
+        assert_eq!(s.refused_without_pointer, 0);
+        assert!((s.generated_percent() - 50.0).abs() < 1e-9);
+        let short = render_markdown("Corpus", "toolforge corpus x", &s, &reports, false);
+        assert!(short.contains("| generated | 1 | 50.0% |"), "{short}");
+        assert!(!short.contains("b.json"), "{short}");
+        let long = render_markdown("Corpus", "toolforge corpus x", &s, &reports, true);
+        assert!(long.contains("dangling \\| ref"), "{long}");
+    }
+}

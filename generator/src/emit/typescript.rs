@@ -1,0 +1,344 @@
+//! TypeScript declarations of tools for the `code` mode: the `code` tool's
+//! description declares each selected tool as a typed function
+//! (`codemode.dns_records_list(args)`), so the model writes calls that
+//! type-check against the real schemas.
+
+use std::fmt::Write;
+
+use serde_json::{Map, Value};
+
+use crate::ir::Tool;
+
+/// Deepest nesting rendered as a structural type; deeper parts become `any`.
+const MAX_DEPTH: usize = 4;
+/// Most enum members listed before falling back to the base type.
+const MAX_ENUM: usize = 12;
+
+fn is_ident(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+}
+
+fn key(name: &str) -> String {
+    if is_ident(name) {
+        name.to_string()
+    } else {
+        serde_json::to_string(name).unwrap_or_else(|_| "\"?\"".into())
+    }
+}
+
+fn literal(v: &Value) -> String {
+    match v {
+        Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => v.to_string(),
+        _ => "any".into(),
+    }
+}
+
+fn union(parts: Vec<String>) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for p in parts {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    if out.iter().any(|p| p == "any") {
+        return "any".into();
+    }
+    match out.len() {
+        0 => "never".into(),
+        1 => out.remove(0),
+        _ => out.join(" | "),
+    }
+}
+
+/// Renders a JSON Schema as a TypeScript type.
+pub fn ts_type(schema: &Value, depth: usize) -> String {
+    let Value::Object(s) = schema else {
+        return if schema == &Value::Bool(false) {
+            "never".into()
+        } else {
+            "any".into()
+        };
+    };
+    if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+        return r.rsplit('/').next().map_or("any".into(), type_name);
+    }
+    if let Some(Value::Array(values)) = s.get("enum")
+        && values.len() <= MAX_ENUM
+    {
+        return union(values.iter().map(literal).collect());
+    }
+    if let Some(c) = s.get("const") {
+        return literal(c);
+    }
+    if depth > MAX_DEPTH {
+        return "any".into();
+    }
+    for comb in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(members)) = s.get(comb) {
+            return union(members.iter().map(|m| ts_type(m, depth + 1)).collect());
+        }
+    }
+    if let Some(Value::Array(members)) = s.get("allOf") {
+        // `&` binds tighter than `|`: a union member keeps its parentheses.
+        let parts: Vec<String> = members
+            .iter()
+            .map(|m| ts_type(m, depth + 1))
+            .filter(|t| t != "any")
+            .map(|t| {
+                if top_level_union(&t) {
+                    format!("({t})")
+                } else {
+                    t
+                }
+            })
+            .collect();
+        return if parts.is_empty() {
+            "any".into()
+        } else {
+            parts.join(" & ")
+        };
+    }
+    match s.get("type") {
+        Some(Value::Array(types)) => union(
+            types
+                .iter()
+                .map(|t| {
+                    let mut single = s.clone();
+                    single.insert("type".into(), t.clone());
+                    ts_type(&Value::Object(single), depth)
+                })
+                .collect(),
+        ),
+        Some(Value::String(t)) => match t.as_str() {
+            "string" => "string".into(),
+            "integer" | "number" => "number".into(),
+            "boolean" => "boolean".into(),
+            "null" => "null".into(),
+            "array" => {
+                let item = s
+                    .get("items")
+                    .map_or("any".into(), |i| ts_type(i, depth + 1));
+                if item.contains(' ') {
+                    format!("Array<{item}>")
+                } else {
+                    format!("{item}[]")
+                }
+            }
+            "object" => object_type(s, depth),
+            _ => "any".into(),
+        },
+        _ if s.contains_key("properties") => object_type(s, depth),
+        _ => "any".into(),
+    }
+}
+
+/// Whether `t` is a union at its top level (a `|` outside braces,
+/// brackets, parentheses, angle brackets and string literals).
+fn top_level_union(t: &str) -> bool {
+    let mut depth = 0i32;
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in t.chars() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' | '[' | '(' | '<' => depth += 1,
+            '}' | ']' | ')' | '>' => depth -= 1,
+            '|' if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+fn object_type(s: &Map<String, Value>, depth: usize) -> String {
+    let required: Vec<&str> = s
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let props = s.get("properties").and_then(Value::as_object);
+    let mut fields: Vec<String> = props
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| {
+            let opt = if required.contains(&k.as_str()) {
+                ""
+            } else {
+                "?"
+            };
+            format!("{}{opt}: {}", key(k), ts_type(v, depth + 1))
+        })
+        .collect();
+    match s.get("additionalProperties") {
+        Some(Value::Bool(false)) => {}
+        Some(extra @ Value::Object(_)) => {
+            fields.push(format!("[key: string]: {}", ts_type(extra, depth + 1)))
+        }
+        _ if fields.is_empty() => return "Record<string, any>".into(),
+        _ => {}
+    }
+    format!("{{ {} }}", fields.join("; "))
+}
+
+/// A TypeScript type name for a `$defs` entry.
+pub fn type_name(def: &str) -> String {
+    let mut out = String::new();
+    let mut upper = true;
+    for c in def.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(if upper { c.to_ascii_uppercase() } else { c });
+            upper = false;
+        } else {
+            upper = true;
+        }
+    }
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, 'T');
+    }
+    out
+}
+
+fn doc_line(text: &str) -> String {
+    let first = text
+        .split("\n\n")
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut clipped: String = first.chars().take(160).collect();
+    if clipped.len() < first.len() {
+        clipped.push('…');
+    }
+    clipped.replace("*/", "* /")
+}
+
+/// One tool's declaration: the type aliases of its `$defs` (one per line,
+/// so a consumer can de-duplicate them across tools), then the method.
+pub fn tool_declaration(t: &Tool) -> String {
+    let mut out = String::new();
+    let mut seen: Vec<String> = Vec::new();
+    for schema in [Some(&t.input_schema), t.output_schema.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        if let Some(Value::Object(defs)) = schema.get("$defs") {
+            for (k, v) in defs {
+                if !seen.contains(k) {
+                    seen.push(k.clone());
+                    let _ = writeln!(out, "type {} = {};", type_name(k), ts_type(v, 1));
+                }
+            }
+        }
+    }
+    let input = ts_type(&t.input_schema, 0);
+    let output = t
+        .output_schema
+        .as_ref()
+        .map_or("unknown".into(), |o| ts_type(o, 1));
+    let _ = writeln!(
+        out,
+        "/** {} ({} {}) */",
+        doc_line(&t.description),
+        t.method.upper(),
+        t.path
+    );
+    let _ = write!(out, "{}(args: {input}): Promise<{output}>;", t.name);
+    out
+}
+
+/// Declarations of `tools` as methods of `declare const codemode`, plus the
+/// named types of every `$defs` entry they use.
+pub fn declarations<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> String {
+    let mut types: Map<String, Value> = Map::new();
+    let mut methods = String::new();
+    for t in tools {
+        for schema in [Some(&t.input_schema), t.output_schema.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            if let Some(Value::Object(defs)) = schema.get("$defs") {
+                for (k, v) in defs {
+                    types.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+        }
+        let input = ts_type(&t.input_schema, 0);
+        let output = t
+            .output_schema
+            .as_ref()
+            .map_or("unknown".into(), |o| ts_type(o, 1));
+        let _ = writeln!(
+            methods,
+            "  /** {} ({} {}) */",
+            doc_line(&t.description),
+            t.method.upper(),
+            t.path
+        );
+        let _ = writeln!(methods, "  {}(args: {input}): Promise<{output}>;", t.name);
+    }
+    let mut out = String::new();
+    for (name, schema) in &types {
+        let _ = writeln!(out, "type {} = {};", type_name(name), ts_type(schema, 1));
+    }
+    out.push_str("declare const codemode: {\n");
+    out.push_str(&methods);
+    out.push_str("};\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn renders_types() {
+        let s = json!({"type": "object", "required": ["a"], "properties": {
+            "a": {"type": "string"}, "b": {"type": ["integer", "null"]},
+            "c": {"enum": ["x", "y"]}, "d": {"type": "array", "items": {"$ref": "#/$defs/node_x"}},
+            "e-f": {"anyOf": [{"type": "boolean"}, {"type": "object"}]}
+        }, "additionalProperties": false});
+        assert_eq!(
+            ts_type(&s, 0),
+            "{ a: string; b?: number | null; c?: \"x\" | \"y\"; d?: NodeX[]; \"e-f\"?: boolean | Record<string, any> }"
+        );
+    }
+
+    #[test]
+    fn unions_inside_intersections_keep_their_grouping() {
+        let s = json!({"allOf": [
+            {"type": "object", "properties": {"name": {"type": "string"}}},
+            {"oneOf": [{"type": "object", "properties": {"a": {"type": "number"}}}, {"type": "null"}]}
+        ]});
+        assert_eq!(
+            ts_type(&s, 0),
+            "{ name?: string } & ({ a?: number } | null)"
+        );
+        assert!(!top_level_union("{ a?: string | null }"));
+        assert!(!top_level_union("\"a|b\""));
+        assert!(top_level_union("\"a\" | \"b\""));
+    }
+
+    #[test]
+    fn deep_schemas_stop() {
+        let mut s = json!({"type": "string"});
+        for _ in 0..20 {
+            s = json!({"type": "object", "properties": {"x": s}});
+        }
+        assert!(ts_type(&s, 0).contains("any"));
+    }
+}

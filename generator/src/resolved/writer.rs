@@ -1,0 +1,761 @@
+//! The resolved document written straight to JSON bytes, without building
+//! the (much larger) inlined value tree first.
+//!
+//! Same rules as [`resolve_document`](super::resolve_document): every local
+//! `$ref` inlined, `$circular` markers on the current branch, memoised
+//! expansions (here: the byte range where an expansion was first written,
+//! so a repeated target costs a copy within the output and no memory).
+//! Layout: compact JSON with one line per root member, per path item and per
+//! component entry, so a regenerated artifact diffs line by line.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::{DEPTH_FACTOR, NODES_FACTOR, push_token};
+use crate::error::{GenerateError, Result};
+use crate::load::Document;
+use crate::policy::{MergedPath, Policy};
+use crate::refs::{Ctx, child_ctx, deref, invalid, resolve_ref};
+use crate::schema::{Cycles, Limits};
+
+/// Root key naming the generator and release.
+pub const GENERATED_KEY: &str = "x-toolforge-generated";
+/// Root key present when large shared schemas were kept as references.
+pub const SHARED_REFS_KEY: &str = "x-toolforge-shared-refs";
+/// Largest target (estimated values) still inlined when a document is too
+/// large to inline whole; bigger ones stay `$ref`s into `components`.
+pub const SHARED_INLINE_MAX: usize = 256;
+
+/// One memoised expansion: where it was written in the output (the output
+/// only grows, except when [`Writer::truncate`] cuts it, which drops the
+/// memos past the cut), so a repeat is a copy within the buffer.
+#[derive(Clone, Copy)]
+struct Memo {
+    start: usize,
+    end: usize,
+    nodes: usize,
+    height: usize,
+}
+
+/// Writes the resolved document of `doc` as JSON: `$ref`s inlined, merged
+/// paths split by `policy` (Cloudflare `/{account_or_zone}/…` become the two
+/// real paths), and `"x-toolforge-generated": generated` as the last root
+/// member. Bounds as in [`resolve_document`](super::resolve_document).
+///
+/// DAG-shaped specs (Stripe, Microsoft Graph, …) would grow to billions of
+/// values fully inlined. When the estimate ([`Cycles::document_size`]), or
+/// a first attempt, exceeds a quarter of the node bound, references to
+/// recursive targets and to targets larger than [`SHARED_INLINE_MAX`]
+/// values stay `$ref`s (every `components` entry is written, itself
+/// resolved the same way) and the root says so under [`SHARED_REFS_KEY`].
+///
+/// # Errors
+/// [`GenerateError::TooDeep`] / [`GenerateError::TooLarge`] past the bounds
+/// and the reference errors of [`resolve_ref`].
+pub fn write_document(
+    doc: &Document,
+    cycles: &Cycles,
+    limits: &Limits,
+    policy: &Policy,
+    generated: &str,
+) -> Result<Vec<u8>> {
+    let max_nodes = limits.max_nodes.saturating_mul(NODES_FACTOR);
+    let quarter = max_nodes / 4;
+    // The estimate cannot see blow-ups inside reference cycles: a full
+    // attempt is capped, and a capped failure falls back to shared refs.
+    if cycles.document_size() <= quarter {
+        match write_with(doc, cycles, limits, policy, generated, true, quarter) {
+            Err(GenerateError::TooLarge { limit, .. }) if limit == quarter => {}
+            other => return other,
+        }
+    }
+    write_with(doc, cycles, limits, policy, generated, false, max_nodes)
+}
+
+fn write_with(
+    doc: &Document,
+    cycles: &Cycles,
+    limits: &Limits,
+    policy: &Policy,
+    generated: &str,
+    inline_all: bool,
+    max_nodes: usize,
+) -> Result<Vec<u8>> {
+    let mut w = Writer {
+        doc,
+        cycles,
+        inline_all,
+        max_depth: limits.max_depth.saturating_mul(DEPTH_FACTOR),
+        max_nodes,
+        nodes: 0,
+        branch: Vec::new(),
+        open_sccs: vec![0; cycles.scc_count()],
+        cache: HashMap::new(),
+        memo_log: Vec::new(),
+        out: Vec::with_capacity(doc_size_hint(doc)),
+        expanding: 0,
+    };
+    let mut pointer = String::new();
+    match &doc.root {
+        Value::Object(root) if !root.contains_key("$ref") => {
+            w.write_root(root, &mut pointer, policy, generated)?;
+        }
+        other => {
+            w.walk(other, &mut pointer, Ctx::Root, 0)?;
+        }
+    }
+    w.out.push(b'\n');
+    Ok(w.out)
+}
+
+/// A generous starting capacity (48 KiB per path, at most 4 GiB): capacity
+/// that is never written costs no memory, while growing a buffer of tens
+/// of megabytes copies it and briefly holds both.
+fn doc_size_hint(doc: &Document) -> usize {
+    doc.root
+        .get("paths")
+        .and_then(Value::as_object)
+        .map_or(0, |p| p.len())
+        .saturating_mul(48 * 1024)
+        .saturating_add(1 << 20)
+        .min(1 << 32)
+}
+
+struct Writer<'a> {
+    doc: &'a Document,
+    cycles: &'a Cycles,
+    /// Inline every reference (else only small targets, see [`SHARED_INLINE_MAX`]).
+    inline_all: bool,
+    max_depth: usize,
+    max_nodes: usize,
+    nodes: usize,
+    /// Targets being inlined on the current branch.
+    branch: Vec<String>,
+    /// Members of each SCC on the branch.
+    open_sccs: Vec<u32>,
+    cache: HashMap<(String, Ctx), Memo>,
+    /// Cache keys in insertion order (their `end`s only grow).
+    memo_log: Vec<(String, Ctx)>,
+    out: Vec<u8>,
+    /// How many expansions enclose the current position (no line breaks inside).
+    expanding: usize,
+}
+
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    // Writing a &str to a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+impl Writer<'_> {
+    /// Cuts the output back to `len` and forgets memos that pointed past it.
+    fn truncate(&mut self, len: usize) {
+        self.out.truncate(len);
+        while let Some(key) = self.memo_log.last() {
+            match self.cache.get(key) {
+                Some(memo) if memo.end > len => {
+                    self.cache.remove(key);
+                    self.memo_log.pop();
+                }
+                Some(_) => break,
+                None => {
+                    self.memo_log.pop();
+                }
+            }
+        }
+    }
+
+    /// The bytes written since `start`, removed from the output.
+    fn take_from(&mut self, start: usize) -> Vec<u8> {
+        let bytes = self.out[start..].to_vec();
+        self.truncate(start);
+        bytes
+    }
+
+    fn too_deep(&self, pointer: &str) -> GenerateError {
+        GenerateError::TooDeep {
+            file: self.doc.file.clone(),
+            pointer: pointer.to_string(),
+            limit: self.max_depth,
+        }
+    }
+
+    fn count(&mut self, n: usize, pointer: &str) -> Result<()> {
+        self.nodes = self.nodes.saturating_add(n);
+        if self.nodes > self.max_nodes {
+            return Err(GenerateError::TooLarge {
+                file: self.doc.file.clone(),
+                pointer: pointer.to_string(),
+                limit: self.max_nodes,
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether the members of the object at `pointer` go on their own lines.
+    fn lines_at(&self, pointer: &str) -> bool {
+        if self.expanding > 0 {
+            return false;
+        }
+        pointer == "/paths"
+            || pointer == "/components"
+            || pointer
+                .strip_prefix("/components/")
+                .is_some_and(|kind| !kind.contains('/'))
+    }
+
+    fn write_root(
+        &mut self,
+        root: &Map<String, Value>,
+        pointer: &mut String,
+        policy: &Policy,
+        generated: &str,
+    ) -> Result<()> {
+        self.count(1, pointer)?;
+        self.out.push(b'{');
+        let mut first = true;
+        for (key, child) in root {
+            if key == GENERATED_KEY {
+                continue;
+            }
+            if !first {
+                self.out.push(b',');
+            }
+            first = false;
+            self.out.push(b'\n');
+            write_str(&mut self.out, key);
+            self.out.push(b':');
+            let len = pointer.len();
+            push_token(pointer, key);
+            let c = child_ctx(Ctx::Root, Some(key));
+            let walked = match child {
+                Value::Object(paths) if key == "paths" => self.write_paths(paths, pointer, policy),
+                _ => self.walk(child, pointer, c, 1).map(|_| ()),
+            };
+            pointer.truncate(len);
+            walked?;
+        }
+        if !first {
+            self.out.push(b',');
+        }
+        if !self.inline_all {
+            self.out.push(b'\n');
+            write_str(&mut self.out, SHARED_REFS_KEY);
+            self.out.push(b':');
+            write_str(
+                &mut self.out,
+                &format!(
+                    "references to schemas of more than {SHARED_INLINE_MAX} values are kept (into components): inlined whole, this document would hold about {} values",
+                    self.cycles.document_size()
+                ),
+            );
+            self.out.push(b',');
+        }
+        self.out.push(b'\n');
+        write_str(&mut self.out, GENERATED_KEY);
+        self.out.push(b':');
+        write_str(&mut self.out, generated);
+        self.out.extend_from_slice(b"\n}");
+        Ok(())
+    }
+
+    /// The `paths` object with merged paths split into their real paths.
+    fn write_paths(
+        &mut self,
+        paths: &Map<String, Value>,
+        pointer: &mut String,
+        policy: &Policy,
+    ) -> Result<()> {
+        if self.max_depth < 1 {
+            return Err(self.too_deep(pointer));
+        }
+        self.count(1, pointer)?;
+        // Later entries for the same concrete path replace earlier ones in place.
+        let mut entries: indexmap_like::OrderedMap<'_> = indexmap_like::OrderedMap::default();
+        for (path, item) in paths {
+            match policy.merged_path(path) {
+                None => entries.insert(path.clone(), (path.as_str(), item, None)),
+                Some(m) => {
+                    for i in 0..m.variants.len() {
+                        let concrete = m.variants[i].1.clone();
+                        entries.insert(concrete, (path.as_str(), item, Some((m.clone(), i))));
+                    }
+                }
+            }
+        }
+        self.out.push(b'{');
+        let n = entries.len();
+        for (i, (key, (source_path, item, variant))) in entries.into_iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            self.out.push(b'\n');
+            write_str(&mut self.out, &key);
+            self.out.push(b':');
+            let len = pointer.len();
+            push_token(pointer, source_path);
+            let walked = match variant {
+                None => self.walk(item, pointer, Ctx::Node, 2),
+                Some((m, idx)) => self.write_variant(item, pointer, &m, idx),
+            };
+            pointer.truncate(len);
+            walked?;
+        }
+        if n > 0 {
+            self.out.push(b'\n');
+        }
+        self.out.push(b'}');
+        Ok(())
+    }
+
+    /// One concrete variant of a merged path item: the selector parameter
+    /// removed, the id parameter renamed to the real one.
+    fn write_variant(
+        &mut self,
+        item: &Value,
+        pointer: &mut String,
+        m: &MergedPath,
+        idx: usize,
+    ) -> Result<usize> {
+        let (item, _) = deref(self.doc, item, pointer)?;
+        let mut item = item.clone();
+        let (value, _, real_id) = &m.variants[idx];
+        let scope = if value == "accounts" {
+            "account"
+        } else {
+            "zone"
+        };
+        if let Value::Object(obj) = &mut item {
+            for (key, entry) in obj.iter_mut() {
+                let params = if key == "parameters" {
+                    Some(entry)
+                } else {
+                    entry.get_mut("parameters")
+                };
+                if let Some(Value::Array(list)) = params {
+                    self.rewrite_params(list, pointer, m, real_id, scope)?;
+                }
+            }
+        }
+        self.walk(&item, pointer, Ctx::Node, 2)
+    }
+
+    fn rewrite_params(
+        &self,
+        list: &mut Vec<Value>,
+        pointer: &str,
+        m: &MergedPath,
+        real_id: &str,
+        scope: &str,
+    ) -> Result<()> {
+        for p in list.iter_mut() {
+            if p.get("$ref").is_some() {
+                let (target, _) = deref(self.doc, p, pointer)?;
+                *p = target.clone();
+            }
+        }
+        let in_path = |p: &Value, name: &str| {
+            p.get("in").and_then(Value::as_str) == Some("path")
+                && p.get("name").and_then(Value::as_str) == Some(name)
+        };
+        list.retain(|p| !in_path(p, &m.selector));
+        for p in list.iter_mut() {
+            if in_path(p, &m.id_param) {
+                p["name"] = Value::String(real_id.to_string());
+                p["description"] = Value::String(format!("The {scope} identifier."));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `value` (at `pointer`, in context `ctx`) with refs inlined and
+    /// returns its height. `pointer` is restored on return.
+    fn walk(
+        &mut self,
+        value: &Value,
+        pointer: &mut String,
+        ctx: Ctx,
+        depth: usize,
+    ) -> Result<usize> {
+        if depth > self.max_depth {
+            return Err(self.too_deep(pointer));
+        }
+        self.count(1, pointer)?;
+        match value {
+            Value::Object(map) => {
+                if ctx.holds_refs() && map.contains_key("$ref") {
+                    return self.walk_ref(map, pointer, ctx, depth);
+                }
+                let lines = self.lines_at(pointer);
+                self.out.push(b'{');
+                let mut height = 0;
+                for (i, (key, child)) in map.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    if lines {
+                        self.out.push(b'\n');
+                    }
+                    write_str(&mut self.out, key);
+                    self.out.push(b':');
+                    let len = pointer.len();
+                    push_token(pointer, key);
+                    let c = child_ctx(ctx, Some(key));
+                    let walked = if ctx == Ctx::Components && c != Ctx::Data {
+                        self.walk_components(child, pointer, c, depth + 1)
+                    } else {
+                        self.walk(child, pointer, c, depth + 1)
+                    };
+                    pointer.truncate(len);
+                    height = height.max(walked? + 1);
+                }
+                if lines && !map.is_empty() {
+                    self.out.push(b'\n');
+                }
+                self.out.push(b'}');
+                Ok(height)
+            }
+            Value::Array(items) => {
+                let c = child_ctx(ctx, None);
+                self.out.push(b'[');
+                let mut height = 0;
+                for (i, child) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    let len = pointer.len();
+                    push_token(pointer, &i.to_string());
+                    let walked = self.walk(child, pointer, c, depth + 1);
+                    pointer.truncate(len);
+                    height = height.max(walked? + 1);
+                }
+                self.out.push(b']');
+                Ok(height)
+            }
+            scalar => {
+                // Scalars always serialise.
+                let _ = serde_json::to_writer(&mut self.out, scalar);
+                Ok(0)
+            }
+        }
+    }
+
+    /// One `components/<kind>` map: each entry is expanded as a target.
+    fn walk_components(
+        &mut self,
+        value: &Value,
+        pointer: &mut String,
+        ctx: Ctx,
+        depth: usize,
+    ) -> Result<usize> {
+        let Value::Object(entries) = value else {
+            return self.walk(value, pointer, ctx, depth);
+        };
+        if depth > self.max_depth {
+            return Err(self.too_deep(pointer));
+        }
+        self.count(1, pointer)?;
+        let entry_ctx = match ctx {
+            Ctx::SchemaMap => Ctx::Schema,
+            Ctx::Examples => Ctx::ExampleObj,
+            _ => Ctx::Node,
+        };
+        let lines = self.lines_at(pointer);
+        self.out.push(b'{');
+        let mut height = 0;
+        for (i, (name, entry)) in entries.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            if lines {
+                self.out.push(b'\n');
+            }
+            write_str(&mut self.out, name);
+            self.out.push(b':');
+            let mut target_pointer = pointer.clone();
+            push_token(&mut target_pointer, name);
+            let h = self.expand(entry, target_pointer, entry_ctx, depth + 1)?;
+            height = height.max(h + 1);
+        }
+        if lines && !entries.is_empty() {
+            self.out.push(b'\n');
+        }
+        self.out.push(b'}');
+        Ok(height)
+    }
+
+    fn walk_ref(
+        &mut self,
+        map: &Map<String, Value>,
+        pointer: &mut String,
+        ctx: Ctx,
+        depth: usize,
+    ) -> Result<usize> {
+        let Some(reference) = map.get("$ref").and_then(Value::as_str) else {
+            return Err(invalid(&self.doc.file, pointer, "`$ref` must be a string"));
+        };
+        let doc = self.doc;
+        let (target, target_pointer) = resolve_ref(doc, reference, pointer)?;
+        if !self.inline_all
+            && (self.cycles.is_recursive(&target_pointer)
+                || self
+                    .cycles
+                    .expanded_size(&target_pointer)
+                    .is_none_or(|n| n > SHARED_INLINE_MAX))
+        {
+            return self.keep_ref(map, pointer, ctx, depth);
+        }
+        let start = self.out.len();
+        let mut height = if self.branch.contains(&target_pointer) {
+            self.out.extend_from_slice(b"{\"$circular\":");
+            write_str(&mut self.out, &format!("#{target_pointer}"));
+            self.out.push(b'}');
+            1
+        } else {
+            let target_ctx = match ctx {
+                Ctx::Schema | Ctx::ExampleObj => ctx,
+                _ => Ctx::Node,
+            };
+            self.expand(target, target_pointer, target_ctx, depth + 1)?
+        };
+        if map.len() == 1 || self.out.get(start) != Some(&b'{') {
+            return Ok(height);
+        }
+        // Keys next to the `$ref` override the target's (in place) or are appended.
+        let expansion = self.take_from(start);
+        let mut siblings: Vec<(&String, Vec<u8>)> = Vec::with_capacity(map.len() - 1);
+        for (key, child) in map {
+            if key == "$ref" {
+                continue;
+            }
+            let len = pointer.len();
+            push_token(pointer, key);
+            let at = self.out.len();
+            let walked = self.walk(child, pointer, child_ctx(ctx, Some(key)), depth + 1);
+            pointer.truncate(len);
+            height = height.max(walked? + 1);
+            siblings.push((key, self.take_from(at)));
+        }
+        let members = object_members(&expansion).ok_or_else(|| GenerateError::Emit {
+            file: "artifacts/spec.json".into(),
+            message: format!("{pointer}: internal error: inlined target is not an object"),
+        })?;
+        self.out.push(b'{');
+        let mut first = true;
+        let mut used = vec![false; siblings.len()];
+        for (key_bytes, value_bytes) in members {
+            let key: String = serde_json::from_slice(key_bytes).unwrap_or_default();
+            if !first {
+                self.out.push(b',');
+            }
+            first = false;
+            self.out.extend_from_slice(key_bytes);
+            self.out.push(b':');
+            match siblings.iter().position(|(k, _)| **k == key) {
+                Some(i) => {
+                    used[i] = true;
+                    self.out.extend_from_slice(&siblings[i].1);
+                }
+                None => self.out.extend_from_slice(value_bytes),
+            }
+        }
+        for (i, (key, bytes)) in siblings.iter().enumerate() {
+            if used[i] {
+                continue;
+            }
+            if !first {
+                self.out.push(b',');
+            }
+            first = false;
+            write_str(&mut self.out, key);
+            self.out.push(b':');
+            self.out.extend_from_slice(bytes);
+        }
+        self.out.push(b'}');
+        Ok(height)
+    }
+
+    /// Writes a reference object as it is (its siblings resolved).
+    fn keep_ref(
+        &mut self,
+        map: &Map<String, Value>,
+        pointer: &mut String,
+        ctx: Ctx,
+        depth: usize,
+    ) -> Result<usize> {
+        self.out.push(b'{');
+        let mut height = 1;
+        for (i, (key, child)) in map.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            write_str(&mut self.out, key);
+            self.out.push(b':');
+            if key == "$ref" {
+                let _ = serde_json::to_writer(&mut self.out, child);
+                continue;
+            }
+            let len = pointer.len();
+            push_token(pointer, key);
+            let walked = self.walk(child, pointer, child_ctx(ctx, Some(key)), depth + 1);
+            pointer.truncate(len);
+            height = height.max(walked? + 1);
+        }
+        self.out.push(b'}');
+        Ok(height)
+    }
+
+    /// Writes a reference target inlined (memoised when its SCC is not open)
+    /// and returns its height.
+    fn expand(
+        &mut self,
+        target: &Value,
+        target_pointer: String,
+        ctx: Ctx,
+        depth: usize,
+    ) -> Result<usize> {
+        let scc = self.cycles.scc_of(&target_pointer);
+        let cacheable = scc.is_some_and(|s| self.open_sccs.get(s) == Some(&0));
+        let key = (target_pointer, ctx);
+        if cacheable && let Some(hit) = self.cache.get(&key).copied() {
+            if depth + hit.height > self.max_depth {
+                return Err(self.too_deep(&key.0));
+            }
+            self.count(hit.nodes, &key.0)?;
+            self.out.extend_from_within(hit.start..hit.end);
+            return Ok(hit.height);
+        }
+        let before = self.nodes;
+        let start = self.out.len();
+        self.branch.push(key.0.clone());
+        if let Some(open) = scc.and_then(|s| self.open_sccs.get_mut(s)) {
+            *open += 1;
+        }
+        self.expanding += 1;
+        let mut pointer = key.0.clone();
+        let walked = self.walk(target, &mut pointer, ctx, depth);
+        self.expanding -= 1;
+        if let Some(open) = scc.and_then(|s| self.open_sccs.get_mut(s)) {
+            *open -= 1;
+        }
+        self.branch.pop();
+        let height = walked?;
+        if cacheable {
+            let memo = Memo {
+                start,
+                end: self.out.len(),
+                nodes: self.nodes - before,
+                height,
+            };
+            self.memo_log.push(key.clone());
+            self.cache.insert(key, memo);
+        }
+        Ok(height)
+    }
+}
+
+/// The top-level members of a compact JSON object written by this module:
+/// `(key bytes with quotes, value bytes)`. `None` if `bytes` is not one.
+fn object_members(bytes: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+    let inner = bytes.strip_prefix(b"{")?.strip_suffix(b"}")?;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < inner.len() {
+        let key_end = skip_string(inner, i)?;
+        let key = &inner[i..key_end];
+        if inner.get(key_end) != Some(&b':') {
+            return None;
+        }
+        let value_start = key_end + 1;
+        let value_end = skip_value(inner, value_start)?;
+        out.push((key, &inner[value_start..value_end]));
+        i = value_end;
+        match inner.get(i) {
+            Some(b',') => i += 1,
+            None => {}
+            Some(_) => return None,
+        }
+    }
+    Some(out)
+}
+
+/// End (exclusive) of the JSON string starting at `start`.
+fn skip_string(s: &[u8], start: usize) -> Option<usize> {
+    if s.get(start) != Some(&b'"') {
+        return None;
+    }
+    let mut i = start + 1;
+    while i < s.len() {
+        match s[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// End (exclusive) of the JSON value starting at `start` (iterative).
+fn skip_value(s: &[u8], start: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = start;
+    loop {
+        match *s.get(i)? {
+            b'"' => i = skip_string(s, i)?,
+            b'{' | b'[' => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                i += 1;
+            }
+            b',' if depth == 0 => return Some(i),
+            _ => i += 1,
+        }
+        if depth == 0 && matches!(s.get(i), None | Some(b',')) {
+            return Some(i);
+        }
+    }
+}
+
+/// A tiny insertion-ordered map where re-inserting a key replaces the value
+/// in place (the semantics of `serde_json::Map` with `preserve_order`).
+mod indexmap_like {
+    use std::collections::HashMap;
+
+    use crate::policy::MergedPath;
+    use serde_json::Value;
+
+    type Entry<'a> = (&'a str, &'a Value, Option<(MergedPath, usize)>);
+
+    #[derive(Default)]
+    pub(super) struct OrderedMap<'a> {
+        index: HashMap<String, usize>,
+        entries: Vec<(String, Entry<'a>)>,
+    }
+
+    impl<'a> OrderedMap<'a> {
+        pub(super) fn insert(&mut self, key: String, value: Entry<'a>) {
+            match self.index.get(&key) {
+                Some(&i) => self.entries[i].1 = value,
+                None => {
+                    self.index.insert(key.clone(), self.entries.len());
+                    self.entries.push((key, value));
+                }
+            }
+        }
+
+        pub(super) fn len(&self) -> usize {
+            self.entries.len()
+        }
+
+        pub(super) fn into_iter(self) -> impl Iterator<Item = (String, Entry<'a>)> {
+            self.entries.into_iter()
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "writer_tests.rs"]
+mod tests;

@@ -1,0 +1,147 @@
+//! Tests of the resolved-document writer (kept next to `writer.rs`).
+use serde_json::json;
+
+use super::*;
+use crate::config::PolicyKind;
+
+fn doc(root: Value) -> Document {
+    Document {
+        root,
+        file: "spec.json".into(),
+        openapi_version: "3.0.3".into(),
+    }
+}
+
+/// The writer's output equals the value resolver's, merged paths split.
+fn check_same(d: &Document, kind: PolicyKind) -> Value {
+    let policy = Policy::new(kind);
+    let cycles = Cycles::compute(d);
+    let bytes = write_document(d, &cycles, &Limits::default(), &policy, "gen").unwrap();
+    let written: Value = serde_json::from_slice(&bytes).unwrap();
+    let mut expected = super::super::resolve_document(d, &Limits::default()).unwrap();
+    crate::emit::artifacts::split_merged_paths(&mut expected, &policy);
+    expected[GENERATED_KEY] = json!("gen");
+    assert_eq!(
+        serde_json::to_string(&written).unwrap(),
+        serde_json::to_string(&expected).unwrap()
+    );
+    written
+}
+
+#[test]
+fn matches_the_value_resolver() {
+    let d = doc(json!({
+        "openapi": "3.0.3",
+        "paths": {
+            "/{account_or_zone}/{account_or_zone_id}/rules": {
+                "parameters": [{"$ref": "#/components/parameters/Sel"}, {"name": "account_or_zone_id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "get": {"responses": {"200": {"$ref": "#/components/responses/Ok"}}}
+            },
+            "/pets/{id}": {"get": {"parameters": [{"$ref": "#/components/parameters/Id"}],
+                "responses": {"200": {"description": "d", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Tree", "description": "over", "title": "new"}}}}}}}
+        },
+        "components": {
+            "parameters": {
+                "Sel": {"name": "account_or_zone", "in": "path", "required": true, "schema": {"type": "string"}},
+                "Id": {"name": "id", "in": "path", "schema": {"$ref": "#/components/schemas/Id"}}
+            },
+            "responses": {"Ok": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Tree"}}}}},
+            "schemas": {
+                "Id": {"type": "string", "description": "an \"id\"\n"},
+                "Tree": {"type": "object", "description": "t", "properties": {"kids": {"type": "array", "items": {"$ref": "#/components/schemas/Tree", "description": "child"}}, "id": {"$ref": "#/components/schemas/Id"}}},
+                "Empty": {},
+                "Alias": {"$ref": "#/components/schemas/Empty", "title": "x"}
+            }
+        }
+    }));
+    let out = check_same(&d, PolicyKind::Cloudflare);
+    assert!(out["paths"].get("/accounts/{account_id}/rules").is_some());
+    assert_eq!(out["components"]["schemas"]["Alias"], json!({"title": "x"}));
+    check_same(&d, PolicyKind::Generic);
+    let bytes = write_document(
+        &d,
+        &Cycles::compute(&d),
+        &Limits::default(),
+        &Policy::new(PolicyKind::Generic),
+        "gen",
+    )
+    .unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(text.starts_with("{\n\"openapi\":\"3.0.3\",\n\"paths\":{\n\"/{account_or_zone}"));
+    assert!(text.contains("\n\"Tree\":{"), "{text}");
+    assert!(text.ends_with(",\n\"x-toolforge-generated\":\"gen\"\n}\n"));
+}
+
+#[test]
+fn dag_shaped_documents_keep_large_shared_refs() {
+    let mut schemas = Map::new();
+    for i in 0..40 {
+        let next = json!({"$ref": format!("#/components/schemas/S{}", i + 1)});
+        schemas.insert(
+            format!("S{i}"),
+            json!({"type": "object", "properties": {"a": next.clone(), "b": next}}),
+        );
+    }
+    schemas.insert("S40".into(), json!({"type": "string", "enum": ["x"]}));
+    let d = doc(json!({
+        "openapi": "3.0.3",
+        "paths": {"/s": {"get": {"responses": {"200": {"description": "d", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/S0"}}}}}}}},
+        "components": {"schemas": schemas}
+    }));
+    let cycles = Cycles::compute(&d);
+    assert!(
+        cycles.document_size() > 1 << 40,
+        "{}",
+        cycles.document_size()
+    );
+    let bytes = write_document(
+        &d,
+        &cycles,
+        &Limits::default(),
+        &Policy::new(PolicyKind::Generic),
+        "g",
+    )
+    .unwrap();
+    assert!(bytes.len() < 20_000, "{}", bytes.len());
+    let out: Value = serde_json::from_slice(&bytes).unwrap();
+    let schema =
+        &out["paths"]["/s"]["get"]["responses"]["200"]["content"]["application/json"]["schema"];
+    assert_eq!(schema, &json!({"$ref": "#/components/schemas/S0"}));
+    // Small targets are still inlined.
+    assert_eq!(
+        out["components"]["schemas"]["S39"]["properties"]["a"],
+        json!({"type": "string", "enum": ["x"]})
+    );
+    assert!(out[SHARED_REFS_KEY].is_string());
+}
+
+#[test]
+fn members_of_compact_objects() {
+    let m = object_members(br#"{"a":{"b":[1,"}"]},"c\"":"x,y","d":null}"#).unwrap();
+    let keys: Vec<&[u8]> = m.iter().map(|(k, _)| *k).collect();
+    assert_eq!(keys, [&b"\"a\""[..], b"\"c\\\"\"", b"\"d\""]);
+    assert_eq!(m[0].1, br#"{"b":[1,"}"]}"#);
+    assert_eq!(m[1].1, br#""x,y""#);
+    assert_eq!(object_members(b"{}").unwrap().len(), 0);
+    assert!(object_members(b"[1]").is_none());
+    assert!(object_members(br#"{"a":[1}"#).is_none());
+}
+
+#[test]
+fn errors_name_the_pointer() {
+    let d = doc(
+        json!({"openapi": "3.0.3", "paths": {"/x": {"get": {"parameters": [{"$ref": "#/components/parameters/Nope"}]}}}}),
+    );
+    let e = write_document(
+        &d,
+        &Cycles::compute(&d),
+        &Limits::default(),
+        &Policy::new(PolicyKind::Generic),
+        "g",
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&e, GenerateError::DanglingRef { pointer, .. } if pointer == "/paths/~1x/get/parameters/0"),
+        "{e}"
+    );
+}
