@@ -7,8 +7,18 @@ if command -v npm >/dev/null 2>&1; then
   if [ ! -x tests/node_modules/.bin/prism ] || [ tests/package-lock.json -nt tests/node_modules/.package-lock.json ]; then
     npm ci --prefix tests --no-audit --no-fund --loglevel=error
   fi
+  # The conformance suite imports fs.globSync (Node 22+) for a command we do not use.
+  node tests/js/patch-conformance.mjs
 else
   echo "tests/run.sh: npm not found; tests that need Node tools will fail (set TOOLFORGE_SKIP_NODE=1 to skip them)" >&2
+fi
+# Python MCP clients (mcp.Client for 2026-07-28, ClientSession for 2025-11-25).
+if [ "${TOOLFORGE_SKIP_PYTHON:-}" != 1 ] && command -v python3 >/dev/null 2>&1; then
+  if [ ! -x tests/py/.venv/bin/python ] || [ tests/py/requirements.txt -nt tests/py/.venv/.installed ]; then
+    python3 -m venv tests/py/.venv
+    tests/py/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/py/requirements.txt
+    touch tests/py/.venv/.installed
+  fi
 fi
 # ../shared holds the real Cloudflare releases and the spec corpus; tests that
 # need it say SKIPPED loudly when it is absent.
@@ -16,4 +26,4 @@ if [ -z "${TOOLFORGE_SHARED:-}" ] && [ -d ../shared/specs ]; then
   TOOLFORGE_SHARED="$(cd ../shared && pwd)"
   export TOOLFORGE_SHARED
 fi
-cargo test --workspace --all-targets "$@"
+cargo test --workspace "$@"

@@ -12,6 +12,9 @@ pub struct Catalogue {
     pub products: &'static [Product],
     /// JSON text of `source.json` (release URL, sha256, generator version).
     pub source: &'static str,
+    /// JSON text of the resolved spec for Code Mode `search` (empty when the
+    /// generator was told not to emit it).
+    pub spec: &'static str,
 }
 
 impl Catalogue {
@@ -70,6 +73,9 @@ pub struct ToolDef {
     pub envelope: Envelope,
     /// The operation is marked deprecated.
     pub deprecated: bool,
+    /// TypeScript declaration of the tool as a `codemode` method (with the
+    /// type aliases it uses), for the `code` mode's tool description.
+    pub ts_declaration: &'static str,
 }
 
 impl ToolDef {

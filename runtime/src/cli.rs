@@ -1,22 +1,41 @@
-//! The command line of a generated binary. For now it inspects the
-//! catalogue and dry-runs request building; serving MCP comes with the
-//! server.
+//! The command line of a generated binary: serve MCP (stdio or Streamable
+//! HTTP), plus developer commands that inspect the catalogue and dry-run
+//! request building.
+//!
+//! ```text
+//! BIN [serve] --transport stdio|http [--mode direct|codemode|code] [--listen ADDR] [--upstream URL] ...
+//! BIN list | describe TOOL | request TOOL ARGS_JSON | source
+//! ```
+//!
+//! [`main`] first gives the process to the Code Mode sandbox when it was
+//! started as a sandbox worker (the server re-executes its own binary for
+//! its workers; see [`crate::sandbox::run_worker_if_requested`]).
 
 use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
+use anyhow::{Context as _, bail};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 
 use crate::catalogue::{Catalogue, ToolDef};
+use crate::codemode::{Mode, ModeSetup};
+use crate::config::{
+    Exposure, UpstreamConfig, default_upstream, token_env_name, validate_upstream,
+};
+use crate::credential::Credential;
 use crate::request::build_request;
+use crate::sandbox::{Limits, SandboxConfig, WorkerCommand};
+use crate::server::auth::{TOKENS_ENV, TokenTable};
+use crate::server::http::{ClientAuth, HttpOptions, serve_http};
+use crate::server::stdio::serve_stdio;
+use crate::server::{Core, CoreOptions};
 
-const USAGE: &str = "usage:
-  BIN list                      tool names and titles, one per line
-  BIN describe TOOL             the tool as MCP would list it (JSON)
-  BIN request TOOL ARGS_JSON    dry run: the upstream request the arguments build (JSON)
-  BIN source                    the release this binary was generated from";
-
-/// The MCP listing entry of a tool, as JSON.
+/// The MCP listing entry of a tool, as JSON (with its output schema).
 pub fn tool_listing(tool: &ToolDef) -> Value {
     let input: Value =
         serde_json::from_str(tool.input_schema).unwrap_or_else(|_| json!({"type": "object"}));
@@ -41,6 +60,122 @@ pub fn tool_listing(tool: &ToolDef) -> Value {
     v
 }
 
+#[derive(Debug, Parser)]
+#[command(
+    about = "An MCP server for a toolforge-generated API catalogue",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve MCP (the default when no command is given).
+    Serve(Box<ServeArgs>),
+    /// Tool names and titles, one per line.
+    List,
+    /// The tool as MCP would list it (JSON, with its output schema).
+    Describe {
+        /// Tool name.
+        tool: String,
+    },
+    /// Dry run: the upstream request the arguments build (JSON).
+    Request {
+        /// Tool name.
+        tool: String,
+        /// The arguments, a JSON object.
+        args_json: String,
+    },
+    /// The release this binary was generated from.
+    Source,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Transport {
+    /// JSON-RPC on stdin/stdout.
+    Stdio,
+    /// Streamable HTTP at /mcp.
+    Http,
+}
+
+#[derive(Debug, Clone, Args)]
+struct ServeArgs {
+    /// Transport: stdio or http.
+    #[arg(long, value_enum)]
+    transport: Option<Transport>,
+    /// HTTP listen address (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    listen: SocketAddr,
+    /// API base URL (https; default: the API's public base URL when known).
+    #[arg(long)]
+    upstream: Option<String>,
+    /// Allow a plain-http upstream on a loopback host (for tests).
+    #[arg(long)]
+    allow_loopback_upstream: bool,
+    /// Server mode: `direct` (one tool per operation), `codemode` (`search`
+    /// and `execute` tools running JavaScript) or `code` (one `code` tool
+    /// calling typed tool functions).
+    #[arg(long, value_enum, default_value = "direct")]
+    mode: Mode,
+    /// Codemode: search this resolved spec (a generated `artifacts/spec.json`)
+    /// instead of the one embedded in the binary.
+    #[arg(long)]
+    spec_artifact: Option<PathBuf>,
+    /// Code Mode: sandbox worker processes kept warm (parallel runs).
+    #[arg(long, default_value_t = 2)]
+    sandbox_workers: usize,
+    /// Code Mode: JavaScript heap limit per run, in MiB.
+    #[arg(long, default_value_t = 64)]
+    sandbox_memory_mb: usize,
+    /// Code Mode: CPU budget per run (time running JavaScript), in ms.
+    #[arg(long, default_value_t = 1_000)]
+    sandbox_cpu_ms: u64,
+    /// Code Mode: wall-clock budget per run (API waits included), in ms.
+    #[arg(long, default_value_t = 30_000)]
+    sandbox_wall_ms: u64,
+    /// Code Mode: most API calls (api.request / codemode.*) per run.
+    #[arg(long, default_value_t = 20)]
+    sandbox_max_requests: u32,
+    /// Serve only these products (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    products: Option<Vec<String>>,
+    /// Serve only read-only tools.
+    #[arg(long)]
+    read_only: bool,
+    /// HTTP client tokens: JSON {"tokens":[{"sha256":HEX,"upstream_token_env":NAME}|{"sha256":HEX,"upstream_token":TOKEN}]}.
+    #[arg(long)]
+    tokens_file: Option<PathBuf>,
+    /// Environment variable holding the upstream token (stdio; default <API>_API_TOKEN).
+    #[arg(long)]
+    token_env: Option<String>,
+    /// Additional allowed Host header value (host or host:port); repeatable.
+    #[arg(long = "allowed-host")]
+    allowed_hosts: Vec<String>,
+    /// Allowed Origin header value (scheme://host[:port]); repeatable.
+    #[arg(long = "allowed-origin")]
+    allowed_origins: Vec<String>,
+    /// Upstream timeout in seconds (whole call, body included).
+    #[arg(long, default_value_t = 30)]
+    upstream_timeout_secs: u64,
+    /// Largest accepted MCP request body (HTTP) or line (stdio), in bytes.
+    #[arg(long, default_value_t = 1_048_576)]
+    max_request_bytes: usize,
+    /// Largest upstream response body read, in bytes.
+    #[arg(long, default_value_t = 10_485_760)]
+    max_upstream_bytes: usize,
+    /// List output schemas to every client (otherwise only with ?output_schemas=1).
+    #[arg(long)]
+    output_schemas: bool,
+    /// HTTP without client authentication, using the stdio credential;
+    /// allowed only on a loopback listen address (for local testing).
+    #[arg(long)]
+    insecure_no_auth: bool,
+}
+
 fn print(out: &mut impl Write, text: &str) -> ExitCode {
     match writeln!(out, "{text}") {
         Ok(()) => ExitCode::SUCCESS,
@@ -49,38 +184,47 @@ fn print(out: &mut impl Write, text: &str) -> ExitCode {
 }
 
 /// Runs the binary's command line over `catalogue`.
-pub fn main(catalogue: &Catalogue) -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let bin = std::env::args().next().unwrap_or_else(|| "server".into());
-    let usage = USAGE.replace("BIN", &bin);
+///
+/// A process started as a Code Mode sandbox worker serves as one and exits
+/// here, before anything else runs.
+pub fn main(catalogue: &'static Catalogue) -> ExitCode {
+    crate::sandbox::run_worker_if_requested();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let fail = |msg: &str| {
-        eprintln!("error: {msg}\n{usage}");
+        eprintln!("error: {msg}");
         ExitCode::from(2)
     };
-    match args
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
-        ["list"] => {
+    match cli.command {
+        None => serve(catalogue, cli.serve),
+        Some(Command::Serve(args)) => serve(catalogue, *args),
+        Some(Command::List) => {
             let lines: Vec<String> = catalogue
                 .tools()
                 .map(|t| format!("{}\t{}", t.name, t.title))
                 .collect();
             print(&mut out, &lines.join("\n"))
         }
-        ["describe", name] => match catalogue.tool(name) {
+        Some(Command::Describe { tool }) => match catalogue.tool(&tool) {
             Some(t) => print(&mut out, &tool_listing(t).to_string()),
-            None => fail(&format!("unknown tool `{name}`")),
+            None => fail(&format!("unknown tool `{tool}`")),
         },
-        ["request", name, raw] => {
-            let Some(tool) = catalogue.tool(name) else {
-                return fail(&format!("unknown tool `{name}`"));
+        Some(Command::Request { tool, args_json }) => {
+            let Some(tool) = catalogue.tool(&tool) else {
+                return fail(&format!("unknown tool `{tool}`"));
             };
-            let parsed: Map<String, Value> = match serde_json::from_str(raw) {
+            let parsed: Map<String, Value> = match serde_json::from_str(&args_json) {
                 Ok(m) => m,
                 Err(e) => return fail(&format!("ARGS_JSON is not a JSON object: {e}")),
             };
@@ -100,8 +244,263 @@ pub fn main(catalogue: &Catalogue) -> ExitCode {
                 Err(e) => fail(&e.to_string()),
             }
         }
-        ["source"] => print(&mut out, catalogue.source),
-        ["--help" | "-h" | "help"] => print(&mut out, &usage),
-        _ => fail("unknown command"),
+        Some(Command::Source) => print(&mut out, catalogue.source),
+    }
+}
+
+fn serve(catalogue: &'static Catalogue, args: ServeArgs) -> ExitCode {
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(run(catalogue, args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLFORGE_LOG")
+        .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_target(false)
+        .try_init();
+}
+
+/// Reads one upstream credential from the environment (never a flag).
+fn env_credential(name: &str) -> anyhow::Result<Option<Credential>> {
+    match std::env::var(name) {
+        Ok(value) => Ok(Some(
+            Credential::new(&value, format!("env `{name}`")).context("upstream credential")?,
+        )),
+        Err(_) => Ok(None),
+    }
+}
+
+fn is_loopback(addr: &SocketAddr) -> bool {
+    addr.ip().is_loopback()
+}
+
+async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<()> {
+    let Some(transport) = args.transport else {
+        bail!("--transport stdio|http is required to serve (see --help)");
+    };
+    if args.spec_artifact.is_some() && args.mode != Mode::CodeMode {
+        bail!("--spec-artifact is used only with --mode codemode");
+    }
+    let upstream_raw = match (&args.upstream, default_upstream(catalogue.api)) {
+        (Some(u), _) => u.clone(),
+        (None, Some(d)) => d.to_owned(),
+        (None, None) => {
+            return Err(crate::config::ConfigError::NoUpstream {
+                api: catalogue.api.to_owned(),
+            }
+            .into());
+        }
+    };
+    let base = validate_upstream(&upstream_raw, args.allow_loopback_upstream)?;
+    let exposure = Exposure::new(catalogue, args.products.clone(), args.read_only)?;
+    let token_env = args
+        .token_env
+        .clone()
+        .unwrap_or_else(|| token_env_name(catalogue.api));
+    let credential_hint = match transport {
+        Transport::Stdio => format!("set `{token_env}` in the server's environment"),
+        Transport::Http if args.insecure_no_auth => {
+            format!("set `{token_env}` in the server's environment")
+        }
+        Transport::Http => "map client tokens to upstream tokens (--tokens-file)".to_owned(),
+    };
+    let setup = mode_setup(&args)?;
+    let core = Arc::new(Core::with_mode(
+        catalogue,
+        CoreOptions {
+            exposure,
+            upstream: UpstreamConfig {
+                base,
+                timeout: Duration::from_secs(args.upstream_timeout_secs.max(1)),
+                max_body_bytes: args.max_upstream_bytes,
+            },
+            output_schemas: args.output_schemas,
+            max_argument_bytes: args.max_request_bytes,
+            credential_hint,
+        },
+        setup,
+    )?);
+    if core.mode() != Mode::Direct {
+        tracing::info!(
+            mode = core.mode().as_str(),
+            tools = core.tool_count(),
+            "Code Mode sandbox started"
+        );
+    }
+    match transport {
+        Transport::Stdio => {
+            let credential = env_credential(&token_env)?;
+            if credential.is_none() {
+                tracing::warn!(
+                    "`{token_env}` is not set: tools are listed, but calls will fail until the server runs with it"
+                );
+            }
+            let max_line = args.max_request_bytes.saturating_mul(16).max(16 << 20);
+            serve_stdio(core, credential, max_line, shutdown_signal()).await?;
+        }
+        Transport::Http => {
+            let auth = if args.insecure_no_auth {
+                if !is_loopback(&args.listen) {
+                    bail!(
+                        "--insecure-no-auth is allowed only with a loopback --listen address (127.0.0.1, ::1)"
+                    );
+                }
+                tracing::warn!("HTTP client authentication is OFF (--insecure-no-auth)");
+                ClientAuth::Unauthenticated(env_credential(&token_env)?)
+            } else {
+                let env = |name: &str| std::env::var(name).ok();
+                let mut table = TokenTable::default();
+                if let Some(path) = &args.tokens_file {
+                    table.load_file(path, env)?;
+                }
+                if let Ok(spec) = std::env::var(TOKENS_ENV) {
+                    table.load_env_spec(&spec, env)?;
+                }
+                if table.is_empty() {
+                    return Err(crate::server::auth::AuthError::NoTokens.into());
+                }
+                ClientAuth::Tokens(table)
+            };
+            let options = HttpOptions {
+                allowed_hosts: args.allowed_hosts.clone(),
+                allowed_origins: args.allowed_origins.clone(),
+                max_request_bytes: args.max_request_bytes,
+                header_read_timeout: Duration::from_secs(10),
+                auth,
+            };
+            serve_http(core, args.listen, options, shutdown_signal()).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The sandbox setup of `--mode codemode|code` (`None` for direct).
+fn mode_setup(args: &ServeArgs) -> anyhow::Result<Option<ModeSetup>> {
+    if args.mode == Mode::Direct {
+        return Ok(None);
+    }
+    let worker =
+        WorkerCommand::current_exe().context("locating this binary for the sandbox workers")?;
+    let limits = Limits {
+        memory_bytes: args.sandbox_memory_mb.max(1).saturating_mul(1 << 20),
+        cpu_ms: args.sandbox_cpu_ms.max(1),
+        wall_ms: args.sandbox_wall_ms.max(1),
+        max_requests: args.sandbox_max_requests,
+        ..Limits::default()
+    };
+    let config = SandboxConfig::new(worker)
+        .with_workers(args.sandbox_workers)
+        .with_limits(limits);
+    let mut setup = ModeSetup::new(args.mode, config);
+    setup.spec_artifact = args.spec_artifact.clone();
+    Ok(Some(setup))
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+    tracing::info!("signal received, shutting down");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serve_flags_parse_with_and_without_subcommand() {
+        let cli = Cli::try_parse_from([
+            "bin",
+            "--transport",
+            "http",
+            "--listen",
+            "127.0.0.1:0",
+            "--products",
+            "dns_records,zones",
+            "--allowed-host",
+            "a",
+            "--allowed-host",
+            "b:1",
+            "--read-only",
+        ])
+        .unwrap();
+        assert!(cli.command.is_none());
+        assert_eq!(cli.serve.transport, Some(Transport::Http));
+        assert_eq!(
+            cli.serve.products,
+            Some(vec!["dns_records".to_owned(), "zones".to_owned()])
+        );
+        assert_eq!(cli.serve.allowed_hosts, ["a", "b:1"]);
+        assert!(cli.serve.read_only);
+        let cli = Cli::try_parse_from(["bin", "serve", "--transport", "stdio"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Some(Command::Serve(args)) if args.transport == Some(Transport::Stdio)
+        ));
+        let cli = Cli::try_parse_from([
+            "bin",
+            "--transport",
+            "stdio",
+            "--mode",
+            "codemode",
+            "--spec-artifact",
+            "/x/spec.json",
+            "--sandbox-max-requests",
+            "3",
+        ])
+        .unwrap();
+        assert_eq!(cli.serve.mode, Mode::CodeMode);
+        assert_eq!(cli.serve.sandbox_max_requests, 3);
+        let setup = mode_setup(&cli.serve).unwrap().unwrap();
+        assert_eq!(setup.sandbox.limits.max_requests, 3);
+        assert_eq!(
+            setup.spec_artifact.as_deref(),
+            Some(std::path::Path::new("/x/spec.json"))
+        );
+        let cli = Cli::try_parse_from(["bin", "--transport", "stdio", "--mode", "code"]).unwrap();
+        assert_eq!(cli.serve.mode, Mode::Code);
+        assert!(Cli::try_parse_from(["bin", "--mode", "codemod"]).is_err());
+        let cli = Cli::try_parse_from(["bin", "describe", "x"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Describe { .. })));
+        assert!(Cli::try_parse_from(["bin", "--transport", "carrier-pigeon"]).is_err());
     }
 }

@@ -34,6 +34,7 @@
 //!     responses: &[],
 //!     envelope: Envelope::None,
 //!     deprecated: false,
+//!     ts_declaration: "",
 //! };
 //!
 //! let args = json!({"zone_id": "a/b", "per_page": 50});
@@ -44,6 +45,16 @@
 
 pub mod catalogue;
 pub mod cli;
+pub mod cloudflare;
+pub mod codemode;
+pub mod config;
+pub mod credential;
+pub mod outcome;
 pub mod request;
+pub mod sandbox;
+pub mod server;
+pub mod truncate;
+pub mod upstream;
+pub mod validate;
 
 pub use request::{Args, BuildError, HttpRequest, RequestBody, build_request};

@@ -4,12 +4,26 @@
 //! - [`http`]: a tiny HTTP/1.1 client over `std::net::TcpStream`;
 //! - [`prism`]: a Prism mock server child process, killed on drop;
 //! - [`mock`]: sending a built [`HttpRequest`] to a mock server and reading its verdict;
+//! - [`server`]: the generated `cloudflare-mcp` binary as a child process, killed on drop;
+//! - [`upstream`]: a scripted loopback HTTP upstream for fault tests;
+//! - [`mcp`]: a raw MCP client over Streamable HTTP;
+//! - [`clients`]: the TypeScript and Python SDK client scripts (`tests/js`, `tests/py`);
+//! - [`proxy`]: a proxy adding a bearer token, for clients that cannot send one;
+//! - [`process`]: running a helper program with a time limit;
+//! - [`sha256`]: token digests for the server's tokens file;
 //! - [`with_deadline`]: runs a test body on a thread and fails it after a time limit.
 
+pub mod clients;
 pub mod http;
+pub mod mcp;
 pub mod mock;
 pub mod prism;
+pub mod process;
+pub mod proxy;
 pub mod sample;
+pub mod server;
+pub mod sha256;
+pub mod upstream;
 
 use std::time::Duration;
 

@@ -37,6 +37,7 @@ pub(crate) fn tool(
         responses: &[],
         envelope: Envelope::None,
         deprecated: false,
+        ts_declaration: "",
     }))
 }
 
@@ -77,4 +78,21 @@ pub(crate) fn args(value: Value) -> Args {
         Value::Object(map) => map,
         _ => Args::new(),
     }
+}
+
+/// A `GET /t` tool with the given input schema.
+pub(crate) fn tool_with_schema(schema: &'static str) -> &'static ToolDef {
+    custom(|t| t.input_schema = schema)
+}
+
+/// A `GET /t` tool named `t`, changed by `edit` before it is leaked.
+pub(crate) fn custom(edit: impl FnOnce(&mut ToolDef)) -> &'static ToolDef {
+    static ROUTE: [Route; 1] = [Route {
+        when: None,
+        template: "/t",
+    }];
+    let base = tool("t", Method::Get, &ROUTE, &[], None);
+    let mut def = ToolDef { ..*base };
+    edit(&mut def);
+    Box::leak(Box::new(def))
 }

@@ -1,0 +1,366 @@
+//! The host side of `api.request` in `execute`: the only way sandboxed code
+//! reaches the network.
+//!
+//! For each call the host matches method and path against the catalogue's
+//! route templates ([`RouteTable`]), fills a literal `{account_id}` with the
+//! credential's only account (Cloudflare, as direct tools do), builds the
+//! path and query with the matched tool's own parameter rules (per-segment
+//! encoding, OpenAPI query styles; unknown query parameters are sent
+//! form-encoded), encodes the body, and sends it to the configured base URL
+//! with the server-held credential. A 2xx answers `{status, result,
+//! result_info?}` (the Cloudflare envelope unwrapped); anything else rejects
+//! the code's promise with the same explanation a direct tool gives
+//! (method, path, status, the API's messages, the permissions to grant on
+//! 401/403). The token is scrubbed from everything returned.
+
+use std::sync::Arc;
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use serde_json::{Map, Value, json};
+
+use super::routes::{Matched, RouteTable, shown};
+use crate::catalogue::{BodyArgs, BodyKind, ParamLocation, ToolDef};
+use crate::credential::Credential;
+use crate::outcome::{Call, map_response};
+use crate::request::{Args, HttpRequest, RequestBody, build_request};
+use crate::sandbox::{HostApi, HostFuture, HostRequest};
+use crate::server::direct::Direct;
+use crate::upstream::path_only;
+
+/// RFC 3986 unreserved characters stay, everything else is encoded.
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// `api.request` for one execution: the routes, the direct pipeline's
+/// upstream and account cache, and the caller's credential.
+#[derive(Debug, Clone)]
+pub struct ApiHost {
+    routes: Arc<RouteTable>,
+    direct: Arc<Direct>,
+    credential: Credential,
+}
+
+impl ApiHost {
+    /// A host that sends with `credential`.
+    pub fn new(routes: Arc<RouteTable>, direct: Arc<Direct>, credential: Credential) -> Self {
+        Self {
+            routes,
+            direct,
+            credential,
+        }
+    }
+
+    /// Performs one `api.request`: the value the promise resolves with, or
+    /// the message it rejects with (token scrubbed).
+    pub async fn send(&self, request: HostRequest) -> Result<Value, String> {
+        let credential = &self.credential;
+        let built = self
+            .build(&request)
+            .await
+            .map_err(|e| credential.redact(&e))?;
+        let (tool, http) = built;
+        let path = path_only(&http.path_and_query).to_owned();
+        let response = self
+            .direct
+            .upstream()
+            .send(&http, Some(credential))
+            .await
+            .map_err(|e| credential.redact(&e.to_string()))?;
+        let status = response.status;
+        let body = credential.redact_bytes(response.body.clone());
+        let json: Option<Value> = std::str::from_utf8(&body)
+            .ok()
+            .filter(|t| !t.trim().is_empty())
+            .and_then(|t| serde_json::from_str(t).ok());
+        let cloudflare = self.direct.cloudflare();
+        let refused = !status.is_success()
+            || (cloudflare
+                && json
+                    .as_ref()
+                    .is_some_and(|v| v.get("success") == Some(&Value::Bool(false))));
+        if refused {
+            let call = Call {
+                tool,
+                path: &path,
+                credential: Some(credential),
+                cloudflare,
+            };
+            let result = map_response(call, response);
+            let text: Vec<String> = result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                .collect();
+            return Err(credential.redact(&text.join("\n")));
+        }
+        let mut out = Map::new();
+        out.insert("status".into(), json!(status.as_u16()));
+        match json {
+            Some(Value::Object(mut envelope)) if cloudflare && envelope.contains_key("result") => {
+                out.insert(
+                    "result".into(),
+                    envelope.remove("result").unwrap_or(Value::Null),
+                );
+                if let Some(info) = envelope.remove("result_info").filter(|v| !v.is_null()) {
+                    out.insert("result_info".into(), info);
+                }
+            }
+            Some(value) => {
+                out.insert("result".into(), value);
+            }
+            None => {
+                let result = match String::from_utf8(body) {
+                    Ok(text) if text.trim().is_empty() => Value::Null,
+                    Ok(text) => Value::String(text),
+                    Err(e) => {
+                        return Err(format!(
+                            "{} {path} answered {} with {} bytes of binary data ({}), which cannot be returned to JavaScript",
+                            tool.method.as_str(),
+                            status.as_u16(),
+                            e.as_bytes().len(),
+                            response_type(&response.content_type)
+                        ));
+                    }
+                };
+                out.insert("result".into(), result);
+            }
+        }
+        Ok(Value::Object(out))
+    }
+
+    /// Matches the route and builds the upstream request.
+    async fn build(
+        &self,
+        request: &HostRequest,
+    ) -> Result<(&'static ToolDef, HttpRequest), String> {
+        let matched = self
+            .routes
+            .resolve(&request.method, &request.path)
+            .map_err(|e| e.to_string())?;
+        let tool = matched.tool;
+        let mut args = self.path_args(&matched).await?;
+        let mut extra: Vec<String> = Vec::new();
+        if let Some(query) = &request.query {
+            for (name, value) in query {
+                if value.is_null() {
+                    continue;
+                }
+                let known = tool
+                    .params
+                    .iter()
+                    .find(|p| p.location == ParamLocation::Query && p.name == name);
+                match known {
+                    Some(def) => {
+                        args.insert(def.arg.to_owned(), value.clone());
+                    }
+                    None => unknown_query(name, value, &mut extra),
+                }
+            }
+        }
+        let context = |e: crate::BuildError| {
+            format!(
+                "api.request {} {}: {e}",
+                tool.method.as_str(),
+                shown(&request.path)
+            )
+        };
+        let mut http = build_request(matched.raw, &args).map_err(context)?;
+        if !extra.is_empty() {
+            http.path_and_query
+                .push(if http.path_and_query.contains('?') {
+                    '&'
+                } else {
+                    '?'
+                });
+            http.path_and_query.push_str(&extra.join("&"));
+        }
+        if let Some(body) = request.body.as_ref().filter(|b| !b.is_null()) {
+            http.body = Some(encode_body(
+                tool,
+                request.content_type.as_deref(),
+                body,
+                &args,
+                &context,
+            )?);
+        }
+        Ok((tool, http))
+    }
+
+    /// Arguments from the path: placeholder values (a literal
+    /// `{account_id}` filled with the default account) and the merged
+    /// route's selector.
+    async fn path_args(&self, matched: &Matched) -> Result<Args, String> {
+        let mut args = Args::new();
+        if let Some((arg, value)) = matched.selector {
+            args.insert(arg.to_owned(), Value::String(value.to_owned()));
+        }
+        for (arg, value) in &matched.embedded {
+            args.insert((*arg).to_owned(), Value::String(value.clone()));
+        }
+        for (value, arg) in &matched.segments {
+            let Some(arg) = arg else { continue };
+            let placeholder = value.starts_with('{') && value.ends_with('}');
+            if !placeholder {
+                args.insert((*arg).to_owned(), Value::String(value.clone()));
+                continue;
+            }
+            if !(self.direct.cloudflare() && matched.is_account_arg(arg)) {
+                return Err(format!(
+                    "api.request: path segment `{}` is a template placeholder; replace it with a real value (find one with a list call first)",
+                    shown(value)
+                ));
+            }
+            // Left absent: the account cache fills it.
+            self.direct
+                .fill_account(matched.tool, &mut args, &self.credential)
+                .await?;
+            if !args.contains_key(*arg) {
+                return Err(format!(
+                    "api.request: `{}` cannot be filled with a default account here; pass the account ID",
+                    shown(value)
+                ));
+            }
+        }
+        Ok(args)
+    }
+}
+
+impl HostApi for ApiHost {
+    fn request(&self, request: HostRequest) -> HostFuture {
+        let host = self.clone();
+        Box::pin(async move { host.send(request).await })
+    }
+}
+
+/// `name=value` pairs of a query parameter the spec does not list: arrays
+/// repeat the name, objects use `name[key]=value`.
+fn unknown_query(name: &str, value: &Value, out: &mut Vec<String>) {
+    let key = utf8_percent_encode(name, COMPONENT).to_string();
+    let text = |v: &Value| -> String {
+        let raw = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        utf8_percent_encode(&raw, COMPONENT).to_string()
+    };
+    match value {
+        Value::Array(items) => out.extend(
+            items
+                .iter()
+                .filter(|v| !v.is_null())
+                .map(|v| format!("{key}={}", text(v))),
+        ),
+        Value::Object(map) => out.extend(map.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| {
+            format!(
+                "{key}%5B{}%5D={}",
+                utf8_percent_encode(k, COMPONENT),
+                text(v)
+            )
+        })),
+        scalar => out.push(format!("{key}={}", text(scalar))),
+    }
+}
+
+fn is_json_type(content_type: &str) -> bool {
+    let base = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    base == "application/json" || base.ends_with("+json")
+}
+
+/// Encodes the body. JSON bodies (the default, and any `…/json` or
+/// `…+json` type) are sent as given. Form, multipart and raw operations go
+/// through the tool's own body builder (file fields, base64 content), fed
+/// from the body object's properties.
+fn encode_body(
+    tool: &'static ToolDef,
+    content_type: Option<&str>,
+    body: &Value,
+    args: &Args,
+    context: &dyn Fn(crate::BuildError) -> String,
+) -> Result<RequestBody, String> {
+    let def = tool.body;
+    let declared = def.map(|d| d.content_type).filter(|c| !c.is_empty());
+    let wanted = content_type.or(declared).unwrap_or("application/json");
+    let builder_kind = def.map(|d| d.kind).filter(|k| *k != BodyKind::Json);
+    let same_family = |declared: &str| {
+        let base = |t: &str| {
+            t.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        };
+        base(declared) == base(wanted)
+    };
+    match (def, builder_kind) {
+        (Some(def), Some(_)) if declared.is_none_or(same_family) => {
+            let mut args = args.clone();
+            match def.args {
+                BodyArgs::Whole(arg) => {
+                    args.insert(arg.to_owned(), body.clone());
+                }
+                BodyArgs::Fields(pairs) => {
+                    let Value::Object(map) = body else {
+                        return Err(format!(
+                            "api.request {} {}: the body must be an object of form fields",
+                            tool.method.as_str(),
+                            tool.primary_path()
+                        ));
+                    };
+                    for (prop, value) in map {
+                        let Some((arg, _)) = pairs.iter().find(|(_, p)| p == prop) else {
+                            let known: Vec<&str> = pairs.iter().map(|(_, p)| *p).collect();
+                            return Err(format!(
+                                "api.request {} {}: body field `{}` is not part of this operation's {} body; its fields are: {}",
+                                tool.method.as_str(),
+                                tool.primary_path(),
+                                shown(prop),
+                                def.content_type,
+                                known.join(", ")
+                            ));
+                        };
+                        args.insert((*arg).to_owned(), value.clone());
+                    }
+                }
+            }
+            let built = build_request(tool, &args).map_err(context)?;
+            built.body.ok_or_else(|| {
+                format!(
+                    "api.request {} {}: the body is empty",
+                    tool.method.as_str(),
+                    tool.primary_path()
+                )
+            })
+        }
+        _ if is_json_type(wanted) => Ok(RequestBody {
+            content_type: wanted.to_owned(),
+            bytes: serde_json::to_vec(body).map_err(|e| e.to_string())?,
+        }),
+        _ => {
+            if wanted.contains(['\r', '\n']) {
+                return Err("api.request: contentType must be a single header value".into());
+            }
+            let bytes = match body {
+                Value::String(text) => text.as_bytes().to_vec(),
+                other => other.to_string().into_bytes(),
+            };
+            Ok(RequestBody {
+                content_type: wanted.to_owned(),
+                bytes,
+            })
+        }
+    }
+}
+
+fn response_type(content_type: &Option<String>) -> String {
+    content_type
+        .as_deref()
+        .map_or_else(|| "no content type".to_owned(), shown)
+}

@@ -1,0 +1,214 @@
+//! The tools the sandboxed modes list: `search` and `execute` (codemode) or
+//! `code`, with compact TypeScript declarations and one example each.
+//!
+//! They are catalogue-shaped [`ToolDef`]s built (and leaked) once at start,
+//! so the listing machinery that pre-encodes `tools/list` serves them like
+//! generated tools. The codemode pair stays under 1,000 cl100k tokens with
+//! its schemas (checked by a test).
+
+use std::collections::BTreeSet;
+
+use crate::catalogue::{Annotations, Envelope, Method, ToolDef};
+
+/// Name of the spec query tool.
+pub const SEARCH: &str = "search";
+/// Name of the `api.request` tool.
+pub const EXECUTE: &str = "execute";
+/// Name of the typed-tools tool.
+pub const CODE: &str = "code";
+
+/// What the descriptions need to know.
+#[derive(Debug, Clone)]
+pub struct Facts {
+    /// API name, e.g. `cloudflare`.
+    pub api: &'static str,
+    /// Release name from `source.json`.
+    pub release: String,
+    /// The API is Cloudflare (envelope, default account).
+    pub cloudflare: bool,
+    /// Cap on API calls per run.
+    pub max_requests: u32,
+    /// Truncation budget in bytes.
+    pub truncate_bytes: usize,
+    /// Every exposed tool is read-only (`--read-only`).
+    pub read_only: bool,
+}
+
+const CODE_SCHEMA: &str = r#"{"type":"object","properties":{"code":{"type":"string","description":"JavaScript: an async arrow function, e.g. async () => { ... }"}},"required":["code"],"additionalProperties":false}"#;
+
+const CODE_TRUNCATE_SCHEMA: &str = r#"{"type":"object","properties":{"code":{"type":"string","description":"JavaScript: an async arrow function, e.g. async () => { ... }"},"truncate":{"type":"boolean","default":true,"description":"Shrink a large result to about 24 KB (false: return it whole)"}},"required":["code"],"additionalProperties":false}"#;
+
+fn leak(text: String) -> &'static str {
+    Box::leak(text.into_boxed_str())
+}
+
+fn def(
+    name: &'static str,
+    title: &'static str,
+    description: String,
+    input_schema: &'static str,
+    annotations: Annotations,
+) -> &'static ToolDef {
+    Box::leak(Box::new(ToolDef {
+        name,
+        operation_id: name,
+        product: "codemode",
+        title,
+        description: leak(description),
+        input_schema,
+        output_schema: None,
+        annotations,
+        permissions: &[],
+        method: Method::Post,
+        routes: &[],
+        params: &[],
+        body: None,
+        responses: &[],
+        envelope: Envelope::None,
+        deprecated: false,
+        ts_declaration: "",
+    }))
+}
+
+fn kb(bytes: usize) -> usize {
+    bytes.div_ceil(1024)
+}
+
+/// The `search` tool.
+pub fn search_tool(facts: &Facts) -> &'static ToolDef {
+    let api = facts.api;
+    let release = &facts.release;
+    let scopes = if facts.cloudflare {
+        " Account and zone variants are separate paths (/accounts/{account_id}/…, /zones/{zone_id}/…)."
+    } else {
+        ""
+    };
+    let description = format!(
+        r#"Search the {api} API's OpenAPI spec (release {release}) with JavaScript, to find operations, parameters and schemas before calling execute. No network.
+`code` is an async arrow function; its return value (JSON) is the result, console.log output is returned too. Return only what you need: the spec is large.
+declare const spec: {{ paths: Record<string, Record<"get"|"post"|"put"|"patch"|"delete", {{ summary?: string; description?: string; tags?: string[]; operationId?: string; parameters?: {{ name: string; in: "path"|"query"|"header"; required?: boolean; schema?: any; description?: string }}[]; requestBody?: {{ content: Record<string, {{ schema: any }}> }}; responses: Record<string, any> }}>>; components: any }};
+$refs are inlined (a cycle is {{"$circular": ref}}); x-* extensions (e.g. permissions) are kept.{scopes}
+Example: async () => Object.entries(spec.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op.tags?.some(t => /dns/i.test(t))).map(([m, op]) => `${{m.toUpperCase()}} ${{path}}: ${{op.summary}}`))"#
+    );
+    def(
+        SEARCH,
+        "Search the API spec",
+        description,
+        CODE_SCHEMA,
+        Annotations {
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+            open_world: false,
+        },
+    )
+}
+
+/// The `execute` tool.
+pub fn execute_tool(facts: &Facts) -> &'static ToolDef {
+    let api = facts.api;
+    let max = facts.max_requests;
+    let size = kb(facts.truncate_bytes);
+    let (result_type, account, example) = if facts.cloudflare {
+        (
+            "{ status: number; result: any; result_info?: any }",
+            " A literal {account_id} in the path means the token's only account.",
+            r#"async () => { const r = await api.request({ method: "GET", path: "/zones", query: { per_page: 5 } }); return r.result.map(z => ({ id: z.id, name: z.name })); }"#,
+        )
+    } else {
+        (
+            "{ status: number; result: any }",
+            "",
+            r#"async () => { const r = await api.request({ method: "GET", path: "/items", query: { limit: 5 } }); return r.result; }"#,
+        )
+    };
+    let description = format!(
+        r#"Call the {api} API with JavaScript; find paths and parameters with search first.
+`code` is an async arrow function using:
+declare const api: {{ request(req: {{ method: "GET"|"POST"|"PUT"|"PATCH"|"DELETE"; path: string; query?: Record<string, any>; body?: any; contentType?: string }}): Promise<{result_type}> }};
+`path` is relative to the API base, e.g. /zones/abc/dns_records.{account} The server adds the credential; other hosts are unreachable. A failed request (4xx/5xx, unknown path) throws an Error you can catch. At most {max} requests per run. The return value (JSON) is the result, cut to about {size} KB unless truncate is false; console.log output is returned too.
+Example: {example}"#
+    );
+    def(
+        EXECUTE,
+        "Call the API",
+        description,
+        CODE_TRUNCATE_SCHEMA,
+        Annotations {
+            read_only: facts.read_only,
+            destructive: !facts.read_only,
+            idempotent: false,
+            open_world: true,
+        },
+    )
+}
+
+/// The `declare const codemode: {…}` block of `tools`: type aliases first
+/// (each once), then one method per tool.
+pub fn declarations(tools: &[&'static ToolDef]) -> String {
+    let mut aliases: BTreeSet<&str> = BTreeSet::new();
+    let mut methods = String::new();
+    for tool in tools {
+        if tool.ts_declaration.trim().is_empty() {
+            methods.push_str(&format!(
+                "  /** {} */\n  {}(args: Record<string, any>): Promise<any>;\n",
+                tool.title.replace("*/", "* /"),
+                tool.name
+            ));
+            continue;
+        }
+        for line in tool.ts_declaration.lines() {
+            if line.starts_with("type ") {
+                aliases.insert(line);
+            } else if !line.trim().is_empty() {
+                methods.push_str("  ");
+                methods.push_str(line);
+                methods.push('\n');
+            }
+        }
+    }
+    let mut out = String::new();
+    for alias in aliases {
+        out.push_str(alias);
+        out.push('\n');
+    }
+    out.push_str("declare const codemode: {\n");
+    out.push_str(&methods);
+    out.push_str("};");
+    out
+}
+
+/// The `code` tool over `tools` (the exposed ones).
+pub fn code_tool(facts: &Facts, tools: &[&'static ToolDef]) -> &'static ToolDef {
+    let api = facts.api;
+    let max = facts.max_requests;
+    let size = kb(facts.truncate_bytes);
+    let example_tool = tools
+        .iter()
+        .find(|t| t.annotations.read_only && !t.input_schema.contains("\"required\""))
+        .or_else(|| tools.iter().find(|t| t.annotations.read_only))
+        .or(tools.first());
+    let example = example_tool.map_or_else(String::new, |t| {
+        format!(
+            "\nExample: async () => {{ const out = await codemode.{}({{}}); return out; }}",
+            t.name
+        )
+    });
+    let description = format!(
+        r#"Run JavaScript against the {api} API: `code` is an async arrow function that calls the typed functions below (one per API operation; the server adds the credential), combines and filters the results, and returns only what is needed. A failed call throws an Error you can catch. At most {max} calls per run. The return value (JSON) is the result, cut to about {size} KB unless truncate is false; console.log output is returned too.
+{}{example}"#,
+        declarations(tools)
+    );
+    def(
+        CODE,
+        "Run code against the API's tools",
+        description,
+        CODE_TRUNCATE_SCHEMA,
+        Annotations {
+            read_only: facts.read_only,
+            destructive: !facts.read_only,
+            idempotent: false,
+            open_world: true,
+        },
+    )
+}

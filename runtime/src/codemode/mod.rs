@@ -1,0 +1,308 @@
+//! Code Mode: the sandboxed server modes.
+//!
+//! - `--mode codemode` lists two tools. `search` runs model-written
+//!   JavaScript against the resolved spec (the generator's
+//!   `artifacts/spec.json`, embedded in the catalogue, or `--spec-artifact`)
+//!   with no network and no credential. `execute` runs JavaScript whose only
+//!   way out is `api.request({method, path, query, body, contentType})`,
+//!   served by [`api::ApiHost`] in this process: the path must match one of
+//!   the catalogue's route templates, the base URL and the credential are
+//!   the server's, refusals are explained as for direct tools, and the code
+//!   gets `{status, result, result_info?}` or a catchable Error.
+//! - `--mode code` lists one `code` tool whose description declares the
+//!   exposed tools as typed functions (`codemode.<tool>(args)`, from each
+//!   tool's generated TypeScript declaration); every call runs through the
+//!   direct pipeline ([`tools::ToolHost`]).
+//!
+//! Code runs in the [`sandbox`](crate::sandbox): QuickJS in warm worker
+//! processes with an empty environment (the credential is never there),
+//! fresh runtime per call, heap, stack, CPU and wall-clock limits and a cap
+//! on host calls. Results are structurally truncated to about 24 KB unless
+//! the call passes `truncate: false` (search results always are).
+
+pub mod api;
+pub mod describe;
+mod report;
+pub mod routes;
+pub mod tools;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, JsonObject};
+use serde_json::Value;
+
+use crate::catalogue::ToolDef;
+use crate::credential::Credential;
+use crate::outcome::tool_error;
+use crate::sandbox::{SandboxConfig, SandboxError, SandboxPool, SpecSource};
+use crate::server::direct::Direct;
+use crate::truncate::DEFAULT_MAX_BYTES;
+
+pub use api::ApiHost;
+pub use describe::{CODE, EXECUTE, Facts, SEARCH};
+pub use routes::{RouteError, RouteTable};
+pub use tools::ToolHost;
+
+/// How the server presents the catalogue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// One MCP tool per operation.
+    Direct,
+    /// Two tools: `search` (the spec) and `execute` (`api.request`).
+    #[value(name = "codemode")]
+    CodeMode,
+    /// One `code` tool calling typed tool functions.
+    Code,
+}
+
+impl Mode {
+    /// The name used on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Direct => "direct",
+            Mode::CodeMode => "codemode",
+            Mode::Code => "code",
+        }
+    }
+}
+
+/// What a sandboxed mode needs at start.
+#[derive(Debug, Clone)]
+pub struct ModeSetup {
+    /// [`Mode::CodeMode`] or [`Mode::Code`] ([`Mode::Direct`] needs no setup).
+    pub mode: Mode,
+    /// The sandbox pool: worker command, workers, limits. Its spec is set
+    /// here for codemode (from `spec_artifact` or the catalogue).
+    pub sandbox: SandboxConfig,
+    /// A resolved spec file to search instead of the catalogue's embedded one.
+    pub spec_artifact: Option<PathBuf>,
+    /// Truncation budget in bytes (default ~24 KB).
+    pub truncate_bytes: usize,
+}
+
+impl ModeSetup {
+    /// A setup with the default truncation budget and no spec override.
+    pub fn new(mode: Mode, sandbox: SandboxConfig) -> Self {
+        Self {
+            mode,
+            sandbox,
+            spec_artifact: None,
+            truncate_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+/// Why a sandboxed mode cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum CodeModeError {
+    /// Codemode without a spec to search.
+    #[error(
+        "--mode codemode needs the resolved spec for `search`, and this catalogue was generated without it (forge.json `options.resolved_spec`); pass --spec-artifact PATH to a generated artifacts/spec.json"
+    )]
+    NoSpec,
+    /// The `--spec-artifact` file cannot be read.
+    #[error("--spec-artifact {path}: {source}")]
+    SpecArtifact {
+        /// The path given.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `Mode::Direct` was passed as a sandboxed mode.
+    #[error("--mode direct runs no sandbox")]
+    NotSandboxed,
+    /// The sandbox pool cannot start.
+    #[error("cannot start the Code Mode sandbox: {0}")]
+    Sandbox(#[from] SandboxError),
+}
+
+/// The running sandboxed mode: the pool, the routes and the listed tools.
+#[derive(Debug)]
+pub struct Engine {
+    mode: Mode,
+    pool: SandboxPool,
+    routes: Arc<RouteTable>,
+    direct: Arc<Direct>,
+    listed: Vec<&'static ToolDef>,
+    truncate_bytes: usize,
+}
+
+impl Engine {
+    /// Starts the pool (workers begin indexing the spec at once) and builds
+    /// the listed tools. Must run inside a Tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// No spec for codemode, an unreadable `--spec-artifact`, or workers
+    /// that cannot be started.
+    pub fn start(
+        setup: ModeSetup,
+        direct: Arc<Direct>,
+        release: String,
+    ) -> Result<Self, CodeModeError> {
+        let catalogue = direct.catalogue();
+        let mut config = setup.sandbox;
+        let facts = Facts {
+            api: catalogue.api,
+            release,
+            cloudflare: direct.cloudflare(),
+            max_requests: config.limits.max_requests,
+            truncate_bytes: setup.truncate_bytes,
+            read_only: direct.tools().iter().all(|t| t.annotations.read_only),
+        };
+        let (listed, routes) = match setup.mode {
+            Mode::Direct => return Err(CodeModeError::NotSandboxed),
+            Mode::CodeMode => {
+                config.spec = Some(match setup.spec_artifact {
+                    Some(path) => {
+                        std::fs::metadata(&path).map_err(|source| CodeModeError::SpecArtifact {
+                            path: path.display().to_string(),
+                            source,
+                        })?;
+                        SpecSource::Path(path)
+                    }
+                    None if catalogue.spec.trim().is_empty() => return Err(CodeModeError::NoSpec),
+                    None => SpecSource::Json(Arc::from(catalogue.spec)),
+                });
+                let routes =
+                    RouteTable::new(catalogue.tools(), |t| direct.lookup(t.name).is_some());
+                (
+                    vec![
+                        describe::search_tool(&facts),
+                        describe::execute_tool(&facts),
+                    ],
+                    routes,
+                )
+            }
+            Mode::Code => {
+                config.spec = None;
+                (
+                    vec![describe::code_tool(&facts, direct.tools())],
+                    RouteTable::default(),
+                )
+            }
+        };
+        let pool = SandboxPool::new(config)?;
+        Ok(Self {
+            mode: setup.mode,
+            pool,
+            routes: Arc::new(routes),
+            direct,
+            listed,
+            truncate_bytes: setup.truncate_bytes,
+        })
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The tools this mode lists.
+    pub fn listed(&self) -> &[&'static ToolDef] {
+        &self.listed
+    }
+
+    /// The sandbox pool.
+    pub fn pool(&self) -> &SandboxPool {
+        &self.pool
+    }
+
+    /// Runs listed tool `name` (`search`, `execute` or `code`).
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        credential: Option<&Credential>,
+    ) -> CallToolResult {
+        let (code, truncate) = match parse_args(name, arguments, name != SEARCH) {
+            Ok(parsed) => parsed,
+            Err(message) => return tool_error(message),
+        };
+        let limit = truncate.then_some(self.truncate_bytes);
+        match name {
+            SEARCH => {
+                let report = self.pool.search_report(&code).await;
+                report::into_result(SEARCH, report, Some(self.truncate_bytes), None)
+            }
+            EXECUTE | CODE => {
+                let Some(credential) = credential else {
+                    return self.direct.no_credential(&format!("`{name}`"));
+                };
+                let report = if name == EXECUTE {
+                    let host = ApiHost::new(
+                        Arc::clone(&self.routes),
+                        Arc::clone(&self.direct),
+                        credential.clone(),
+                    );
+                    self.pool.execute_report(&code, Arc::new(host)).await
+                } else {
+                    let host = ToolHost::new(Arc::clone(&self.direct), credential.clone());
+                    self.pool.code_report(&code, Arc::new(host)).await
+                };
+                report::into_result(name, report, limit, Some(credential))
+            }
+            other => tool_error(format!("unknown tool `{}`", routes::shown(other))),
+        }
+    }
+}
+
+/// `code` and `truncate` (default true) from the arguments.
+fn parse_args(
+    tool: &str,
+    arguments: Option<JsonObject>,
+    allow_truncate: bool,
+) -> Result<(String, bool), String> {
+    let args = arguments.unwrap_or_default();
+    let mut code = None;
+    let mut truncate = true;
+    for (key, value) in args {
+        match (key.as_str(), value) {
+            ("code", Value::String(text)) => code = Some(text),
+            ("code", other) => {
+                return Err(format!(
+                    "invalid arguments for tool `{tool}`: `code` must be a string (the source of an async arrow function), not {}",
+                    type_name(&other)
+                ));
+            }
+            ("truncate", Value::Bool(flag)) if allow_truncate => truncate = flag,
+            ("truncate", Value::Null) if allow_truncate => {}
+            ("truncate", other) if allow_truncate => {
+                return Err(format!(
+                    "invalid arguments for tool `{tool}`: `truncate` must be true or false, not {}",
+                    type_name(&other)
+                ));
+            }
+            (other, _) => {
+                let allowed = if allow_truncate {
+                    "`code` and `truncate`"
+                } else {
+                    "only `code`"
+                };
+                return Err(format!(
+                    "invalid arguments for tool `{tool}`: unknown argument `{}`; it takes {allowed}",
+                    routes::shown(other)
+                ));
+            }
+        }
+    }
+    let Some(code) = code else {
+        return Err(format!(
+            "invalid arguments for tool `{tool}`: `code` is required, e.g. {{\"code\": \"async () => {{ ... }}\"}}"
+        ));
+    };
+    Ok((code, truncate))
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

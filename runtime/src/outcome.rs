@@ -1,0 +1,265 @@
+//! Turning an upstream response into an MCP tool result.
+//!
+//! A 2xx gives the body as text, plus `structuredContent` when the tool has
+//! an output schema (unwrapped from the Cloudflare envelope). Anything else
+//! gives a tool error (`isError: true`) naming method, path (no query),
+//! status and the API's own messages, with explanations for 401/403 (which
+//! permission to grant), 429 (when to retry) and redirects (not followed).
+
+use base64::Engine as _;
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Map, Value, json};
+
+use crate::catalogue::{Envelope, ToolDef};
+use crate::cloudflare::error_messages;
+use crate::credential::Credential;
+use crate::upstream::UpstreamResponse;
+
+/// How much of an unstructured error body is quoted.
+const BODY_SNIPPET_CHARS: usize = 1000;
+/// Where Cloudflare API tokens are managed.
+const CLOUDFLARE_TOKENS_URL: &str = "dash.cloudflare.com/profile/api-tokens";
+
+/// What the mapping needs to know about the call.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    /// The tool called.
+    pub tool: &'static ToolDef,
+    /// Request path without the query.
+    pub path: &'a str,
+    /// The credential used (its token is scrubbed from the output).
+    pub credential: Option<&'a Credential>,
+    /// The API is Cloudflare (envelope errors, token advice).
+    pub cloudflare: bool,
+}
+
+/// A tool error result with one text block.
+pub fn tool_error(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+/// Maps an upstream response to the tool result.
+pub fn map_response(call: Call<'_>, resp: UpstreamResponse) -> CallToolResult {
+    let UpstreamResponse {
+        status,
+        content_type,
+        retry_after,
+        location_host,
+        body,
+        ..
+    } = resp;
+    let body = match call.credential {
+        Some(c) => c.redact_bytes(body),
+        None => body,
+    };
+    let method = call.tool.method.as_str();
+    let path = call.path;
+    let text = std::str::from_utf8(&body).ok();
+    let json: Option<Value> = text
+        .filter(|t| !t.trim().is_empty())
+        .and_then(|t| serde_json::from_str(t).ok());
+    let status_text = format!(
+        "{} {}",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or("")
+    )
+    .trim_end()
+    .to_owned();
+
+    if status.is_success() {
+        if let Some(v) = &json
+            && call.cloudflare
+            && v.get("success") == Some(&Value::Bool(false))
+        {
+            let mut msg = format!(
+                "{method} {path} answered {status_text} but the API reported failure (`success: false`)"
+            );
+            push_messages(&mut msg, v, text);
+            return tool_error(msg);
+        }
+        return success(
+            call,
+            &status_text,
+            content_type.as_deref(),
+            &body,
+            text,
+            json,
+        );
+    }
+
+    let mut msg = format!("{method} {path} failed: the API answered {status_text}");
+    match status.as_u16() {
+        300..=399 => {
+            msg.push_str(&format!(
+                ", a redirect{}; redirects are not followed, so nothing was fetched",
+                location_host
+                    .map(|h| format!(" to {h}"))
+                    .unwrap_or_default()
+            ));
+        }
+        401 => msg.push_str(
+            ". The API did not accept the credential (missing, invalid, expired or revoked token)",
+        ),
+        403 => msg.push_str(". The credential is not allowed to make this call"),
+        429 => match retry_after {
+            Some(after) => msg.push_str(&format!(
+                ". Rate limited: the API asks to retry after {after} (Retry-After); wait that long before calling again"
+            )),
+            None => msg.push_str(
+                ". Rate limited (no Retry-After given): wait before calling again",
+            ),
+        },
+        _ => {}
+    }
+    msg.push('.');
+    match &json {
+        Some(v) => push_messages(&mut msg, v, text),
+        None => push_snippet(&mut msg, text, body.len()),
+    }
+    if matches!(status.as_u16(), 401 | 403) {
+        msg.push('\n');
+        msg.push_str(&permission_advice(call.tool, call.cloudflare));
+    }
+    tool_error(msg)
+}
+
+/// The explanation of a refused call from the tool's permissions.
+pub fn permission_advice(tool: &ToolDef, cloudflare: bool) -> String {
+    let perms = tool
+        .permissions
+        .iter()
+        .map(|p| format!("`{p}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match (tool.permissions.is_empty(), cloudflare) {
+        (false, true) => format!(
+            "This call needs the token permission(s) {perms}; grant them to the API token at {CLOUDFLARE_TOKENS_URL}, or use a role that includes them."
+        ),
+        (false, false) => format!(
+            "This call needs the permission(s) {perms}; grant them to the credential the server uses."
+        ),
+        (true, true) => format!(
+            "The API documents no specific permission for this call; check the API token's permissions and resources at {CLOUDFLARE_TOKENS_URL} (the account or zone must be included)."
+        ),
+        (true, false) => {
+            "The API documents no specific permission for this call; check the credential's access."
+                .to_owned()
+        }
+    }
+}
+
+fn success(
+    call: Call<'_>,
+    status_text: &str,
+    content_type: Option<&str>,
+    body: &[u8],
+    text: Option<&str>,
+    json: Option<Value>,
+) -> CallToolResult {
+    let method = call.tool.method.as_str();
+    let path = call.path;
+    let body_text = match text {
+        Some(t) if t.trim().is_empty() => {
+            format!("{method} {path} succeeded ({status_text}) with an empty body.")
+        }
+        Some(t) => t.to_owned(),
+        None => format!(
+            "Binary response ({} bytes, content type {}), base64-encoded:\n{}",
+            body.len(),
+            content_type.unwrap_or("unknown"),
+            base64::engine::general_purpose::STANDARD.encode(body)
+        ),
+    };
+    let mut content = vec![ContentBlock::text(body_text)];
+    if let Some(note) = empty_list_note(call, json.as_ref()) {
+        content.push(ContentBlock::text(note));
+    }
+    let mut result = CallToolResult::success(content);
+    if call.tool.output_schema.is_some() {
+        match json {
+            Some(v) => result.structured_content = Some(structured(call.tool.envelope, v)),
+            None if text.is_some_and(|t| t.trim().is_empty()) => {
+                result.structured_content = Some(Value::Object(Map::new()));
+            }
+            None => {
+                let mut msg = format!(
+                    "{method} {path} answered {status_text}, but the body is not the JSON the API documents for this call."
+                );
+                push_snippet(&mut msg, text, body.len());
+                return tool_error(msg);
+            }
+        }
+    }
+    result
+}
+
+/// The `structuredContent` of a successful JSON body.
+pub fn structured(envelope: Envelope, body: Value) -> Value {
+    match (envelope, body) {
+        (Envelope::Cloudflare { list }, Value::Object(mut obj)) if obj.contains_key("result") => {
+            let mut out = Map::new();
+            out.insert("result".into(), obj.remove("result").unwrap_or(Value::Null));
+            if list && let Some(info) = obj.remove("result_info") {
+                out.insert("result_info".into(), info);
+            }
+            Value::Object(out)
+        }
+        (Envelope::None, Value::Object(obj)) => Value::Object(obj),
+        (_, other) => json!({ "result": other }),
+    }
+}
+
+fn empty_list_note(call: Call<'_>, json: Option<&Value>) -> Option<String> {
+    if !call.cloudflare || call.tool.permissions.is_empty() {
+        return None;
+    }
+    let result = json?.get("result")?.as_array()?;
+    if !result.is_empty() {
+        return None;
+    }
+    let perms = call
+        .tool
+        .permissions
+        .iter()
+        .map(|p| format!("`{p}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!(
+        "Note: the list is empty. If you expected items, the API token may lack the permission(s) {perms} (the API filters lists by permission instead of refusing them); check the token at {CLOUDFLARE_TOKENS_URL}."
+    ))
+}
+
+fn push_messages(msg: &mut String, body: &Value, text: Option<&str>) {
+    let messages = error_messages(body);
+    if messages.is_empty() {
+        push_snippet(msg, text, text.map_or(0, str::len));
+    } else {
+        msg.push_str("\nAPI errors:\n");
+        msg.push_str(
+            &messages
+                .iter()
+                .map(|m| format!("- {m}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+    }
+}
+
+fn push_snippet(msg: &mut String, text: Option<&str>, len: usize) {
+    match text {
+        Some(t) if !t.trim().is_empty() => {
+            let clipped: String = t.chars().take(BODY_SNIPPET_CHARS).collect();
+            msg.push_str("\nResponse body");
+            if clipped.len() < t.len() {
+                msg.push_str(&format!(" (first {BODY_SNIPPET_CHARS} characters)"));
+            }
+            msg.push_str(":\n");
+            msg.push_str(&clipped);
+        }
+        Some(_) => msg.push_str(" (empty body)"),
+        None => msg.push_str(&format!(" (binary body of {len} bytes)")),
+    }
+}
+
+#[cfg(test)]
+mod tests;

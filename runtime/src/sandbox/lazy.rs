@@ -1,0 +1,366 @@
+//! The `spec` global of `search`: a pre-indexed spec materialised lazily.
+//!
+//! Parsing the full Cloudflare spec (24 MB of JSON) with `JSON.parse` in
+//! QuickJS takes ~0.8 s, far too slow for a fresh runtime per call. Instead
+//! each worker parses the spec once into a [`SpecIndex`]: every JSON subtree
+//! larger than [`INLINE_BYTES`] becomes an indexed node, smaller subtrees stay
+//! plain values. A call's `spec` starts as the root node only; properties
+//! holding large subtrees are accessors that, on first read, build that node
+//! one level deep (Rust → QuickJS values, no parsing) and replace themselves
+//! with a plain data property. Code pays for what it touches: a lookup such as
+//! `spec.paths["/zones"].get` builds a handful of objects, a scan of every
+//! operation's `summary` and `tags` a few thousand.
+//!
+//! To the code the result is ordinary mutable JSON data: `Object.keys`,
+//! `Object.entries`, spread, `JSON.stringify` and `in` behave as on parsed JSON
+//! (reading an accessor materialises it). Only
+//! `Object.getOwnPropertyDescriptor` on a not-yet-read property shows the
+//! accessor.
+
+use std::sync::Arc;
+
+use rquickjs::object::Property;
+use rquickjs::{Array, Ctx, Function, Object, Value as JsValue};
+use serde_json::{Map, Value};
+
+/// Subtrees whose compact JSON is at most this many bytes are built eagerly
+/// together with their parent; larger ones are materialised on first access.
+pub const INLINE_BYTES: usize = 256;
+
+/// JS helper that installs a lazy accessor: `lazy(object, key, nodeId)`.
+/// `load(nodeId, lazy)` is the Rust materialiser. Nothing here is reachable
+/// from the sandboxed code except through the accessors themselves.
+/// (Batching a node's accessors into one call, or defining inline values
+/// with `set` instead of `defineProperty`, measured slower.)
+const LAZY_JS: &str = r#"(function (load) {
+  "use strict";
+  const define = Reflect.defineProperty;
+  const lazy = (object, key, id) => {
+    define(object, key, {
+      get() {
+        const value = load(id, lazy);
+        if (this !== null && typeof this === "object") {
+          define(this, key, { value, writable: true, enumerable: true, configurable: true });
+        }
+        return value;
+      },
+      set(value) {
+        if (this !== null && typeof this === "object") {
+          define(this, key, { value, writable: true, enumerable: true, configurable: true });
+        }
+      },
+      enumerable: true,
+      configurable: true,
+    });
+  };
+  return lazy;
+})"#;
+
+/// A JSON document split into lazily materialisable nodes.
+#[derive(Debug)]
+pub struct SpecIndex {
+    nodes: Vec<Node>,
+    root: Child,
+    source_bytes: usize,
+}
+
+#[derive(Debug)]
+struct Node {
+    /// Object keys in document order; empty for arrays.
+    keys: Vec<String>,
+    children: Vec<Child>,
+    array: bool,
+}
+
+#[derive(Debug)]
+enum Child {
+    Inline(Value),
+    Lazy(u32),
+}
+
+impl SpecIndex {
+    /// Parse `json` and index it.
+    pub fn from_json(json: &str) -> Result<Self, String> {
+        let value: Value =
+            serde_json::from_str(json).map_err(|e| format!("spec is not valid JSON: {e}"))?;
+        let mut index = Self::from_value(value);
+        index.source_bytes = json.len();
+        Ok(index)
+    }
+
+    /// Index an already parsed document (consumes it; no copy is made).
+    pub fn from_value(value: Value) -> Self {
+        let mut nodes = Vec::new();
+        let (root, _) = build(value, &mut nodes);
+        Self {
+            nodes,
+            root,
+            source_bytes: 0,
+        }
+    }
+
+    /// Number of lazily materialised nodes.
+    pub fn lazy_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Size of the JSON text the index was built from (0 if built from a value).
+    pub fn source_bytes(&self) -> usize {
+        self.source_bytes
+    }
+
+    /// Build the root as a QuickJS value in `ctx`.
+    pub(crate) fn root_js<'js>(self: &Arc<Self>, ctx: &Ctx<'js>) -> rquickjs::Result<JsValue<'js>> {
+        match &self.root {
+            Child::Inline(v) => json_to_js(ctx, v),
+            Child::Lazy(id) => {
+                let index = Arc::clone(self);
+                let load = Function::new(ctx.clone(), move |id: u32, lazy: Function<'js>| {
+                    index.materialize(&lazy, id)
+                })?;
+                let lazy: Function = ctx.eval(LAZY_JS)?;
+                let lazy: Function = lazy.call((load,))?;
+                self.materialize(&lazy, *id)
+            }
+        }
+    }
+
+    /// Build node `id` one level deep: small children as values, large ones
+    /// as lazy accessors.
+    fn materialize<'js>(&self, lazy: &Function<'js>, id: u32) -> rquickjs::Result<JsValue<'js>> {
+        let ctx = lazy.ctx().clone();
+        let Some(node) = usize::try_from(id).ok().and_then(|i| self.nodes.get(i)) else {
+            return Err(rquickjs::Exception::throw_internal(
+                &ctx,
+                "unknown spec node",
+            ));
+        };
+        if node.array {
+            let array = Array::new(ctx.clone())?;
+            for (i, child) in node.children.iter().enumerate() {
+                match child {
+                    Child::Inline(v) => array.set(i, json_to_js(&ctx, v)?)?,
+                    Child::Lazy(c) => {
+                        let key = u32::try_from(i).unwrap_or(u32::MAX);
+                        lazy.call::<_, ()>((array.clone(), key, *c))?;
+                    }
+                }
+            }
+            Ok(array.into_value())
+        } else {
+            let object = Object::new(ctx.clone())?;
+            for (key, child) in node.keys.iter().zip(&node.children) {
+                match child {
+                    Child::Inline(v) => define(&object, key, json_to_js(&ctx, v)?)?,
+                    Child::Lazy(c) => lazy.call::<_, ()>((object.clone(), key.as_str(), *c))?,
+                }
+            }
+            Ok(object.into_value())
+        }
+    }
+}
+
+/// Index `value`, returning it as a child and its approximate compact size.
+fn build(value: Value, nodes: &mut Vec<Node>) -> (Child, usize) {
+    match value {
+        Value::Array(items) => {
+            let mut size = 2;
+            let mut children = Vec::with_capacity(items.len());
+            for item in items {
+                let (child, s) = build(item, nodes);
+                size += s + 1;
+                children.push(child);
+            }
+            (finish(Vec::new(), children, true, size, nodes), size)
+        }
+        Value::Object(map) => {
+            let mut size = 2;
+            let mut keys = Vec::with_capacity(map.len());
+            let mut children = Vec::with_capacity(map.len());
+            for (key, item) in map {
+                let (child, s) = build(item, nodes);
+                size += key.len() + 4 + s;
+                keys.push(key);
+                children.push(child);
+            }
+            (finish(keys, children, false, size, nodes), size)
+        }
+        Value::String(s) => {
+            let size = s.len() + 2;
+            (Child::Inline(Value::String(s)), size)
+        }
+        other => (Child::Inline(other), 6),
+    }
+}
+
+/// Keep a container inline when small (all its children are then inline),
+/// else register it as a lazy node.
+fn finish(
+    keys: Vec<String>,
+    children: Vec<Child>,
+    array: bool,
+    size: usize,
+    nodes: &mut Vec<Node>,
+) -> Child {
+    let all_inline = children.iter().all(|c| matches!(c, Child::Inline(_)));
+    let id = u32::try_from(nodes.len());
+    match id {
+        Ok(id) if size > INLINE_BYTES || !all_inline => {
+            nodes.push(Node {
+                keys,
+                children,
+                array,
+            });
+            Child::Lazy(id)
+        }
+        _ => {
+            let values = children.into_iter().map(|c| match c {
+                Child::Inline(v) => v,
+                Child::Lazy(_) => Value::Null, // unreachable: all_inline or > u32::MAX nodes
+            });
+            if array {
+                Child::Inline(Value::Array(values.collect()))
+            } else {
+                Child::Inline(Value::Object(
+                    keys.into_iter().zip(values).collect::<Map<_, _>>(),
+                ))
+            }
+        }
+    }
+}
+
+/// Define `key` as an ordinary data property (unlike `set`, a `__proto__` key
+/// becomes an own property, as with `JSON.parse`).
+fn define<'js>(object: &Object<'js>, key: &str, value: JsValue<'js>) -> rquickjs::Result<()> {
+    object.prop(
+        key,
+        Property::from(value).writable().enumerable().configurable(),
+    )
+}
+
+/// Convert a JSON value into a QuickJS value (objects keep key order).
+pub(crate) fn json_to_js<'js>(ctx: &Ctx<'js>, value: &Value) -> rquickjs::Result<JsValue<'js>> {
+    Ok(match value {
+        Value::Null => JsValue::new_null(ctx.clone()),
+        Value::Bool(b) => JsValue::new_bool(ctx.clone(), *b),
+        Value::Number(n) => match n.as_i64().and_then(|i| i32::try_from(i).ok()) {
+            Some(i) => JsValue::new_int(ctx.clone(), i),
+            None => JsValue::new_float(ctx.clone(), n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => rquickjs::String::from_str(ctx.clone(), s)?.into_value(),
+        Value::Array(items) => {
+            let array = Array::new(ctx.clone())?;
+            for (i, item) in items.iter().enumerate() {
+                array.set(i, json_to_js(ctx, item)?)?;
+            }
+            array.into_value()
+        }
+        Value::Object(map) => {
+            let object = Object::new(ctx.clone())?;
+            for (key, item) in map {
+                define(&object, key, json_to_js(ctx, item)?)?;
+            }
+            object.into_value()
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rquickjs::{Context, Runtime};
+    use serde_json::json;
+
+    fn big_doc() -> Value {
+        let long = "x".repeat(300);
+        json!({
+            "openapi": "3.0.3",
+            "info": {"title": "t"},
+            "paths": {
+                "/zones": {"get": {"summary": "List zones", "tags": ["zones"], "description": long.clone(),
+                    "responses": {"200": {"description": long.clone()}}}},
+                "/accounts": {"get": {"summary": "List accounts", "tags": ["accounts"], "__proto__": {"polluted": true},
+                    "responses": {"200": {"description": long}}}}
+            },
+            "list": [1, 2, {"deep": ["a".repeat(400)]}]
+        })
+    }
+
+    fn eval_json(index: SpecIndex, code: &str) -> String {
+        let index = Arc::new(index);
+        let rt = Runtime::new().ok();
+        let ctx = rt.as_ref().and_then(|rt| Context::full(rt).ok());
+        let Some(ctx) = ctx else {
+            return "no runtime".into();
+        };
+        ctx.with(|ctx| {
+            let result: rquickjs::Result<String> = (|| {
+                let spec = index.root_js(&ctx)?;
+                ctx.globals().set("spec", spec)?;
+                let v: JsValue = ctx.eval(code)?;
+                Ok(ctx
+                    .json_stringify(v)?
+                    .map(|s| s.to_string())
+                    .transpose()?
+                    .unwrap_or_default())
+            })();
+            result.unwrap_or_else(|e| format!("error: {e}: {:?}", ctx.catch()))
+        })
+    }
+
+    #[test]
+    fn small_documents_stay_inline() {
+        let index = SpecIndex::from_value(json!({"a": [1, 2, 3], "b": "c"}));
+        assert_eq!(index.lazy_nodes(), 0);
+        assert_eq!(eval_json(index, "spec"), r#"{"a":[1,2,3],"b":"c"}"#);
+    }
+
+    #[test]
+    fn lazy_document_reads_like_parsed_json() {
+        let doc = big_doc();
+        let expected = serde_json::to_string(&doc).unwrap_or_default();
+        let index = SpecIndex::from_value(doc);
+        assert!(index.lazy_nodes() > 3, "{}", index.lazy_nodes());
+        assert_eq!(eval_json(index, "spec"), expected);
+    }
+
+    #[test]
+    fn lookups_keys_and_identity() {
+        let index = SpecIndex::from_value(big_doc());
+        let out = eval_json(
+            index,
+            r#"({
+                keys: Object.keys(spec.paths),
+                summary: spec.paths["/zones"].get.summary,
+                same: spec.paths === spec.paths,
+                entries: Object.entries(spec.paths).map(([p, item]) => p + ":" + item.get.tags[0]),
+                proto: Object.getPrototypeOf(spec.paths["/accounts"].get) === Object.prototype,
+                own: Object.keys(spec.paths["/accounts"].get).includes("__proto__"),
+                polluted: ({}).polluted === undefined,
+                isArray: Array.isArray(spec.list) && spec.list.length === 3,
+                deep: spec.list[2].deep[0].length,
+            })"#,
+        );
+        assert_eq!(
+            out,
+            r#"{"keys":["/zones","/accounts"],"summary":"List zones","same":true,"entries":["/zones:zones","/accounts:accounts"],"proto":true,"own":true,"polluted":true,"isArray":true,"deep":400}"#
+        );
+    }
+
+    #[test]
+    fn lazy_properties_can_be_overwritten_and_deleted() {
+        let index = SpecIndex::from_value(big_doc());
+        let out = eval_json(
+            index,
+            r#"(() => { spec.paths = 1; const a = spec.paths; delete spec.list; return [a, "list" in spec]; })()"#,
+        );
+        assert_eq!(out, "[1,false]");
+    }
+
+    #[test]
+    fn invalid_json_is_an_error() {
+        assert!(SpecIndex::from_json("{").is_err());
+        let ok = SpecIndex::from_json("[1]").map(|i| i.source_bytes());
+        assert_eq!(ok, Ok(3));
+    }
+}

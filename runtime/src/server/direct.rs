@@ -1,0 +1,178 @@
+//! The direct tool pipeline shared by every mode: validate the arguments
+//! against the tool's input schema, fill Cloudflare's default account, build
+//! the request, send it with the caller's credential and map the response.
+//!
+//! `--mode direct` lists these tools one by one; `--mode code` reaches them
+//! from sandboxed JavaScript (`codemode.<tool>(args)`), and `--mode codemode`
+//! uses the upstream client and the account cache for `api.request`. The
+//! state is shared (`Arc<Direct>`) so a sandbox host can hold it.
+
+use std::collections::HashMap;
+
+use rmcp::model::{CallToolResult, JsonObject};
+use serde_json::Value;
+
+use crate::catalogue::{Catalogue, ToolDef};
+use crate::cloudflare::{AccountCache, account_slot};
+use crate::credential::Credential;
+use crate::outcome::{Call, map_response, tool_error};
+use crate::request::{Args, build_request};
+use crate::upstream::{Upstream, path_only};
+use crate::validate::Validators;
+
+/// The exposed catalogue tools and what it takes to call them.
+#[derive(Debug)]
+pub struct Direct {
+    catalogue: &'static Catalogue,
+    tools: Vec<&'static ToolDef>,
+    index: HashMap<&'static str, usize>,
+    validators: Validators,
+    upstream: Upstream,
+    accounts: AccountCache,
+    cloudflare: bool,
+    max_argument_bytes: usize,
+    credential_hint: String,
+}
+
+impl Direct {
+    /// The pipeline over `tools` (the exposed ones, in catalogue order).
+    pub(crate) fn new(
+        catalogue: &'static Catalogue,
+        tools: Vec<&'static ToolDef>,
+        upstream: Upstream,
+        max_argument_bytes: usize,
+        credential_hint: String,
+    ) -> Self {
+        let index = tools.iter().enumerate().map(|(i, t)| (t.name, i)).collect();
+        Self {
+            catalogue,
+            validators: Validators::new(tools.len()),
+            tools,
+            index,
+            upstream,
+            accounts: AccountCache::default(),
+            cloudflare: catalogue.api == "cloudflare",
+            max_argument_bytes,
+            credential_hint,
+        }
+    }
+
+    /// The catalogue.
+    pub fn catalogue(&self) -> &'static Catalogue {
+        self.catalogue
+    }
+
+    /// The exposed tools.
+    pub fn tools(&self) -> &[&'static ToolDef] {
+        &self.tools
+    }
+
+    /// Index and definition of an exposed tool.
+    pub fn lookup(&self, name: &str) -> Option<(usize, &'static ToolDef)> {
+        let &i = self.index.get(name)?;
+        self.tools.get(i).map(|&t| (i, t))
+    }
+
+    /// The upstream client.
+    pub fn upstream(&self) -> &Upstream {
+        &self.upstream
+    }
+
+    /// The per-credential default-account cache.
+    pub fn accounts(&self) -> &AccountCache {
+        &self.accounts
+    }
+
+    /// The API is Cloudflare (envelope, default account, token advice).
+    pub fn cloudflare(&self) -> bool {
+        self.cloudflare
+    }
+
+    /// Largest accepted tool arguments (approximate JSON bytes).
+    pub fn max_argument_bytes(&self) -> usize {
+        self.max_argument_bytes
+    }
+
+    /// The error result for a call without an upstream credential.
+    pub fn no_credential(&self, what: &str) -> CallToolResult {
+        tool_error(format!(
+            "no upstream credential is configured for this server, so {what} cannot call the API; the operator must {}",
+            self.credential_hint
+        ))
+    }
+
+    /// Runs exposed tool number `index` (see [`Direct::lookup`]).
+    pub async fn run(
+        &self,
+        index: usize,
+        tool: &'static ToolDef,
+        arguments: Option<JsonObject>,
+        credential: Option<&Credential>,
+    ) -> CallToolResult {
+        let mut args = arguments.unwrap_or_default();
+        let value = Value::Object(std::mem::take(&mut args));
+        if let Err(e) = self.validators.validate(index, tool, &value) {
+            return tool_error(e.to_string());
+        }
+        let Value::Object(taken) = value else {
+            return tool_error("internal error: arguments are not an object");
+        };
+        args = taken;
+        let Some(credential) = credential else {
+            return self.no_credential(&format!("`{}`", tool.name));
+        };
+        if let Err(e) = self.fill_account(tool, &mut args, credential).await {
+            return tool_error(e);
+        }
+        let request = match build_request(tool, &args) {
+            Ok(r) => r,
+            Err(e) => return tool_error(e.to_string()),
+        };
+        match self.upstream.send(&request, Some(credential)).await {
+            Ok(resp) => map_response(
+                Call {
+                    tool,
+                    path: path_only(&request.path_and_query),
+                    credential: Some(credential),
+                    cloudflare: self.cloudflare,
+                },
+                resp,
+            ),
+            Err(e) => tool_error(credential.redact(&e.to_string())),
+        }
+    }
+
+    /// Fills an omitted account argument of `tool` with the credential's only
+    /// account (Cloudflare); the error text is already redacted.
+    pub(crate) async fn fill_account(
+        &self,
+        tool: &'static ToolDef,
+        args: &mut Args,
+        credential: &Credential,
+    ) -> Result<(), String> {
+        if self.cloudflare
+            && let Some(arg) = account_slot(tool, args)
+        {
+            self.accounts
+                .fill(tool, arg, args, &self.upstream, Some(credential))
+                .await
+                .map_err(|e| credential.redact(&e.to_string()))?;
+        }
+        Ok(())
+    }
+}
+
+/// Approximate encoded size of a JSON object's entries (stops counting
+/// precisely once it is clearly large; never allocates).
+pub(crate) fn json_size<'a>(entries: impl Iterator<Item = (&'a String, &'a Value)>) -> usize {
+    fn value(v: &Value) -> usize {
+        match v {
+            Value::Null | Value::Bool(_) => 5,
+            Value::Number(_) => 24,
+            Value::String(s) => s.len() + 2,
+            Value::Array(items) => 2 + items.iter().map(|i| value(i) + 1).sum::<usize>(),
+            Value::Object(map) => 2 + json_size(map.iter()),
+        }
+    }
+    entries.map(|(k, v)| k.len() + 4 + value(v)).sum()
+}

@@ -1,0 +1,625 @@
+//! MCP over Streamable HTTP at `/mcp` (stateless, JSON responses), with
+//! Host/Origin allowlists (403 before anything else), bearer-token client
+//! authentication (401 with RFC 9728 `resource_metadata`), a request body
+//! limit (413), a header-read timeout and graceful shutdown.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes, HttpBody as _};
+use axum::extract::{Request, State};
+use axum::middleware::{Next, from_fn_with_state};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use http::{HeaderValue, StatusCode, header};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::json;
+use tokio::net::TcpListener;
+
+use super::auth::{TokenTable, bearer_token};
+use super::jsonrpc_guard::{INVALID_PARAMS, PARSE_ERROR, Verdict, classify};
+use super::listing::SPLICE_MAX;
+use super::{Core, Handler, ServeError};
+use crate::credential::Credential;
+
+/// How HTTP clients are authenticated.
+#[derive(Debug, Clone)]
+pub enum ClientAuth {
+    /// Every request needs a configured bearer token; it selects the
+    /// upstream credential.
+    Tokens(TokenTable),
+    /// No client authentication (loopback-only testing mode); every request
+    /// uses this credential.
+    Unauthenticated(Option<Credential>),
+}
+
+/// Options of the HTTP transport.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Extra allowed `Host` values (`host` or `host:port`); loopback names
+    /// with the bound port are always allowed.
+    pub allowed_hosts: Vec<String>,
+    /// Allowed `Origin` values (`scheme://host[:port]`); requests without
+    /// `Origin` always pass.
+    pub allowed_origins: Vec<String>,
+    /// Largest accepted request body.
+    pub max_request_bytes: usize,
+    /// Time allowed for a client to send the request headers.
+    pub header_read_timeout: Duration,
+    /// Client authentication.
+    pub auth: ClientAuth,
+}
+
+#[derive(Debug)]
+struct HttpState {
+    core: Arc<Core>,
+    hosts: Vec<String>,
+    origins: Vec<String>,
+    auth: ClientAuth,
+    max_request_bytes: usize,
+}
+
+/// The `Host` values allowed for a server bound to `addr`.
+pub fn default_hosts(addr: SocketAddr) -> Vec<String> {
+    let port = addr.port();
+    let mut hosts = vec![
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+    ];
+    let own = addr.to_string();
+    if !hosts.contains(&own) && !addr.ip().is_unspecified() {
+        hosts.push(own);
+    }
+    hosts
+}
+
+/// Whether a `Host` header value is allowed. An entry with a port must
+/// match exactly; an entry without one matches the host on any port.
+pub fn host_allowed(host: Option<&str>, allowed: &[String]) -> bool {
+    let Some(host) = host.map(|h| h.trim().to_ascii_lowercase()) else {
+        return false;
+    };
+    let bare = strip_port(&host);
+    allowed.iter().any(|entry| {
+        let entry = entry.trim().to_ascii_lowercase();
+        entry == host || (strip_port(&entry) == entry && entry == bare)
+    })
+}
+
+fn strip_port(host: &str) -> &str {
+    if let Some(rest) = host.strip_prefix('[') {
+        // [v6]:port or [v6]
+        return rest.find(']').map_or(host, |end| &host[..end + 2]);
+    }
+    match host.rsplit_once(':') {
+        Some((h, p)) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => h,
+        _ => host,
+    }
+}
+
+/// Whether an `Origin` header value is allowed: absent always is; present
+/// must equal an allowed entry (case-insensitive, trailing `/` ignored).
+pub fn origin_allowed(origin: Option<&str>, allowed: &[String]) -> bool {
+    let Some(origin) = origin else {
+        return true;
+    };
+    let origin = origin.trim().trim_end_matches('/');
+    allowed
+        .iter()
+        .any(|a| a.trim().trim_end_matches('/').eq_ignore_ascii_case(origin))
+}
+
+/// The router: `/mcp` and the protected-resource metadata documents.
+pub fn router(
+    core: Arc<Core>,
+    options: &HttpOptions,
+    bound: SocketAddr,
+) -> (Router, ShutdownHandle) {
+    let mut hosts = default_hosts(bound);
+    hosts.extend(options.allowed_hosts.iter().cloned());
+    let state = Arc::new(HttpState {
+        core: core.clone(),
+        hosts,
+        origins: options.allowed_origins.clone(),
+        auth: options.auth.clone(),
+        max_request_bytes: options.max_request_bytes,
+    });
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
+        .with_max_request_body_bytes(options.max_request_bytes);
+    let cancel = ShutdownHandle(config.clone());
+    let service = StreamableHttpService::new(
+        move || Ok(Handler::new(core.clone(), None)),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    let mcp = Router::new()
+        .route_service("/mcp", service)
+        .layer(from_fn_with_state(state.clone(), splice_listing))
+        .layer(from_fn_with_state(state.clone(), authenticate));
+    let metadata = Router::new()
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(resource_metadata),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(resource_metadata),
+        )
+        .with_state(state.clone());
+    let app = Router::new()
+        .merge(mcp)
+        .merge(metadata)
+        .fallback(not_found)
+        .layer(from_fn_with_state(state, guard));
+    (app, cancel)
+}
+
+/// Stops rmcp's in-flight work when the server shuts down.
+#[derive(Debug, Clone)]
+pub struct ShutdownHandle(StreamableHttpServerConfig);
+
+impl ShutdownHandle {
+    /// Cancels every in-flight MCP request.
+    pub fn cancel(&self) {
+        self.0.cancellation_token.cancel();
+    }
+}
+
+/// Binds `listen`, prints `listening on http://IP:PORT/mcp` to stderr, and
+/// serves until `shutdown` resolves.
+///
+/// # Errors
+///
+/// When the address cannot be bound.
+pub async fn serve_http(
+    core: Arc<Core>,
+    listen: SocketAddr,
+    options: HttpOptions,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServeError> {
+    let listener = TcpListener::bind(listen)
+        .await
+        .map_err(|source| ServeError::Io {
+            context: format!("cannot listen on {listen}"),
+            source,
+        })?;
+    let bound = listener.local_addr().map_err(|source| ServeError::Io {
+        context: "cannot read the bound address".into(),
+        source,
+    })?;
+    eprintln!("listening on http://{bound}/mcp");
+    serve_listener(listener, core, options, shutdown).await
+}
+
+/// Serves on an already bound listener until `shutdown` resolves, then
+/// lets in-flight requests finish (at most 10 s).
+///
+/// # Errors
+///
+/// When the listener's address cannot be read.
+pub async fn serve_listener(
+    listener: TcpListener,
+    core: Arc<Core>,
+    options: HttpOptions,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServeError> {
+    let bound = listener.local_addr().map_err(|source| ServeError::Io {
+        context: "cannot read the bound address".into(),
+        source,
+    })?;
+    let (app, cancel) = router(core, &options, bound);
+    let graceful = GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(options.header_read_timeout);
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let conn = http.serve_connection(TokioIo::new(stream), service);
+        let watched = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = watched.await {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+        });
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+    drop(listener);
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(Duration::from_secs(10)) => {
+            tracing::warn!("in-flight requests did not finish within 10 s");
+        }
+    }
+    cancel.cancel();
+    Ok(())
+}
+
+fn text_response(status: StatusCode, text: &str) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        text.to_owned(),
+    )
+        .into_response()
+}
+
+fn request_host(req: &Request) -> Option<&str> {
+    req.headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .or_else(|| req.uri().authority().map(|a| a.as_str()))
+}
+
+async fn guard(State(state): State<Arc<HttpState>>, req: Request, next: Next) -> Response {
+    if !host_allowed(request_host(&req), &state.hosts) {
+        return text_response(
+            StatusCode::FORBIDDEN,
+            "Forbidden: the Host header is not allowed (see --allowed-host)",
+        );
+    }
+    let origin = req
+        .headers()
+        .get(header::ORIGIN)
+        .map(|v| v.to_str().unwrap_or("\u{0}"));
+    if !origin_allowed(origin, &state.origins) {
+        return text_response(
+            StatusCode::FORBIDDEN,
+            "Forbidden: the Origin header is not allowed (see --allowed-origin)",
+        );
+    }
+    next.run(req).await
+}
+
+fn metadata_url(host: &str) -> String {
+    format!("http://{host}/.well-known/oauth-protected-resource/mcp")
+}
+
+async fn authenticate(
+    State(state): State<Arc<HttpState>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let credential = match &state.auth {
+        ClientAuth::Unauthenticated(c) => c.clone(),
+        ClientAuth::Tokens(table) => {
+            let presented = req
+                .headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(bearer_token);
+            match presented.and_then(|t| table.authenticate(t)) {
+                Some(c) => Some(c),
+                None => {
+                    let host = request_host(&req).unwrap_or("localhost");
+                    return unauthorized(host, presented.is_some());
+                }
+            }
+        }
+    };
+    // The client token goes no further than this layer.
+    req.headers_mut().remove(header::AUTHORIZATION);
+    if let Some(c) = credential {
+        req.extensions_mut().insert(c);
+    }
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > state.max_request_bytes as u64) {
+        return too_large(state.max_request_bytes);
+    }
+    if req.method() == http::Method::POST && is_json(req.headers()) {
+        let (parts, body) = req.into_parts();
+        let bytes = match axum::body::to_bytes(body, state.max_request_bytes).await {
+            Ok(b) => b,
+            Err(e) => {
+                let limit = std::error::Error::source(&e)
+                    .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+                return if limit {
+                    too_large(state.max_request_bytes)
+                } else {
+                    text_response(
+                        StatusCode::BAD_REQUEST,
+                        "Bad Request: the request body could not be read",
+                    )
+                };
+            }
+        };
+        // Not JSON, or bad params of a method this server implements (which
+        // rmcp would answer with -32601): answered here. Everything else,
+        // wrong message shapes included, is rmcp's (see `splice_listing`).
+        if let Verdict::Reply(error) = classify(&bytes) {
+            match error["error"]["code"].as_i64() {
+                Some(PARSE_ERROR) => {
+                    return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
+                }
+                Some(INVALID_PARAMS) => return axum::Json(error).into_response(),
+                _ => {}
+            }
+        }
+        req = Request::from_parts(parts, Body::from(bytes));
+    }
+    next.run(req).await
+}
+
+fn is_json(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+        })
+}
+
+fn too_large(limit: usize) -> Response {
+    text_response(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &format!("Payload Too Large: the request body exceeds {limit} bytes"),
+    )
+}
+
+/// A JSON-RPC error without an id (the request could not be read).
+fn jsonrpc_error(code: i64, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+}
+
+fn unauthorized(host: &str, presented: bool) -> Response {
+    let mut challenge = format!("Bearer resource_metadata=\"{}\"", metadata_url(host));
+    let description = if presented {
+        challenge.push_str(", error=\"invalid_token\"");
+        "the bearer token is not valid for this server"
+    } else {
+        "this server needs `Authorization: Bearer <token>`"
+    };
+    let body = json!({"error": if presented { "invalid_token" } else { "unauthorized" }, "error_description": description});
+    let mut resp = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+    if let Ok(v) = HeaderValue::from_str(&challenge) {
+        resp.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
+    resp
+}
+
+async fn resource_metadata(State(state): State<Arc<HttpState>>, req: Request) -> Response {
+    let host = request_host(&req).unwrap_or("localhost");
+    let body = json!({
+        "resource": format!("http://{host}/mcp"),
+        "authorization_servers": [],
+        "bearer_methods_supported": ["header"],
+        "resource_name": state.core.info().server_info.name,
+    });
+    axum::Json(body).into_response()
+}
+
+async fn not_found() -> Response {
+    text_response(StatusCode::NOT_FOUND, "Not Found: the MCP endpoint is /mcp")
+}
+
+/// Replaces the listing placeholder in small JSON responses, and turns
+/// rmcp's plain-text answer to a body that is JSON but no JSON-RPC message
+/// into a JSON-RPC `Invalid Request` error.
+async fn splice_listing(State(state): State<Arc<HttpState>>, req: Request, next: Next) -> Response {
+    let resp = next.run(req).await;
+    if resp.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        let (parts, body) = resp.into_parts();
+        let bytes = axum::body::to_bytes(body, SPLICE_MAX)
+            .await
+            .unwrap_or_default();
+        if let Some(detail) = bytes.strip_prefix(b"fail to deserialize request body ".as_slice()) {
+            let detail = String::from_utf8_lossy(detail);
+            return jsonrpc_error(
+                -32600,
+                &format!("Invalid Request: not a JSON-RPC request or notification ({detail})"),
+            );
+        }
+        return Response::from_parts(parts, Body::from(bytes));
+    }
+    let is_json = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    let small = resp
+        .body()
+        .size_hint()
+        .exact()
+        .is_some_and(|n| n <= SPLICE_MAX as u64);
+    if !is_json || !small {
+        return resp;
+    }
+    let (mut parts, body) = resp.into_parts();
+    let bytes = match axum::body::to_bytes(body, SPLICE_MAX).await {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not read a response body");
+            return text_response(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error");
+        }
+    };
+    let out = match state.core.listing().splice(&bytes) {
+        Some(v) => Bytes::from(v),
+        None => bytes,
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hosts() -> Vec<String> {
+        let mut h = default_hosts("127.0.0.1:8787".parse().unwrap());
+        h.push("mcp.example.com".into());
+        h
+    }
+
+    #[test]
+    fn host_allowlist() {
+        let h = hosts();
+        for ok in [
+            "127.0.0.1:8787",
+            "localhost:8787",
+            "LOCALHOST:8787",
+            "[::1]:8787",
+            "mcp.example.com",
+            "mcp.example.com:443",
+        ] {
+            assert!(host_allowed(Some(ok), &h), "{ok}");
+        }
+        for bad in [
+            "127.0.0.1:9999",
+            "evil.com:8787",
+            "localhost",
+            "[::1]:1",
+            "mcp.example.com.evil.com",
+        ] {
+            assert!(!host_allowed(Some(bad), &h), "{bad}");
+        }
+        assert!(!host_allowed(None, &h));
+        assert_eq!(strip_port("[::1]:8"), "[::1]");
+        assert_eq!(strip_port("[::1]"), "[::1]");
+        assert_eq!(strip_port("a:b"), "a:b");
+    }
+
+    #[test]
+    fn origin_allowlist() {
+        assert!(origin_allowed(None, &[]));
+        assert!(!origin_allowed(Some("http://localhost:3000"), &[]));
+        let allowed = vec!["https://app.example.com".to_owned()];
+        assert!(origin_allowed(Some("https://APP.example.com/"), &allowed));
+        assert!(!origin_allowed(
+            Some("https://app.example.com:8443"),
+            &allowed
+        ));
+        assert!(!origin_allowed(Some("null"), &allowed));
+    }
+
+    #[test]
+    fn default_hosts_include_the_bound_address() {
+        let h = default_hosts("127.0.0.2:5".parse().unwrap());
+        assert!(h.contains(&"127.0.0.2:5".to_owned()));
+        let h = default_hosts("0.0.0.0:5".parse().unwrap());
+        assert_eq!(h.len(), 3);
+    }
+
+    fn test_router() -> Router {
+        use crate::catalogue::{Catalogue, Product};
+        use crate::config::{Exposure, UpstreamConfig, validate_upstream};
+        use crate::request::testing::custom;
+        use crate::server::CoreOptions;
+        let tools: &'static [&'static crate::catalogue::ToolDef] =
+            vec![custom(|t| t.name = "a_get")].leak();
+        let products = vec![Product {
+            name: "test",
+            tools,
+        }]
+        .leak();
+        let catalogue = Box::leak(Box::new(Catalogue {
+            api: "example",
+            products,
+            source: "{}",
+            spec: "",
+        }));
+        let options = CoreOptions {
+            exposure: Exposure::default(),
+            upstream: UpstreamConfig {
+                base: validate_upstream("http://127.0.0.1:9", true).unwrap(),
+                timeout: Duration::from_secs(1),
+                max_body_bytes: 1000,
+            },
+            output_schemas: false,
+            max_argument_bytes: 1000,
+            credential_hint: "set `EXAMPLE_API_TOKEN`".into(),
+        };
+        let core = Arc::new(Core::new(catalogue, options).unwrap());
+        let http = HttpOptions {
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            max_request_bytes: 1 << 16,
+            header_read_timeout: Duration::from_secs(10),
+            auth: ClientAuth::Unauthenticated(None),
+        };
+        router(core, &http, "127.0.0.1:8787".parse().unwrap()).0
+    }
+
+    async fn post(body: &str) -> (StatusCode, serde_json::Value) {
+        use tower::ServiceExt as _;
+        let req = Request::post("/mcp")
+            .header(header::HOST, "127.0.0.1:8787")
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2025-11-25")
+            .body(Body::from(body.to_owned()))
+            .unwrap();
+        let resp = test_router().oneshot(req).await.unwrap();
+        let status = resp.status();
+        let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        (status, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    #[tokio::test]
+    async fn bad_params_get_invalid_params_and_garbage_a_parse_error() {
+        for (body, says) in [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#,
+                "`name` (the tool name) is missing",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#,
+                "`name` must be a string",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a_get","arguments":[1]}}"#,
+                "`arguments` must be an object",
+            ),
+        ] {
+            let (status, v) = post(body).await;
+            assert_eq!(status, StatusCode::OK, "{body}: {v}");
+            assert_eq!(v["error"]["code"], -32602, "{body}: {v}");
+            assert_eq!(v["id"], 1, "{v}");
+            assert!(
+                v["error"]["message"].as_str().unwrap().contains(says),
+                "{v}"
+            );
+        }
+        let (status, v) = post(r#"{"jsonrpc":"2.0","id":2,"method":"#).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(v["error"]["code"], -32700, "{v}");
+        assert_eq!(v.get("id"), Some(&serde_json::Value::Null), "{v}");
+        // good requests and unknown methods are still rmcp's
+        let (status, v) = post(r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#).await;
+        assert_eq!((status, &v["result"]), (StatusCode::OK, &json!({})), "{v}");
+        let (_, v) = post(r#"{"jsonrpc":"2.0","id":4,"method":"nope/nope","params":{}}"#).await;
+        assert_eq!(v["error"]["code"], -32601, "{v}");
+    }
+}

@@ -1,0 +1,334 @@
+//! The MCP server: a [`Core`] over the static catalogue, served by rmcp over
+//! stdio ([`stdio`]) or Streamable HTTP ([`http`]).
+//!
+//! Everything per-process is built once in [`Core::new`] (or
+//! [`Core::with_mode`]): the exposed tool set, the encoded listing, empty
+//! validator slots, and for the Code Mode modes the sandbox pool. Per direct
+//! call, the core validates the arguments, fills Cloudflare's default
+//! account, builds the request, sends it with the caller's upstream
+//! credential and maps the response ([`direct`], [`crate::outcome`]); the
+//! Code Mode tools run in the sandbox ([`crate::codemode`]).
+
+pub mod auth;
+pub mod direct;
+pub mod handler;
+pub mod http;
+mod jsonrpc_guard;
+pub mod listing;
+pub mod stdio;
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolResult, Implementation, InitializeResult, JsonObject, ServerCapabilities, Tool,
+    ToolAnnotations,
+};
+use serde_json::Value;
+
+use crate::catalogue::{Catalogue, ToolDef};
+use crate::codemode::{CodeModeError, Engine, Mode, ModeSetup};
+use crate::config::{ConfigError, Exposure, Hidden, UpstreamConfig};
+use crate::credential::Credential;
+use crate::upstream::{Upstream, UpstreamError};
+use direct::{Direct, json_size};
+
+pub use handler::Handler;
+pub use listing::Listing;
+
+/// Why the server cannot start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A configuration value is refused.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The client token configuration is refused.
+    #[error(transparent)]
+    Auth(#[from] auth::AuthError),
+    /// The upstream client cannot be created.
+    #[error(transparent)]
+    Upstream(#[from] UpstreamError),
+    /// The Code Mode sandbox cannot start.
+    #[error(transparent)]
+    CodeMode(#[from] CodeModeError),
+    /// An I/O operation failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The MCP session failed.
+    #[error("MCP service error: {0}")]
+    Mcp(String),
+}
+
+/// Options of the server core.
+#[derive(Debug, Clone)]
+pub struct CoreOptions {
+    /// Which tools are served.
+    pub exposure: Exposure,
+    /// Upstream base URL and limits.
+    pub upstream: UpstreamConfig,
+    /// List output schemas to every client (`--output-schemas`).
+    pub output_schemas: bool,
+    /// Largest accepted tool arguments (approximate JSON size in bytes).
+    pub max_argument_bytes: usize,
+    /// How the operator provides an upstream token (for error messages),
+    /// e.g. ``set `CLOUDFLARE_API_TOKEN` ``.
+    pub credential_hint: String,
+}
+
+/// The per-process server state shared by all sessions and requests.
+#[derive(Debug)]
+pub struct Core {
+    catalogue: &'static Catalogue,
+    exposure: Exposure,
+    direct: Arc<Direct>,
+    engine: Option<Engine>,
+    listed: Vec<&'static ToolDef>,
+    index: HashMap<&'static str, usize>,
+    listing: Arc<Listing>,
+    rmcp_tools: Vec<OnceLock<Tool>>,
+    output_schemas: bool,
+    max_argument_bytes: usize,
+    info: InitializeResult,
+}
+
+impl Core {
+    /// Builds the exposed tool set and its encoded listing (direct mode).
+    ///
+    /// # Errors
+    ///
+    /// When the upstream client cannot be created.
+    pub fn new(catalogue: &'static Catalogue, options: CoreOptions) -> Result<Self, ServeError> {
+        Self::with_mode(catalogue, options, None)
+    }
+
+    /// [`Core::new`] in a Code Mode mode when `setup` is given: starts the
+    /// sandbox pool (inside the current Tokio runtime) and lists its tools
+    /// instead of one tool per operation.
+    ///
+    /// # Errors
+    ///
+    /// The upstream client or the sandbox cannot be created, or codemode
+    /// has no spec.
+    pub fn with_mode(
+        catalogue: &'static Catalogue,
+        options: CoreOptions,
+        setup: Option<ModeSetup>,
+    ) -> Result<Self, ServeError> {
+        let tools: Vec<&'static ToolDef> = catalogue
+            .tools()
+            .filter(|t| options.exposure.check(t).is_ok())
+            .collect();
+        let upstream = Upstream::new(&options.upstream)?;
+        let release = serde_json::from_str::<Value>(catalogue.source)
+            .ok()
+            .and_then(|v| v.get("release").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_else(|| "unknown".into());
+        let cloudflare = catalogue.api == "cloudflare";
+        let direct = Arc::new(Direct::new(
+            catalogue,
+            tools.clone(),
+            upstream,
+            options.max_argument_bytes,
+            options.credential_hint,
+        ));
+        let mode = setup.as_ref().map_or(Mode::Direct, |s| s.mode);
+        let engine = match setup {
+            Some(setup) if setup.mode != Mode::Direct => {
+                Some(Engine::start(setup, Arc::clone(&direct), release.clone())?)
+            }
+            _ => None,
+        };
+        let listed: Vec<&'static ToolDef> = match &engine {
+            Some(engine) => engine.listed().to_vec(),
+            None => tools,
+        };
+        let index = listed
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name, i))
+            .collect();
+        let api = catalogue.api;
+        let mut instructions = match mode {
+            Mode::Direct => format!(
+                "Tools for the {api} API (release {release}), one per operation; each calls the API with the server's credential."
+            ),
+            Mode::CodeMode => format!(
+                "The {api} API (release {release}) in Code Mode: write JavaScript. Use `search` to find operations in the API spec, then `execute` to call them with api.request; the server adds the credential."
+            ),
+            Mode::Code => format!(
+                "The {api} API (release {release}) as typed JavaScript functions: the `code` tool runs an async function that calls codemode.<tool>(args); the server adds the credential."
+            ),
+        };
+        if cloudflare && mode != Mode::CodeMode {
+            instructions.push_str(
+                " Account-scoped tools use the token's only account when `account_id` is omitted.",
+            );
+        }
+        let info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new(format!("{}-mcp", catalogue.api), env!("CARGO_PKG_VERSION"))
+                    .with_title(format!("{} API tools (toolforge)", catalogue.api)),
+            )
+            .with_instructions(instructions);
+        Ok(Self {
+            catalogue,
+            exposure: options.exposure,
+            direct,
+            engine,
+            rmcp_tools: (0..listed.len()).map(|_| OnceLock::new()).collect(),
+            listing: Arc::new(Listing::new(listed.clone())),
+            listed,
+            index,
+            output_schemas: options.output_schemas,
+            max_argument_bytes: options.max_argument_bytes,
+            info,
+        })
+    }
+
+    /// The mode served.
+    pub fn mode(&self) -> Mode {
+        self.engine.as_ref().map_or(Mode::Direct, Engine::mode)
+    }
+
+    /// The Code Mode engine (codemode and code modes).
+    pub fn engine(&self) -> Option<&Engine> {
+        self.engine.as_ref()
+    }
+
+    /// The encoded listing.
+    pub fn listing(&self) -> &Arc<Listing> {
+        &self.listing
+    }
+
+    /// Server identity, capabilities and instructions.
+    pub fn info(&self) -> InitializeResult {
+        self.info.clone()
+    }
+
+    /// Output schemas are listed to every client.
+    pub fn output_schemas(&self) -> bool {
+        self.output_schemas
+    }
+
+    /// Number of listed tools.
+    pub fn tool_count(&self) -> usize {
+        self.listed.len()
+    }
+
+    /// The rmcp form of a listed tool (parsed on first use).
+    pub fn tool(&self, name: &str) -> Option<Tool> {
+        let &i = self.index.get(name)?;
+        let def = self.listed.get(i)?;
+        let slot = self.rmcp_tools.get(i)?;
+        Some(slot.get_or_init(|| rmcp_tool(def)).clone())
+    }
+
+    /// Runs `tools/call`.
+    ///
+    /// # Errors
+    ///
+    /// A JSON-RPC error for an unknown tool or one outside the exposure
+    /// policy; everything else is a tool result (`isError` on failure).
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        credential: Option<&Credential>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(&index) = self.index.get(name) else {
+            return Err(self.unknown_tool(name));
+        };
+        let Some(&tool) = self.listed.get(index) else {
+            return Err(self.unknown_tool(name));
+        };
+        if let Some(args) = &arguments {
+            let size = json_size(args.iter());
+            if size > self.max_argument_bytes {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "the arguments of `{}` are too large: about {size} bytes, and this server accepts at most {}",
+                        tool.name, self.max_argument_bytes
+                    ),
+                    None,
+                ));
+            }
+        }
+        let started = Instant::now();
+        let result = match &self.engine {
+            Some(engine) => engine.call(tool.name, arguments, credential).await,
+            None => self.direct.run(index, tool, arguments, credential).await,
+        };
+        tracing::info!(
+            tool = tool.name,
+            is_error = result.is_error.unwrap_or(false),
+            elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "tools/call"
+        );
+        Ok(result)
+    }
+
+    fn unknown_tool(&self, name: &str) -> ErrorData {
+        let shown: String = name.chars().take(80).collect();
+        if let Some(engine) = &self.engine {
+            let names: Vec<String> = engine
+                .listed()
+                .iter()
+                .map(|t| format!("`{}`", t.name))
+                .collect();
+            return ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{shown}`: this server runs in --mode {} and lists only {}",
+                    engine.mode().as_str(),
+                    names.join(" and ")
+                ),
+                None,
+            );
+        }
+        match self.catalogue.tool(name).map(|t| self.exposure.check(t)) {
+            Some(Err(hidden)) => {
+                let why = match hidden {
+                    Hidden::Product => "its product is not in --products",
+                    Hidden::NotReadOnly => {
+                        "it is not read-only and the server runs with --read-only"
+                    }
+                };
+                ErrorData::invalid_params(
+                    format!(
+                        "tool `{shown}` is not exposed by this server (--read-only / --products): {why}"
+                    ),
+                    None,
+                )
+            }
+            _ => ErrorData::invalid_params(format!("unknown tool `{shown}`"), None),
+        }
+    }
+}
+
+/// The rmcp [`Tool`] of a catalogue entry (for rmcp's header validation).
+fn rmcp_tool(def: &ToolDef) -> Tool {
+    let parse = |s: &str| serde_json::from_str::<JsonObject>(s).unwrap_or_default();
+    let mut tool = Tool::new(def.name, def.description, Arc::new(parse(def.input_schema)))
+        .with_title(def.title)
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(def.annotations.read_only)
+                .destructive(def.annotations.destructive)
+                .idempotent(def.annotations.idempotent)
+                .open_world(def.annotations.open_world),
+        );
+    if let Some(out) = def.output_schema {
+        tool = tool.with_raw_output_schema(Arc::new(parse(out)));
+    }
+    tool
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,763 @@
+//! MCP over stdin/stdout (newline-delimited JSON-RPC); logs go to stderr.
+//!
+//! The line transport is this module's rather than rmcp's
+//! `AsyncRwTransport`: each incoming line goes through
+//! `jsonrpc_guard` first, so input that is not JSON gets `-32700`,
+//! a wrong message shape `-32600` (both with `"id": null`) and bad params of
+//! an implemented method `-32602`, and the session goes on. Outgoing
+//! messages (rmcp's and those errors) queue for a single writer, one whole
+//! line at a time, with the tool listing spliced in (see [`super::listing`]).
+//!
+//! On the process's stdin/stdout, one plain thread reads and one writes,
+//! with blocking calls on duplicates of the two descriptors. That works
+//! whatever they are (pipe, regular file, terminal), never takes the
+//! standard library's `Stdout` lock (the CLI holds it while serving), and
+//! never keeps the async runtime from shutting down: a thread blocked
+//! reading an open stdin ends with the process.
+
+use std::future::Future;
+use std::io::{Read, Write};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::service::{QuitReason, ServerInitializeError, serve_server};
+use rmcp::transport::Transport;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, ReadBuf};
+use tokio::sync::{mpsc, oneshot};
+
+use super::jsonrpc_guard::{Verdict, classify};
+use super::listing::Listing;
+use super::{Core, Handler, ServeError};
+use crate::credential::Credential;
+
+/// Outgoing messages queued for the writer; senders wait beyond this.
+const OUT_QUEUE: usize = 64;
+/// Chunks of stdin read ahead of the session.
+const IN_QUEUE: usize = 16;
+/// Size of one read from stdin.
+const READ_CHUNK: usize = 64 * 1024;
+/// How long the end of a session waits for queued output to be written
+/// (a client that stopped reading must not keep the server alive).
+const DRAIN_LIMIT: Duration = Duration::from_secs(5);
+
+/// Serves one MCP session on stdin/stdout until the client closes stdin or
+/// `shutdown` resolves. Lines longer than `max_line_bytes` are dropped
+/// (logged); pass a bound well above the argument limit so that oversized
+/// tool arguments still reach the handler and get a JSON-RPC error.
+///
+/// # Errors
+///
+/// When the standard handles cannot be duplicated or a thread cannot
+/// start, or the session fails for another reason than the client leaving.
+pub async fn serve_stdio(
+    core: Arc<Core>,
+    credential: Option<Credential>,
+    max_line_bytes: usize,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServeError> {
+    let (stdin, stdout) = std_handles()?;
+    serve_blocking(core, credential, max_line_bytes, stdin, stdout, shutdown).await
+}
+
+/// [`serve_stdio`] over blocking byte streams, each served by its own
+/// thread (the reading one may outlive the session while it waits for
+/// input).
+async fn serve_blocking(
+    core: Arc<Core>,
+    credential: Option<Credential>,
+    max_line_bytes: usize,
+    input: impl Read + Send + 'static,
+    output: impl Write + Send + 'static,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServeError> {
+    let read = spawn_reader(input)?;
+    let (out, queued) = mpsc::channel(OUT_QUEUE);
+    let written = spawn_writer(output, queued)?;
+    let result = serve_lines(core, credential, max_line_bytes, read, out, shutdown).await;
+    if tokio::time::timeout(DRAIN_LIMIT, written).await.is_err() {
+        tracing::warn!("stdout did not take the last messages within {DRAIN_LIMIT:?}");
+    }
+    result
+}
+
+/// [`serve_stdio`] over any byte streams (newline-delimited JSON-RPC).
+///
+/// # Errors
+///
+/// When the session fails for another reason than the client leaving.
+pub async fn serve_io<R, W>(
+    core: Arc<Core>,
+    credential: Option<Credential>,
+    max_line_bytes: usize,
+    read: R,
+    write: W,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServeError>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let (out, queued) = mpsc::channel(OUT_QUEUE);
+    let mut writer = tokio::spawn(write_messages(write, queued));
+    let result = serve_lines(core, credential, max_line_bytes, read, out, shutdown).await;
+    if tokio::time::timeout(DRAIN_LIMIT, &mut writer)
+        .await
+        .is_err()
+    {
+        tracing::warn!("the output did not take the last messages within {DRAIN_LIMIT:?}");
+        writer.abort();
+    }
+    result
+}
+
+/// Runs the rmcp session over the line transport until the input ends,
+/// the output fails or `shutdown` resolves.
+async fn serve_lines<R>(
+    core: Arc<Core>,
+    credential: Option<Credential>,
+    max_line_bytes: usize,
+    read: R,
+    out: mpsc::Sender<Vec<u8>>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServeError>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+{
+    let transport = LineTransport {
+        input: LineReader {
+            read: BufReader::new(read),
+            line: Vec::new(),
+            max: max_line_bytes,
+            discarding: false,
+        },
+        out: Some(out),
+        listing: core.listing().clone(),
+        reply: None,
+    };
+    let handler = Handler::new(core, credential);
+    tokio::pin!(shutdown);
+    let running = tokio::select! {
+        r = serve_server(handler, transport) => r,
+        () = &mut shutdown => return Ok(()),
+    };
+    let running = match running {
+        Ok(r) => r,
+        Err(ServerInitializeError::ConnectionClosed(_) | ServerInitializeError::Cancelled) => {
+            return Ok(());
+        }
+        Err(e) => return Err(ServeError::Mcp(e.to_string())),
+    };
+    let token = running.cancellation_token();
+    let waiting = running.waiting();
+    tokio::pin!(waiting);
+    let reason = tokio::select! {
+        r = &mut waiting => r,
+        () = &mut shutdown => {
+            token.cancel();
+            waiting.await
+        }
+    };
+    match reason {
+        Ok(QuitReason::JoinError(e)) => Err(ServeError::Mcp(e.to_string())),
+        Ok(_) => Ok(()),
+        Err(e) => Err(ServeError::Mcp(e.to_string())),
+    }
+}
+
+/// Duplicates of the process's stdin and stdout descriptors (the standard
+/// handles stay as they are).
+fn std_handles() -> Result<(std::fs::File, std::fs::File), ServeError> {
+    let failed = |source| ServeError::Io {
+        context: "cannot duplicate the stdin/stdout handles".into(),
+        source,
+    };
+    #[cfg(unix)]
+    let (stdin, stdout) = {
+        use std::os::fd::AsFd;
+        (
+            std::io::stdin().as_fd().try_clone_to_owned(),
+            std::io::stdout().as_fd().try_clone_to_owned(),
+        )
+    };
+    #[cfg(windows)]
+    let (stdin, stdout) = {
+        use std::os::windows::io::AsHandle;
+        (
+            std::io::stdin().as_handle().try_clone_to_owned(),
+            std::io::stdout().as_handle().try_clone_to_owned(),
+        )
+    };
+    Ok((
+        std::fs::File::from(stdin.map_err(failed)?),
+        std::fs::File::from(stdout.map_err(failed)?),
+    ))
+}
+
+/// Reads `input` on a thread, chunk by chunk, into an [`AsyncRead`].
+fn spawn_reader(mut input: impl Read + Send + 'static) -> Result<ChunkReader, ServeError> {
+    let (chunks, rx) = mpsc::channel(IN_QUEUE);
+    std::thread::Builder::new()
+        .name("mcp-stdin".into())
+        .spawn(move || {
+            let mut buf = vec![0; READ_CHUNK];
+            loop {
+                let chunk = match input.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => Ok(buf.get(..n).unwrap_or_default().to_vec()),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => Err(e),
+                };
+                let failed = chunk.is_err();
+                // The session ended (receiver gone) or the input failed.
+                if chunks.blocking_send(chunk).is_err() || failed {
+                    break;
+                }
+            }
+        })
+        .map_err(|source| ServeError::Io {
+            context: "cannot start the stdin thread".into(),
+            source,
+        })?;
+    Ok(ChunkReader {
+        rx,
+        chunk: Vec::new(),
+        at: 0,
+    })
+}
+
+/// Writes the queued messages to `output` on a thread; the receiver
+/// resolves when everything queued was written (or writing failed).
+fn spawn_writer(
+    mut output: impl Write + Send + 'static,
+    mut queued: mpsc::Receiver<Vec<u8>>,
+) -> Result<oneshot::Receiver<()>, ServeError> {
+    let (done, finished) = oneshot::channel();
+    std::thread::Builder::new()
+        .name("mcp-stdout".into())
+        .spawn(move || {
+            while let Some(message) = queued.blocking_recv() {
+                if let Err(e) = output.write_all(&message).and_then(|()| output.flush()) {
+                    tracing::warn!(error = %e, "cannot write to stdout: ending the session");
+                    break;
+                }
+            }
+            // Closing the queue tells the session the output is gone.
+            drop(queued);
+            let _ = done.send(());
+        })
+        .map_err(|source| ServeError::Io {
+            context: "cannot start the stdout thread".into(),
+            source,
+        })?;
+    Ok(finished)
+}
+
+/// Writes the queued messages to `write`, flushing when the queue is
+/// empty, then shuts it down.
+async fn write_messages<W: AsyncWrite + Unpin>(mut write: W, mut queued: mpsc::Receiver<Vec<u8>>) {
+    while let Some(message) = queued.recv().await {
+        let mut result = write.write_all(&message).await;
+        if result.is_ok() && queued.is_empty() {
+            result = write.flush().await;
+        }
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "cannot write the output: ending the session");
+            return;
+        }
+    }
+    let _ = write.shutdown().await;
+}
+
+/// The chunks read by [`spawn_reader`]'s thread as a byte stream.
+struct ChunkReader {
+    rx: mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    at: usize,
+}
+
+impl AsyncRead for ChunkReader {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        if this.at >= this.chunk.len() {
+            match std::task::ready!(this.rx.poll_recv(cx)) {
+                Some(Ok(chunk)) => {
+                    this.chunk = chunk;
+                    this.at = 0;
+                }
+                Some(Err(e)) => return Poll::Ready(Err(e)),
+                // End of input.
+                None => return Poll::Ready(Ok(())),
+            }
+        }
+        let rest = this.chunk.get(this.at..).unwrap_or_default();
+        let n = rest.len().min(buf.remaining());
+        buf.put_slice(rest.get(..n).unwrap_or_default());
+        this.at += n;
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Newline-delimited JSON-RPC over a byte stream and the output queue.
+struct LineTransport<R> {
+    input: LineReader<R>,
+    /// `None` once closed.
+    out: Option<mpsc::Sender<Vec<u8>>>,
+    listing: Arc<Listing>,
+    /// A guard's error reply waiting for room in the output queue.
+    reply: Option<Vec<u8>>,
+}
+
+/// Bounded line reading that survives cancellation (the transport's
+/// `receive` is polled inside a `select!`): a partial line stays in `line`.
+struct LineReader<R> {
+    read: BufReader<R>,
+    line: Vec<u8>,
+    max: usize,
+    /// Skipping the rest of an oversized line.
+    discarding: bool,
+}
+
+enum Line {
+    /// A whole line (with its `\n`, unless it ended the input) is in `line`.
+    Ready,
+    /// A line exceeded the limit; it was dropped.
+    Oversized,
+    Eof,
+    Failed(std::io::Error),
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    async fn next(&mut self) -> Line {
+        loop {
+            let available = match self.read.fill_buf().await {
+                Ok(available) => available,
+                Err(e) => return Line::Failed(e),
+            };
+            if available.is_empty() {
+                // A last line without `\n` is still a message.
+                if !self.line.is_empty() && !self.discarding {
+                    return Line::Ready;
+                }
+                self.line.clear();
+                return Line::Eof;
+            }
+            let newline = available.iter().position(|&b| b == b'\n');
+            let take = newline.map_or(available.len(), |at| at + 1);
+            let mut step = None;
+            if self.discarding {
+                self.discarding = newline.is_none();
+            } else if self.line.len().saturating_add(take) > self.max {
+                self.line.clear();
+                self.discarding = newline.is_none();
+                step = Some(Line::Oversized);
+            } else {
+                self.line
+                    .extend_from_slice(available.get(..take).unwrap_or_default());
+                if newline.is_some() {
+                    step = Some(Line::Ready);
+                }
+            }
+            self.read.consume(take);
+            if let Some(step) = step {
+                return step;
+            }
+        }
+    }
+}
+
+/// One JSON message as an output line.
+fn encode_line(message: &impl serde::Serialize) -> std::io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(message)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+fn trim_line_end(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+impl<R> Transport<RoleServer> for LineTransport<R>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let out = self.out.clone();
+        let line = encode_line(&item).map(|line| {
+            let body = trim_line_end(&line);
+            match self.listing.splice(body) {
+                Some(mut spliced) => {
+                    spliced.push(b'\n');
+                    spliced
+                }
+                None => line,
+            }
+        });
+        async move {
+            let Some(out) = out else {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::NotConnected,
+                    "the transport is closed",
+                ));
+            };
+            out.send(line?).await.map_err(|_| {
+                std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the output is closed")
+            })
+        }
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        loop {
+            let out = self.out.as_ref()?;
+            if self.reply.is_some() {
+                let permit = out.reserve().await.ok()?;
+                if let Some(reply) = self.reply.take() {
+                    permit.send(reply);
+                }
+            }
+            let line = tokio::select! {
+                line = self.input.next() => line,
+                // The writer stopped: nobody hears the session any more.
+                () = out.closed() => return None,
+            };
+            match line {
+                Line::Ready => {}
+                Line::Eof => return None,
+                Line::Oversized => {
+                    tracing::error!(
+                        max_line_bytes = self.input.max,
+                        "an incoming message exceeds the line limit; discarding it"
+                    );
+                    continue;
+                }
+                Line::Failed(e) => {
+                    tracing::error!(error = %e, "cannot read the input");
+                    return None;
+                }
+            }
+            let text = trim_line_end(&self.input.line);
+            let verdict = if text.iter().all(u8::is_ascii_whitespace) {
+                Verdict::Ignore
+            } else {
+                classify(text)
+            };
+            self.input.line.clear();
+            match verdict {
+                Verdict::Message(message) => return Some(*message),
+                Verdict::Reply(error) => {
+                    tracing::debug!(%error, "answering a bad incoming message");
+                    self.reply = encode_line(&error).ok();
+                }
+                Verdict::Ignore => {}
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.out = None;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::{Value, json};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    use super::*;
+    use crate::catalogue::{Catalogue, Product};
+    use crate::config::{Exposure, UpstreamConfig, validate_upstream};
+    use crate::request::testing::custom;
+    use crate::server::CoreOptions;
+
+    fn core() -> Arc<Core> {
+        let tools: &'static [&'static crate::catalogue::ToolDef] =
+            vec![custom(|t| t.name = "a_get"), custom(|t| t.name = "b_get")].leak();
+        let products = vec![Product {
+            name: "test",
+            tools,
+        }]
+        .leak();
+        let catalogue = Box::leak(Box::new(Catalogue {
+            api: "example",
+            products,
+            source: "{}",
+            spec: "",
+        }));
+        let options = CoreOptions {
+            exposure: Exposure::default(),
+            upstream: UpstreamConfig {
+                base: validate_upstream("http://127.0.0.1:9", true).unwrap(),
+                timeout: Duration::from_secs(1),
+                max_body_bytes: 1000,
+            },
+            output_schemas: false,
+            max_argument_bytes: 1000,
+            credential_hint: "set `EXAMPLE_API_TOKEN`".into(),
+        };
+        Arc::new(Core::new(catalogue, options).unwrap())
+    }
+
+    #[tokio::test]
+    async fn both_protocol_eras_and_bad_input_over_a_byte_stream() {
+        let (client, server) = tokio::io::duplex(1 << 20);
+        let (server_read, server_write) = tokio::io::split(server);
+        let task = tokio::spawn(serve_io(
+            core(),
+            None,
+            1 << 20,
+            server_read,
+            server_write,
+            std::future::pending(),
+        ));
+        let (client_read, mut client_write) = tokio::io::split(client);
+        let mut lines = BufReader::new(client_read).lines();
+        let meta = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        let mut send = async |v: Value| {
+            client_write
+                .write_all(format!("{v}\n").as_bytes())
+                .await
+                .unwrap();
+        };
+        // 2026-07-28 discovery before anything else
+        send(json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}})).await;
+        let d: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert!(
+            d["result"]["supportedVersions"]
+                .to_string()
+                .contains("2026-07-28"),
+            "{d}"
+        );
+        // then the 2025-11-25 handshake
+        send(json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+        .await;
+        let init: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+        send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})).await;
+        let list: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        let names: Vec<&str> = list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert_eq!(names, ["a_get", "b_get"]);
+        // wrong shapes and garbage get errors with `"id": null`, bad params
+        // of a known method -32602 with the id; the session goes on
+        send(json!("just a string")).await;
+        let e: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(e["error"]["code"], -32600, "{e}");
+        assert_eq!(e.get("id"), Some(&Value::Null), "{e}");
+        client_write.write_all(b"{garbage\n").await.unwrap();
+        let e: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(e["error"]["code"], -32700, "{e}");
+        assert_eq!(e.get("id"), Some(&Value::Null), "{e}");
+        client_write.write_all(b"\r\n  \n").await.unwrap();
+        client_write
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":7}}\r\n")
+            .await
+            .unwrap();
+        let e: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(e["error"]["code"], -32602, "{e}");
+        assert_eq!(e["id"], 9, "{e}");
+        let mut send = async |v: Value| {
+            client_write
+                .write_all(format!("{v}\n").as_bytes())
+                .await
+                .unwrap();
+        };
+        send(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "a_get", "arguments": {"x": "y".repeat(5000)}}})).await;
+        let big: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(big["id"], 4);
+        assert!(
+            big["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("too large"),
+            "{big}"
+        );
+        send(
+            json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "a_get"}}),
+        )
+        .await;
+        let call: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(call["result"]["isError"], true);
+        assert!(
+            call["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("EXAMPLE_API_TOKEN")
+        );
+        drop(client_write);
+        drop(lines);
+        tokio::time::timeout(Duration::from_secs(5), task)
+            .await
+            .expect("the session ends when the client leaves")
+            .unwrap()
+            .unwrap();
+    }
+
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+    /// A fresh path in the temporary directory (removed on drop).
+    struct TempPath(std::path::PathBuf);
+
+    impl TempPath {
+        fn new(what: &str) -> Self {
+            static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Self(
+                std::env::temp_dir()
+                    .join(format!("toolforge-stdio-{}-{n}-{what}", std::process::id())),
+            )
+        }
+    }
+
+    impl Drop for TempPath {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    fn messages(path: &std::path::Path) -> Vec<Value> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn regular_files_as_stdin_and_stdout_get_every_answer_and_end_at_eof() {
+        let input = TempPath::new("in.jsonl");
+        let output = TempPath::new("out.jsonl");
+        // the last line has no line end: it is still a message
+        let lines = [
+            INITIALIZE,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+            "not json",
+        ];
+        std::fs::write(&input.0, lines.join("\n")).unwrap();
+        let read = std::fs::File::open(&input.0).unwrap();
+        let write = std::fs::File::create(&output.0).unwrap();
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            serve_blocking(core(), None, 1 << 20, read, write, std::future::pending()),
+        )
+        .await
+        .expect("the session ends at the end of a regular file")
+        .unwrap();
+        let out = messages(&output.0);
+        assert_eq!(out.len(), 4, "{out:?}");
+        let by_id = |id: Value| out.iter().find(|m| m["id"] == id).unwrap();
+        assert_eq!(by_id(json!(1))["result"]["protocolVersion"], "2025-11-25");
+        // the listing is spliced in on this path too
+        assert_eq!(by_id(json!(2))["result"]["tools"][1]["name"], "b_get");
+        assert_eq!(by_id(json!(3))["result"], json!({}));
+        assert_eq!(by_id(Value::Null)["error"]["code"], -32700);
+    }
+
+    #[test]
+    fn shutdown_ends_the_session_and_the_runtime_while_stdin_stays_open() {
+        let output = TempPath::new("out.jsonl");
+        let path = output.0.clone();
+        let (read, mut client) = std::io::pipe().unwrap();
+        writeln!(client, "{INITIALIZE}").unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        // The runtime is dropped inside the thread: that must not wait for
+        // the thread blocked reading the still open pipe.
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            let result = runtime.block_on(async move {
+                let write = std::fs::File::create(&path).unwrap();
+                // the answer to initialize is written before the "signal"
+                let shutdown = async {
+                    for _ in 0..500 {
+                        if std::fs::metadata(&path).is_ok_and(|m| m.len() > 0) {
+                            break;
+                        }
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                };
+                serve_blocking(core(), None, 1 << 20, read, write, shutdown).await
+            });
+            drop(runtime);
+            let _ = done.send(result.is_ok());
+        });
+        let ok = finished
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the session and the runtime end on shutdown with stdin open");
+        assert!(ok);
+        let out = messages(&output.0);
+        assert_eq!(out[0]["id"], 1, "{out:?}");
+        drop(client);
+    }
+
+    #[tokio::test]
+    async fn oversized_lines_are_dropped_and_the_session_goes_on() {
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server);
+        let task = tokio::spawn(serve_io(
+            core(),
+            None,
+            200,
+            server_read,
+            server_write,
+            std::future::pending(),
+        ));
+        let (client_read, mut client_write) = tokio::io::split(client);
+        let mut lines = BufReader::new(client_read).lines();
+        let long = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"_meta":{{"x":"{}"}}}}}}"#,
+            "y".repeat(5000)
+        );
+        client_write
+            .write_all(format!("{INITIALIZE}\n").as_bytes())
+            .await
+            .unwrap();
+        let init: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(init["id"], 1, "{init}");
+        for line in [long.as_str(), r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#] {
+            client_write.write_all(line.as_bytes()).await.unwrap();
+            client_write.write_all(b"\n").await.unwrap();
+        }
+        let m: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(m["id"], 2, "{m}");
+        assert_eq!(m["result"], json!({}), "{m}");
+        // end of input: the session ends and shuts its output down
+        client_write.shutdown().await.unwrap();
+        let end = tokio::time::timeout(Duration::from_secs(5), lines.next_line()).await;
+        assert!(end.unwrap().unwrap().is_none(), "the output ends");
+        tokio::time::timeout(Duration::from_secs(5), task)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+    }
+}

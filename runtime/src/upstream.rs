@@ -1,0 +1,307 @@
+//! The upstream HTTP client: sends built requests to the API base URL with
+//! the server-held credential, without following redirects, within a
+//! timeout, reading at most a bounded number of body bytes.
+
+use std::error::Error as _;
+use std::time::{Duration, Instant};
+
+use http::{HeaderName, HeaderValue, StatusCode};
+
+use crate::config::UpstreamConfig;
+use crate::credential::Credential;
+use crate::request::HttpRequest;
+
+/// A completed upstream exchange (any status).
+#[derive(Debug, Clone)]
+pub struct UpstreamResponse {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// `Content-Type`, when sent.
+    pub content_type: Option<String>,
+    /// `Retry-After`, when sent.
+    pub retry_after: Option<String>,
+    /// Host (and port) of a redirect's `Location`, when sent.
+    pub location_host: Option<String>,
+    /// The body, at most the configured number of bytes.
+    pub body: Vec<u8>,
+    /// Time from sending to the end of the body.
+    pub elapsed: Duration,
+}
+
+/// An upstream call that produced no usable response.
+///
+/// Messages name the method and path (never the query, the base URL's
+/// credentials or the token) so they can be shown to the model.
+#[derive(Debug, thiserror::Error)]
+pub enum UpstreamError {
+    /// No answer within the timeout.
+    #[error(
+        "{method} {path}: the API did not answer within {secs} s (the server's upstream timeout)"
+    )]
+    Timeout {
+        /// HTTP method.
+        method: &'static str,
+        /// Path without query.
+        path: String,
+        /// The timeout in seconds.
+        secs: u64,
+    },
+    /// Connection or protocol failure before a response arrived.
+    #[error("{method} {path}: could not reach the API: {detail}")]
+    Unreachable {
+        /// HTTP method.
+        method: &'static str,
+        /// Path without query.
+        path: String,
+        /// What failed.
+        detail: String,
+    },
+    /// The body is larger than the configured bound.
+    #[error(
+        "{method} {path}: the API's response is larger than {limit} bytes, the server's limit; ask for less (filters, a smaller page size)"
+    )]
+    TooLarge {
+        /// HTTP method.
+        method: &'static str,
+        /// Path without query.
+        path: String,
+        /// The bound in bytes.
+        limit: usize,
+    },
+    /// The body broke off.
+    #[error("{method} {path}: reading the API's response failed: {detail}")]
+    Body {
+        /// HTTP method.
+        method: &'static str,
+        /// Path without query.
+        path: String,
+        /// What failed.
+        detail: String,
+    },
+    /// A built header cannot be sent.
+    #[error("{method} {path}: header `{name}` cannot be sent (invalid name or value)")]
+    Header {
+        /// HTTP method.
+        method: &'static str,
+        /// Path without query.
+        path: String,
+        /// The header name.
+        name: String,
+    },
+    /// The HTTP client could not be created.
+    #[error("could not create the upstream HTTP client: {0}")]
+    Client(String),
+}
+
+/// The path of a `path?query` string, without the query.
+pub fn path_only(path_and_query: &str) -> &str {
+    path_and_query
+        .split_once('?')
+        .map_or(path_and_query, |(p, _)| p)
+}
+
+/// Sends requests to one API base URL.
+#[derive(Debug, Clone)]
+pub struct Upstream {
+    client: reqwest::Client,
+    base: String,
+    timeout: Duration,
+    max_body: usize,
+}
+
+impl Upstream {
+    /// A client for `config` (no redirects, no proxies, rustls with `ring`).
+    ///
+    /// # Errors
+    ///
+    /// When the TLS stack cannot be set up.
+    pub fn new(config: &UpstreamConfig) -> Result<Self, UpstreamError> {
+        // Several installs race harmlessly: the first one wins.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(config.timeout)
+            .connect_timeout(config.timeout.min(Duration::from_secs(10)))
+            .no_proxy()
+            .user_agent(concat!("toolforge-runtime/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| UpstreamError::Client(describe(e)))?;
+        Ok(Self {
+            client,
+            base: config.base.as_str().trim_end_matches('/').to_owned(),
+            timeout: config.timeout,
+            max_body: config.max_body_bytes,
+        })
+    }
+
+    /// The base URL requests are sent to.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// Sends `req` with `credential` and reads the bounded body.
+    ///
+    /// # Errors
+    ///
+    /// Timeout, connection failure, an oversized or broken body, or a header
+    /// that cannot be sent. Any HTTP status is a successful exchange.
+    pub async fn send(
+        &self,
+        req: &HttpRequest,
+        credential: Option<&Credential>,
+    ) -> Result<UpstreamResponse, UpstreamError> {
+        let method = req.method.as_str();
+        let path = path_only(&req.path_and_query).to_owned();
+        let http_method =
+            http::Method::from_bytes(method.as_bytes()).map_err(|_| UpstreamError::Header {
+                method,
+                path: path.clone(),
+                name: ":method".into(),
+            })?;
+        let mut builder = self
+            .client
+            .request(http_method, req.url(&self.base))
+            .header(http::header::ACCEPT, "application/json");
+        for (name, value) in &req.headers {
+            let (Ok(n), Ok(v)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+            ) else {
+                return Err(UpstreamError::Header {
+                    method,
+                    path,
+                    name: name.clone(),
+                });
+            };
+            builder = builder.header(n, v);
+        }
+        if let Some(auth) = credential.and_then(Credential::authorization) {
+            builder = builder.header(http::header::AUTHORIZATION, auth);
+        }
+        if let Some(body) = &req.body {
+            builder = builder
+                .header(http::header::CONTENT_TYPE, body.content_type.as_str())
+                .body(body.bytes.clone());
+        }
+        let started = Instant::now();
+        let mut resp = builder
+            .send()
+            .await
+            .map_err(|e| self.failure(e, method, &path, false))?;
+        let status = resp.status();
+        let header = |name: http::HeaderName| {
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let content_type = header(http::header::CONTENT_TYPE);
+        let retry_after = header(http::header::RETRY_AFTER);
+        let location_host = header(http::header::LOCATION).map(|loc| {
+            url::Url::parse(&loc)
+                .ok()
+                .and_then(|u| {
+                    u.host_str().map(|h| {
+                        format!(
+                            "{h}{}",
+                            u.port().map(|p| format!(":{p}")).unwrap_or_default()
+                        )
+                    })
+                })
+                .unwrap_or_else(|| "this server (a relative location)".to_owned())
+        });
+        if resp
+            .content_length()
+            .is_some_and(|len| len > self.max_body as u64)
+        {
+            return Err(UpstreamError::TooLarge {
+                method,
+                path,
+                limit: self.max_body,
+            });
+        }
+        let mut body = Vec::new();
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => {
+                    if body.len() + chunk.len() > self.max_body {
+                        return Err(UpstreamError::TooLarge {
+                            method,
+                            path,
+                            limit: self.max_body,
+                        });
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => return Err(self.failure(e, method, &path, true)),
+            }
+        }
+        Ok(UpstreamResponse {
+            status,
+            content_type,
+            retry_after,
+            location_host,
+            body,
+            elapsed: started.elapsed(),
+        })
+    }
+
+    fn failure(
+        &self,
+        e: reqwest::Error,
+        method: &'static str,
+        path: &str,
+        in_body: bool,
+    ) -> UpstreamError {
+        let path = path.to_owned();
+        if e.is_timeout() {
+            return UpstreamError::Timeout {
+                method,
+                path,
+                secs: self.timeout.as_secs(),
+            };
+        }
+        let detail = describe(e);
+        if in_body {
+            UpstreamError::Body {
+                method,
+                path,
+                detail,
+            }
+        } else {
+            UpstreamError::Unreachable {
+                method,
+                path,
+                detail,
+            }
+        }
+    }
+}
+
+/// A reqwest error with its causes, without the URL.
+fn describe(e: reqwest::Error) -> String {
+    let e = e.without_url();
+    let mut text = e.to_string();
+    let mut cur: Option<&dyn std::error::Error> = e.source();
+    while let Some(err) = cur {
+        let s = err.to_string();
+        if !text.contains(&s) {
+            text.push_str(": ");
+            text.push_str(&s);
+        }
+        cur = err.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_only_drops_query() {
+        assert_eq!(path_only("/a/b?token=x"), "/a/b");
+        assert_eq!(path_only("/a"), "/a");
+    }
+}
