@@ -42,8 +42,12 @@ pub fn shared_dir(test: &str) -> Option<PathBuf> {
     match std::env::var_os("TOOLFORGE_SHARED") {
         Some(p) if Path::new(&p).is_dir() => Some(PathBuf::from(p)),
         _ => {
-            eprintln!(
-                "SKIPPED {test}: set TOOLFORGE_SHARED to the shared data directory (../shared) to run it"
+            // Straight to the process's stderr: libtest captures `eprintln!` of
+            // passing tests, and a skip must be seen.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "*** SKIPPED {test}: set TOOLFORGE_SHARED to the shared data directory (../shared) to run it ***"
             );
             None
         }

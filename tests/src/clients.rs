@@ -48,7 +48,9 @@ pub fn skip_python() -> bool {
 
 /// Prints the loud SKIPPED line.
 pub fn announce_skip(test: &str, why: &str) {
-    eprintln!("\n*** SKIPPED {test}: {why} ***\n");
+    // Straight to stderr: libtest captures `eprintln!` of passing tests.
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "\n*** SKIPPED {test}: {why} ***\n");
 }
 
 /// What is missing for the Node clients, if anything.
