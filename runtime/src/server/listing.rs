@@ -10,14 +10,11 @@
 //! JSON structure rmcp wrote, never text inside a string value.
 
 use std::hash::{BuildHasher, Hasher};
-use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll};
 
 use rmcp::model::{JsonObject, Tool};
 use serde::Serialize;
 use serde_json::value::RawValue;
-use tokio::io::AsyncWrite;
 
 use crate::catalogue::ToolDef;
 use crate::credential::find;
@@ -156,100 +153,12 @@ impl Listing {
     }
 }
 
-/// An `AsyncWrite` that splices the listing into newline-delimited JSON
-/// messages (the stdio transport).
-pub struct SpliceWriter<W> {
-    inner: W,
-    listing: Arc<Listing>,
-    line: Vec<u8>,
-    out: Vec<u8>,
-    sent: usize,
-}
-
-impl<W> SpliceWriter<W> {
-    /// Wraps `inner`.
-    pub fn new(inner: W, listing: Arc<Listing>) -> Self {
-        Self {
-            inner,
-            listing,
-            line: Vec::new(),
-            out: Vec::new(),
-            sent: 0,
-        }
-    }
-
-    fn take_lines(&mut self, also_partial: bool) {
-        while let Some(pos) = self.line.iter().position(|&b| b == b'\n') {
-            let rest = self.line.split_off(pos + 1);
-            let line = std::mem::replace(&mut self.line, rest);
-            match self.listing.splice(&line) {
-                Some(spliced) => self.out.extend_from_slice(&spliced),
-                None => self.out.extend_from_slice(&line),
-            }
-        }
-        if also_partial || self.line.len() > SPLICE_MAX {
-            self.out.append(&mut self.line);
-        }
-    }
-}
-
-impl<W: AsyncWrite + Unpin> SpliceWriter<W> {
-    fn drain(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        while self.sent < self.out.len() {
-            let n = std::task::ready!(
-                Pin::new(&mut self.inner).poll_write(cx, &self.out[self.sent..])
-            )?;
-            if n == 0 {
-                return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
-            }
-            self.sent += n;
-        }
-        self.out.clear();
-        self.sent = 0;
-        Poll::Ready(Ok(()))
-    }
-}
-
-impl<W: AsyncWrite + Unpin> AsyncWrite for SpliceWriter<W> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        let this = self.get_mut();
-        // Push earlier output first so buffering stays bounded.
-        std::task::ready!(this.drain(cx))?;
-        this.line.extend_from_slice(buf);
-        this.take_lines(false);
-        // Best effort: write what is ready now; the rest goes on flush.
-        match this.drain(cx) {
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            _ => Poll::Ready(Ok(buf.len())),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        let this = self.get_mut();
-        this.take_lines(true);
-        std::task::ready!(this.drain(cx))?;
-        Pin::new(&mut this.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        let this = self.get_mut();
-        this.take_lines(true);
-        std::task::ready!(this.drain(cx))?;
-        Pin::new(&mut this.inner).poll_shutdown(cx)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::request::testing::custom;
     use rmcp::model::{ListToolsResult, RequestId, ServerJsonRpcMessage, ServerResult};
     use serde_json::{Value, json};
-    use tokio::io::AsyncWriteExt;
 
     fn tools() -> Vec<&'static ToolDef> {
         vec![
@@ -304,27 +213,5 @@ mod tests {
             serde_json::to_vec(&json!({"text": format!("[{{\"name\":\"{name}\"}}]")})).unwrap();
         assert!(listing.splice(&echoed).is_none());
         assert!(listing.splice(b"{}").is_none());
-    }
-
-    #[tokio::test]
-    async fn writer_splices_lines_split_across_writes() {
-        let listing = Arc::new(Listing::new(tools()));
-        let mut frame = response(&listing, false);
-        frame.push(b'\n');
-        frame.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{}}\n");
-        let mut out = Vec::new();
-        {
-            let mut w = SpliceWriter::new(&mut out, listing.clone());
-            for chunk in frame.chunks(5) {
-                w.write_all(chunk).await.unwrap();
-            }
-            w.flush().await.unwrap();
-        }
-        let text = String::from_utf8(out).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 2);
-        let first: Value = serde_json::from_str(lines[0]).unwrap();
-        assert_eq!(first["result"]["tools"][1]["name"], "b_get");
-        assert_eq!(lines[1], "{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{}}");
     }
 }
