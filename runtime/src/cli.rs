@@ -170,6 +170,11 @@ struct ServeArgs {
     /// List output schemas to every client (otherwise only with ?output_schemas=1).
     #[arg(long)]
     output_schemas: bool,
+    /// Threads running the server: 1 (the default) serves everything on one
+    /// thread, which saves the cross-thread wake-ups that dominate latency at
+    /// agent-paced load; 0 means one per CPU core, for many busy clients.
+    #[arg(long, default_value_t = 1)]
+    worker_threads: usize,
     /// HTTP without client authentication, using the stdio credential;
     /// allowed only on a loopback listen address (for local testing).
     #[arg(long)]
@@ -250,10 +255,17 @@ pub fn main(catalogue: &'static Catalogue) -> ExitCode {
 
 fn serve(catalogue: &'static Catalogue, args: ServeArgs) -> ExitCode {
     init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let mut builder = match args.worker_threads {
+        1 => tokio::runtime::Builder::new_current_thread(),
+        n => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            if n > 1 {
+                b.worker_threads(n);
+            }
+            b
+        }
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

@@ -27,7 +27,7 @@ use toolforge_runtime::truncate::DEFAULT_MAX_BYTES;
 async fn search_queries_the_spec_without_network() {
     let up = upstream().await;
     let core = core(Mode::CodeMode, &up, Exposure::default());
-    let listed: Value = serde_json::from_slice(core.listing().bytes(false)).unwrap();
+    let listed: Value = serde_json::from_slice(&core.listing().bytes(false)).unwrap();
     let names: Vec<&str> = listed
         .as_array()
         .unwrap()
@@ -413,7 +413,7 @@ async fn results_are_truncated_unless_asked_not_to() {
 async fn code_mode_calls_tools_through_the_direct_pipeline() {
     let up = upstream().await;
     let core = core(Mode::Code, &up, Exposure::default());
-    let listed: Value = serde_json::from_slice(core.listing().bytes(false)).unwrap();
+    let listed: Value = serde_json::from_slice(&core.listing().bytes(false)).unwrap();
     let tools = listed.as_array().unwrap();
     assert_eq!(tools.len(), 1);
     assert_eq!(tools[0]["name"], "code");

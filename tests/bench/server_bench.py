@@ -895,7 +895,8 @@ def main_run(args: argparse.Namespace) -> int:
         base_env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLFORGE_", "RUST_LOG"))}
         servers: list[Server] = []
         if "toolforge" in args.servers:
-            common = ["--upstream", upstream_url, "--allow-loopback-upstream", "--mode", "direct"]
+            common = ["--upstream", upstream_url, "--allow-loopback-upstream", "--mode", "direct",
+                      *args.toolforge_arg]
             servers.append(Server(
                 "toolforge",
                 [str(binary), "--transport", "http", "--listen", "127.0.0.1:0", "--tokens-file", str(token_file), *common],
@@ -965,6 +966,8 @@ def main() -> int:
         p.add_argument("--fastmcp-runs", type=int, default=5)
         p.add_argument("--fastmcp-tool", default="zones_get", help="FastMCP's name for GET /zones")
         p.add_argument("--no-stdio", action="store_true", help="skip the stdio cold starts")
+        p.add_argument("--toolforge-arg", action="append", default=[],
+                       help="extra argument for toolforge's server (repeatable), e.g. --toolforge-arg=--worker-threads=0")
         p.add_argument("--list-count", type=int, default=200)
         p.add_argument("--call-count", type=int, default=500)
         p.add_argument("--warmup", type=int, default=20)

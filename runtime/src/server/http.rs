@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::{Body, Bytes, HttpBody as _};
+use axum::body::{Body, HttpBody as _};
 use axum::extract::{Request, State};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
@@ -463,12 +463,12 @@ async fn splice_listing(State(state): State<Arc<HttpState>>, req: Request, next:
             return text_response(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error");
         }
     };
-    let out = match state.core.listing().splice(&bytes) {
-        Some(v) => Bytes::from(v),
-        None => bytes,
+    let body = match state.core.listing().splice(&bytes) {
+        Some(spliced) => spliced.into_body(),
+        None => Body::from(bytes),
     };
     parts.headers.remove(header::CONTENT_LENGTH);
-    Response::from_parts(parts, Body::from(out))
+    Response::from_parts(parts, body)
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, OnceLock};
 
+use axum::body::Bytes;
 use rmcp::model::{JsonObject, Tool};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -26,8 +27,8 @@ pub(crate) const SPLICE_MAX: usize = 16 * 1024;
 #[derive(Debug)]
 pub struct Listing {
     tools: Vec<&'static ToolDef>,
-    compact: Vec<u8>,
-    full: OnceLock<Vec<u8>>,
+    compact: Bytes,
+    full: OnceLock<Bytes>,
     placeholders: [Tool; 2],
     patterns: [Vec<u8>; 2],
 }
@@ -65,7 +66,7 @@ fn raw(text: &'static str, tool: &str, what: &str) -> &'static RawValue {
     }
 }
 
-fn encode(tools: &[&'static ToolDef], with_output: bool) -> Vec<u8> {
+fn encode(tools: &[&'static ToolDef], with_output: bool) -> Bytes {
     let entries: Vec<Entry<'_>> = tools
         .iter()
         .map(|t| Entry {
@@ -86,7 +87,92 @@ fn encode(tools: &[&'static ToolDef], with_output: bool) -> Vec<u8> {
             },
         })
         .collect();
-    serde_json::to_vec(&entries).unwrap_or_else(|_| b"[]".to_vec())
+    Bytes::from(serde_json::to_vec(&entries).unwrap_or_else(|_| b"[]".to_vec()))
+}
+
+/// A response with the listing spliced in, as three pieces: the listing is
+/// shared, never copied per response (it is megabytes on large APIs).
+#[derive(Debug, Clone)]
+pub struct Spliced {
+    /// The response up to the listing.
+    pub prefix: Bytes,
+    /// The shared, pre-encoded listing.
+    pub listing: Bytes,
+    /// The response after the listing.
+    pub suffix: Bytes,
+}
+
+impl Spliced {
+    /// Total length in bytes.
+    pub fn len(&self) -> usize {
+        self.prefix.len() + self.listing.len() + self.suffix.len()
+    }
+
+    /// Whether all three pieces are empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The pieces in order.
+    pub fn pieces(self) -> [Bytes; 3] {
+        [self.prefix, self.listing, self.suffix]
+    }
+
+    /// An HTTP body that writes the pieces in order, with an exact length
+    /// (hyper sends them with vectored writes, without joining them).
+    pub fn into_body(self) -> axum::body::Body {
+        axum::body::Body::new(PiecesBody {
+            pieces: self.pieces(),
+            next: 0,
+        })
+    }
+
+    /// The whole response in one buffer (a copy; for writers that need one).
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len());
+        out.extend_from_slice(&self.prefix);
+        out.extend_from_slice(&self.listing);
+        out.extend_from_slice(&self.suffix);
+        out
+    }
+}
+
+/// The body behind [`Spliced::into_body`].
+struct PiecesBody {
+    pieces: [Bytes; 3],
+    next: usize,
+}
+
+impl http_body::Body for PiecesBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        let this = &mut *self;
+        while let Some(piece) = this.pieces.get_mut(this.next) {
+            let piece = std::mem::take(piece);
+            this.next += 1;
+            if !piece.is_empty() {
+                return std::task::Poll::Ready(Some(Ok(http_body::Frame::data(piece))));
+            }
+        }
+        std::task::Poll::Ready(None)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.pieces[self.next.min(3)..].iter().all(Bytes::is_empty)
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        let left = self.pieces[self.next.min(3)..]
+            .iter()
+            .map(Bytes::len)
+            .sum::<usize>();
+        http_body::SizeHint::with_exact(left as u64)
+    }
 }
 
 impl Listing {
@@ -119,12 +205,12 @@ impl Listing {
         }
     }
 
-    /// The encoded listing (a JSON array of tools).
-    pub fn bytes(&self, with_output: bool) -> &[u8] {
+    /// The encoded listing (a JSON array of tools), shared.
+    pub fn bytes(&self, with_output: bool) -> Bytes {
         if with_output {
-            self.full.get_or_init(|| encode(&self.tools, true))
+            self.full.get_or_init(|| encode(&self.tools, true)).clone()
         } else {
-            &self.compact
+            self.compact.clone()
         }
     }
 
@@ -135,18 +221,17 @@ impl Listing {
 
     /// `body` with the encoded placeholder array replaced by the listing,
     /// or `None` when it holds no placeholder.
-    pub fn splice(&self, body: &[u8]) -> Option<Vec<u8>> {
+    pub fn splice(&self, body: &[u8]) -> Option<Spliced> {
         if body.len() > SPLICE_MAX {
             return None;
         }
         for (v, pattern) in self.patterns.iter().enumerate() {
             if let Some(at) = find(body, pattern) {
-                let listing = self.bytes(v == 1);
-                let mut out = Vec::with_capacity(body.len() + listing.len());
-                out.extend_from_slice(&body[..at]);
-                out.extend_from_slice(listing);
-                out.extend_from_slice(&body[at + pattern.len()..]);
-                return Some(out);
+                return Some(Spliced {
+                    prefix: Bytes::copy_from_slice(&body[..at]),
+                    listing: self.bytes(v == 1),
+                    suffix: Bytes::copy_from_slice(&body[at + pattern.len()..]),
+                });
             }
         }
         None
@@ -184,7 +269,15 @@ mod tests {
     #[test]
     fn splices_the_listing_into_an_rmcp_response() {
         let listing = Listing::new(tools());
-        let body = listing.splice(&response(&listing, false)).unwrap();
+        let spliced = listing.splice(&response(&listing, false)).unwrap();
+        let body = spliced.to_vec();
+        assert_eq!(body.len(), spliced.len());
+        let pieces = spliced.pieces();
+        assert_eq!(
+            pieces[1].as_ptr(),
+            listing.bytes(false).as_ptr(),
+            "the listing is shared"
+        );
         let v: Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(v["id"], 7);
         let list = v["result"]["tools"].as_array().unwrap();
@@ -198,11 +291,27 @@ mod tests {
             json!({"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": true})
         );
         let full: Value =
-            serde_json::from_slice(&listing.splice(&response(&listing, true)).unwrap()).unwrap();
+            serde_json::from_slice(&listing.splice(&response(&listing, true)).unwrap().to_vec())
+                .unwrap();
         assert_eq!(
             full["result"]["tools"][0]["outputSchema"],
             json!({"type": "object"})
         );
+    }
+
+    #[tokio::test]
+    async fn spliced_body_has_an_exact_length_and_the_same_bytes() {
+        use http_body_util::BodyExt as _;
+        let listing = Listing::new(tools());
+        let spliced = listing.splice(&response(&listing, false)).unwrap();
+        let expected = spliced.to_vec();
+        let body = spliced.into_body();
+        assert_eq!(
+            http_body::Body::size_hint(&body).exact(),
+            Some(expected.len() as u64)
+        );
+        let got = body.collect().await.unwrap().to_bytes();
+        assert_eq!(got.as_ref(), expected.as_slice());
     }
 
     #[test]

@@ -399,9 +399,13 @@ where
         let line = encode_line(&item).map(|line| {
             let body = trim_line_end(&line);
             match self.listing.splice(body) {
-                Some(mut spliced) => {
-                    spliced.push(b'\n');
-                    spliced
+                Some(spliced) => {
+                    let mut line = Vec::with_capacity(spliced.len() + 1);
+                    for piece in spliced.pieces() {
+                        line.extend_from_slice(&piece);
+                    }
+                    line.push(b'\n');
+                    line
                 }
                 None => line,
             }
