@@ -94,6 +94,9 @@ pub struct GeneratorOptions {
     pub on_invalid_operation: InvalidOperation,
     /// Which JSON Schema dialect tool input schemas use.
     pub schema_profile: SchemaProfile,
+    /// Move subschemas repeated within one tool schema into its `$defs`
+    /// (full profile only; see [`crate::schema::share_repeated`]).
+    pub share_subschemas: bool,
 }
 
 /// The JSON Schema profile of tool input schemas.
@@ -129,6 +132,7 @@ impl Default for GeneratorOptions {
             resolved_spec: true,
             on_invalid_operation: InvalidOperation::Fail,
             schema_profile: SchemaProfile::Full,
+            share_subschemas: true,
         }
     }
 }

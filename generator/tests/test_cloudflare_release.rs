@@ -15,6 +15,7 @@ use serde_json::Value;
 use toolforge_generator::config::PolicyKind;
 use toolforge_generator::naming::short_hash;
 use toolforge_generator::schema::compat::Features;
+use toolforge_generator::schema::inline_shared;
 use toolforge_generator::schema::strict::strict_input_schema;
 use toolforge_generator::{CrateLayout, Generated, generate};
 
@@ -23,7 +24,12 @@ const METHODS: [&str; 8] = [
 ];
 
 fn generate_release(bytes: &[u8]) -> Generated {
+    generate_release_with(bytes, true)
+}
+
+fn generate_release_with(bytes: &[u8], share_subschemas: bool) -> Generated {
     let mut config = common::config();
+    config.options.share_subschemas = share_subschemas;
     config.policy = PolicyKind::Cloudflare;
     config.spec.release = "cloudflare-2024-08-06".into();
     let layout = CrateLayout {
@@ -161,5 +167,80 @@ fn cloudflare_release_invariants() {
     assert_eq!(
         paths.iter().filter(|p| p.starts_with("src/")).count(),
         cat.products.len() + 3
+    );
+}
+
+/// Every `#/$defs/…` reference in `v` names an entry of `defs`.
+fn assert_refs_resolve(v: &Value, defs: Option<&Value>, tool: &str) {
+    match v {
+        Value::Object(m) => {
+            if let Some(r) = m.get("$ref").and_then(Value::as_str) {
+                let name = r
+                    .strip_prefix("#/$defs/")
+                    .unwrap_or_else(|| panic!("{tool}: {r}"));
+                assert!(
+                    defs.and_then(|d| d.get(name)).is_some(),
+                    "{tool}: dangling {r}"
+                );
+            }
+            m.values().for_each(|c| assert_refs_resolve(c, defs, tool));
+        }
+        Value::Array(items) => items
+            .iter()
+            .for_each(|c| assert_refs_resolve(c, defs, tool)),
+        _ => {}
+    }
+}
+
+/// Sharing repeated subschemas changes where they sit, never what they
+/// mean: inlining them again gives back exactly the schema generated without
+/// sharing, for every input and output schema of the release.
+#[test]
+fn shared_subschemas_inline_back_to_the_unshared_release() {
+    let Some(shared) = common::shared_dir("shared_subschemas_inline_back_to_the_unshared_release")
+    else {
+        return;
+    };
+    let bytes = std::fs::read(shared.join("specs/cloudflare/openapi.json")).unwrap();
+    let with = generate_release_with(&bytes, true);
+    let without = generate_release_with(&bytes, false);
+    let plain: BTreeMap<&str, _> = without
+        .catalogue
+        .tools()
+        .map(|t| (t.name.as_str(), t))
+        .collect();
+    let size = |v: &Value| serde_json::to_string(v).unwrap().len();
+    let (mut before, mut after, mut tools_shared) = (0, 0, 0);
+    for t in with.catalogue.tools() {
+        let p = plain[t.name.as_str()];
+        assert_eq!(
+            inline_shared(&t.input_schema),
+            p.input_schema,
+            "{}: input",
+            t.name
+        );
+        assert_eq!(
+            t.output_schema.as_ref().map(inline_shared),
+            p.output_schema,
+            "{}: output",
+            t.name
+        );
+        for s in [Some(&t.input_schema), t.output_schema.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            assert_refs_resolve(s, s.get("$defs"), &t.name);
+        }
+        before += size(&p.input_schema);
+        after += size(&t.input_schema);
+        tools_shared += usize::from(t.input_schema != p.input_schema);
+    }
+    eprintln!(
+        "input schemas: {before} bytes unshared, {after} shared ({:.1}% smaller; {tools_shared} tools changed)",
+        100.0 * (before - after) as f64 / before as f64
+    );
+    assert!(
+        after * 10 < before * 8,
+        "sharing saves at least 20% ({before} -> {after})"
     );
 }

@@ -18,6 +18,7 @@ use crate::load::Document;
 use crate::naming::{NameRequest, assign_unique};
 use crate::policy::{OpRef, Policy};
 use crate::refs::deref;
+use crate::schema::share_repeated;
 use crate::schema::strict::strict_input_schema;
 use crate::schema::{Cycles, INPUT_BUDGET, Limits, OUTPUT_BUDGET, SchemaConverter, SchemaMode};
 
@@ -28,6 +29,8 @@ pub(crate) struct Ctx<'a> {
     pub policy: Policy,
     pub limits: Limits,
     pub profile: SchemaProfile,
+    /// Whether repeated subschemas move into `$defs` (full profile).
+    pub share_subschemas: bool,
     /// Node budget of each output/response schema.
     pub output_budget: usize,
     /// Node budget of each input schema.
@@ -145,6 +148,7 @@ pub fn build_catalogue_with(
             max_nodes: config.options.max_schema_nodes,
         },
         profile: config.options.schema_profile,
+        share_subschemas: config.options.share_subschemas,
         output_budget: OUTPUT_BUDGET,
         input_budget: INPUT_BUDGET,
         texts: Mutex::new(HashSet::new()),
@@ -312,11 +316,16 @@ fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> 
     if !defs.is_empty() {
         input_schema["$defs"] = Value::Object(defs);
     }
+    let (responses, success) = responses::collect(ctx, op.op, op_ptr)?;
+    let (envelope, mut output_schema) = ctx.policy.output(success.as_ref());
     if ctx.profile == SchemaProfile::Strict {
         input_schema = strict_input_schema(&input_schema);
+    } else if ctx.share_subschemas {
+        share_repeated(&mut input_schema);
+        if let Some(output) = output_schema.as_mut() {
+            share_repeated(output);
+        }
     }
-    let (responses, success) = responses::collect(ctx, op.op, op_ptr)?;
-    let (envelope, output_schema) = ctx.policy.output(success.as_ref());
     let title = text(op.op, "summary");
     let mut description = text(op.op, "description");
     if description.is_empty() {

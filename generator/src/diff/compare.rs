@@ -10,6 +10,7 @@ use super::model::{
     Stability, Summary, Warning, WarningKind,
 };
 use super::{DiffOptions, operation_key};
+use crate::schema::inline_shared;
 
 /// The identity rule, as recorded in the JSON report.
 const IDENTITY: &str = "method + path with every {placeholder} written {} (operationId is not used; equivalent templates within one release keep their raw paths)";
@@ -221,6 +222,10 @@ fn schema_delta(old: &Value, new: &Value) -> SchemaDelta {
 /// `Some(delta)` for a real change, `None` for none; the flag says whether
 /// descriptions alone differ.
 fn compare_schema(old: Option<&Value>, new: Option<&Value>) -> (Option<SchemaDelta>, bool) {
+    // Where repeated subschemas sit (`$defs` or inline) is not a change.
+    let old = old.map(inline_shared);
+    let new = new.map(inline_shared);
+    let (old, new) = (old.as_ref(), new.as_ref());
     match (old, new) {
         (None, None) => (None, false),
         (Some(_), None) | (None, Some(_)) => {

@@ -8,6 +8,7 @@ use std::fmt::Write;
 use serde_json::{Map, Value};
 
 use crate::ir::Tool;
+use crate::schema::inline_shared;
 
 /// Deepest nesting rendered as a structural type; deeper parts become `any`.
 const MAX_DEPTH: usize = 4;
@@ -226,12 +227,23 @@ fn doc_line(text: &str) -> String {
     clipped.replace("*/", "* /")
 }
 
+/// A tool's schemas with shared subschemas inlined again: only recursive
+/// `$defs` become named types, whose names mean the same in every tool
+/// (shared definitions are named per tool).
+fn unshared(t: &Tool) -> (Value, Option<Value>) {
+    (
+        inline_shared(&t.input_schema),
+        t.output_schema.as_ref().map(inline_shared),
+    )
+}
+
 /// One tool's declaration: the type aliases of its `$defs` (one per line,
 /// so a consumer can de-duplicate them across tools), then the method.
 pub fn tool_declaration(t: &Tool) -> String {
     let mut out = String::new();
     let mut seen: Vec<String> = Vec::new();
-    for schema in [Some(&t.input_schema), t.output_schema.as_ref()]
+    let (input_schema, output_schema) = unshared(t);
+    for schema in [Some(&input_schema), output_schema.as_ref()]
         .into_iter()
         .flatten()
     {
@@ -244,9 +256,8 @@ pub fn tool_declaration(t: &Tool) -> String {
             }
         }
     }
-    let input = ts_type(&t.input_schema, 0);
-    let output = t
-        .output_schema
+    let input = ts_type(&input_schema, 0);
+    let output = output_schema
         .as_ref()
         .map_or("unknown".into(), |o| ts_type(o, 1));
     let _ = writeln!(
@@ -266,7 +277,8 @@ pub fn declarations<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> String {
     let mut types: Map<String, Value> = Map::new();
     let mut methods = String::new();
     for t in tools {
-        for schema in [Some(&t.input_schema), t.output_schema.as_ref()]
+        let (input_schema, output_schema) = unshared(t);
+        for schema in [Some(&input_schema), output_schema.as_ref()]
             .into_iter()
             .flatten()
         {
@@ -276,9 +288,8 @@ pub fn declarations<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> String {
                 }
             }
         }
-        let input = ts_type(&t.input_schema, 0);
-        let output = t
-            .output_schema
+        let input = ts_type(&input_schema, 0);
+        let output = output_schema
             .as_ref()
             .map_or("unknown".into(), |o| ts_type(o, 1));
         let _ = writeln!(

@@ -1,0 +1,459 @@
+//! Repeated subschemas of one tool schema, moved into `$defs`.
+//!
+//! Large APIs inline the same component many times inside one operation
+//! (Cloudflare's Access application bodies repeat their rule schemas dozens
+//! of times), and every client downloads each tool schema on `tools/list`.
+//! [`share_repeated`] keeps one copy of each repeated subschema of at least
+//! [`MIN_SHARED_BYTES`] in the root's `$defs` and points the occurrences at
+//! it with `$ref`, when that makes the schema smaller. Only schema
+//! positions are shared (`properties/*`, `items`, `oneOf/*`, …), never data
+//! (`enum`, `default`, `const`, `examples`). [`inline_shared`] undoes it
+//! for consumers that compare or render whole schemas.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+
+use serde_json::{Map, Value};
+
+/// Smallest encoded subschema worth sharing, in bytes.
+pub const MIN_SHARED_BYTES: usize = 128;
+
+/// Longest `$defs` name derived from a title or property name.
+const MAX_NAME_CHARS: usize = 48;
+
+/// One step of a path from the root to a subschema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// A subschema that may be replaced by a `$ref`.
+#[derive(Debug)]
+struct Candidate {
+    path: Vec<Seg>,
+    size: usize,
+    hash: u64,
+    /// Position in document order (for a stable choice among equals).
+    order: usize,
+}
+
+/// How a keyword's value holds subschemas.
+enum Holds {
+    One,
+    Many,
+    Named,
+    Data,
+}
+
+fn holds(keyword: &str) -> Holds {
+    match keyword {
+        "properties" | "patternProperties" | "$defs" | "dependentSchemas" => Holds::Named,
+        "allOf" | "anyOf" | "oneOf" | "prefixItems" => Holds::Many,
+        "items"
+        | "additionalProperties"
+        | "not"
+        | "if"
+        | "then"
+        | "else"
+        | "contains"
+        | "propertyNames"
+        | "unevaluatedProperties"
+        | "unevaluatedItems"
+        | "additionalItems" => Holds::One,
+        _ => Holds::Data,
+    }
+}
+
+/// Encoded length of a JSON string (quotes and escapes included).
+fn string_len(s: &str) -> usize {
+    serde_json::to_string(s).map_or(s.len() + 2, |e| e.len())
+}
+
+/// Walks a schema, computing each node's encoded size and a structural
+/// hash bottom-up (one pass), and collects the replaceable subschemas.
+struct Scan {
+    candidates: Vec<Candidate>,
+    path: Vec<Seg>,
+}
+
+impl Scan {
+    /// `(hash, encoded size)` of `v`; `schema` says whether `v` sits at a
+    /// schema position, `replaceable` whether it may become a `$ref`.
+    fn visit(&mut self, v: &Value, schema: bool, replaceable: bool) -> (u64, usize) {
+        let mut h = DefaultHasher::new();
+        let size = match v {
+            Value::Object(map) => {
+                5u8.hash(&mut h);
+                let mut size = 2 + map.len().saturating_sub(1);
+                for (k, child) in map {
+                    k.hash(&mut h);
+                    self.path.push(Seg::Key(k.clone()));
+                    let (ch, cs) = if schema {
+                        self.visit_keyword(k, child)
+                    } else {
+                        self.visit(child, false, false)
+                    };
+                    self.path.pop();
+                    ch.hash(&mut h);
+                    size += string_len(k) + 1 + cs;
+                }
+                size
+            }
+            Value::Array(items) => {
+                4u8.hash(&mut h);
+                let mut size = 2 + items.len().saturating_sub(1);
+                for (i, item) in items.iter().enumerate() {
+                    self.path.push(Seg::Index(i));
+                    let (ch, cs) = self.visit(item, false, false);
+                    self.path.pop();
+                    ch.hash(&mut h);
+                    size += cs;
+                }
+                size
+            }
+            leaf => {
+                let text = leaf.to_string();
+                text.hash(&mut h);
+                text.len()
+            }
+        };
+        let hash = h.finish();
+        if schema && replaceable && v.is_object() && size >= MIN_SHARED_BYTES {
+            self.candidates.push(Candidate {
+                path: self.path.clone(),
+                size,
+                hash,
+                order: self.candidates.len(),
+            });
+        }
+        (hash, size)
+    }
+
+    /// Visits the value of keyword `k` of a schema object.
+    fn visit_keyword(&mut self, k: &str, value: &Value) -> (u64, usize) {
+        match (holds(k), value) {
+            (Holds::One, v) => self.visit(v, true, true),
+            (Holds::Many, Value::Array(items)) => self.visit_children(items),
+            (Holds::Named, Value::Object(_)) => {
+                // A `$defs` entry is a definition, not an occurrence.
+                self.visit_named(value, k != "$defs")
+            }
+            _ => self.visit(value, false, false),
+        }
+    }
+
+    /// Visits an array of subschemas (hashed like any array).
+    fn visit_children(&mut self, items: &[Value]) -> (u64, usize) {
+        let mut h = DefaultHasher::new();
+        4u8.hash(&mut h);
+        let mut size = 2 + items.len().saturating_sub(1);
+        for (i, item) in items.iter().enumerate() {
+            self.path.push(Seg::Index(i));
+            let (ch, cs) = self.visit(item, true, true);
+            self.path.pop();
+            ch.hash(&mut h);
+            size += cs;
+        }
+        (h.finish(), size)
+    }
+
+    /// Visits a map of named subschemas (hashed like any object).
+    fn visit_named(&mut self, whole: &Value, replaceable: bool) -> (u64, usize) {
+        let Value::Object(map) = whole else {
+            return self.visit(whole, false, false);
+        };
+        let mut h = DefaultHasher::new();
+        5u8.hash(&mut h);
+        let mut size = 2 + map.len().saturating_sub(1);
+        for (k, child) in map {
+            k.hash(&mut h);
+            self.path.push(Seg::Key(k.clone()));
+            let (ch, cs) = self.visit(child, true, replaceable);
+            self.path.pop();
+            ch.hash(&mut h);
+            size += string_len(k) + 1 + cs;
+        }
+        (h.finish(), size)
+    }
+}
+
+fn node<'v>(root: &'v Value, path: &[Seg]) -> Option<&'v Value> {
+    path.iter().try_fold(root, |v, seg| match seg {
+        Seg::Key(k) => v.get(k.as_str()),
+        Seg::Index(i) => v.get(*i),
+    })
+}
+
+fn node_mut<'v>(root: &'v mut Value, path: &[Seg]) -> Option<&'v mut Value> {
+    path.iter().try_fold(root, |v, seg| match seg {
+        Seg::Key(k) => v.get_mut(k.as_str()),
+        Seg::Index(i) => v.get_mut(*i),
+    })
+}
+
+fn inside(path: &[Seg], ancestor: &[Seg]) -> bool {
+    path.len() > ancestor.len() && path.starts_with(ancestor)
+}
+
+/// A `$defs` name for a subschema: its title, else the nearest property
+/// (or definition) name on its path, as lower-case `[a-z0-9_]`.
+fn base_name(schema: &Value, path: &[Seg]) -> String {
+    let from_path = || {
+        path.windows(2).rev().find_map(|w| match w {
+            [Seg::Key(kw), Seg::Key(name)]
+                if matches!(kw.as_str(), "properties" | "$defs" | "patternProperties") =>
+            {
+                Some(name.as_str())
+            }
+            _ => None,
+        })
+    };
+    let raw = schema
+        .get("title")
+        .and_then(Value::as_str)
+        .filter(|t| !t.trim().is_empty() && t.chars().count() <= MAX_NAME_CHARS)
+        .or_else(from_path)
+        .unwrap_or("schema");
+    let mut out = String::new();
+    for c in raw.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+        if out.len() >= MAX_NAME_CHARS {
+            break;
+        }
+    }
+    let out = out.trim_matches('_');
+    if out.is_empty() {
+        "schema".to_string()
+    } else {
+        out.to_string()
+    }
+}
+
+/// A chosen subschema: its `$defs` name and every occurrence to replace.
+struct Shared {
+    name: String,
+    size: usize,
+    /// The occurrence whose content becomes the definition.
+    keep: Vec<Seg>,
+    occurrences: Vec<Vec<Seg>>,
+}
+
+/// Moves subschemas repeated within `schema` into its root `$defs` when it
+/// makes the encoded schema smaller; returns how many definitions it added.
+/// The result validates exactly the same instances.
+pub fn share_repeated(schema: &mut Value) -> usize {
+    if !schema.is_object() {
+        return 0;
+    }
+    let mut scan = Scan {
+        candidates: Vec::new(),
+        path: Vec::new(),
+    };
+    scan.visit(schema, true, false);
+    let mut groups: HashMap<(u64, usize), Vec<Candidate>> = HashMap::new();
+    for c in scan.candidates {
+        groups.entry((c.hash, c.size)).or_default().push(c);
+    }
+    let mut groups: Vec<Vec<Candidate>> = groups
+        .into_values()
+        .filter(|g| g.len() >= 2)
+        .map(|mut g| {
+            g.sort_by_key(|c| c.order);
+            g
+        })
+        .collect();
+    // Largest first, then document order of the first occurrence: stable.
+    groups.sort_by_key(|g| (std::cmp::Reverse(g[0].size), g[0].order));
+
+    let mut used: HashSet<String> = schema
+        .get("$defs")
+        .and_then(Value::as_object)
+        .map(|d| d.keys().cloned().collect())
+        .unwrap_or_default();
+    // Occurrences that disappear (all but the kept copy of each choice).
+    let mut removed: Vec<Vec<Seg>> = Vec::new();
+    let mut chosen: Vec<Shared> = Vec::new();
+    for group in groups {
+        let Some(first) = node(schema, &group[0].path) else {
+            continue;
+        };
+        // Equal hashes are checked for equal content.
+        let live: Vec<&Candidate> = group
+            .iter()
+            .filter(|c| !removed.iter().any(|r| inside(&c.path, r) || c.path == *r))
+            .filter(|c| node(schema, &c.path) == Some(first))
+            .collect();
+        if live.len() < 2 {
+            continue;
+        }
+        let base = base_name(first, &group[0].path);
+        let mut name = base.clone();
+        let mut n = 2;
+        while used.contains(&name) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        let reference = string_len(&format!("#/$defs/{name}")) + 10;
+        let entry = string_len(&name) + 2;
+        let size = group[0].size;
+        let gain = (live.len() - 1) * size;
+        let cost = live.len() * reference + entry;
+        if gain <= cost {
+            continue;
+        }
+        used.insert(name.clone());
+        removed.extend(live.iter().skip(1).map(|c| c.path.clone()));
+        chosen.push(Shared {
+            name,
+            size,
+            keep: live[0].path.clone(),
+            occurrences: live.iter().map(|c| c.path.clone()).collect(),
+        });
+    }
+    if chosen.is_empty() {
+        return 0;
+    }
+    // Smallest first: a larger definition then copies the `$ref`s of the
+    // smaller ones nested in it, and no path in use has been replaced yet.
+    chosen.sort_by_key(|s| s.size);
+    let mut defs: BTreeMap<String, Value> = BTreeMap::new();
+    for s in &chosen {
+        let Some(body) = node(schema, &s.keep).cloned() else {
+            continue;
+        };
+        let reference = Value::String(format!("#/$defs/{}", s.name));
+        for path in &s.occurrences {
+            if let Some(slot) = node_mut(schema, path) {
+                let mut r = Map::new();
+                r.insert("$ref".into(), reference.clone());
+                *slot = Value::Object(r);
+            }
+        }
+        defs.insert(s.name.clone(), body);
+    }
+    let added = defs.len();
+    if let Value::Object(root) = schema {
+        let mut all: BTreeMap<String, Value> = match root.shift_remove("$defs") {
+            Some(Value::Object(existing)) => existing.into_iter().collect(),
+            _ => BTreeMap::new(),
+        };
+        all.extend(defs);
+        root.insert("$defs".into(), Value::Object(all.into_iter().collect()));
+    }
+    added
+}
+
+/// The definition a `$ref` names, when it is `#/$defs/<name>`.
+fn def_ref(v: &Map<String, Value>) -> Option<&str> {
+    v.get("$ref")?.as_str()?.strip_prefix("#/$defs/")
+}
+
+/// Adds the `$defs` names that `v` references to `out`.
+fn collect_refs(v: &Value, out: &mut HashSet<String>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(name) = def_ref(m) {
+                out.insert(name.to_string());
+            }
+            m.values().for_each(|c| collect_refs(c, out));
+        }
+        Value::Array(items) => items.iter().for_each(|c| collect_refs(c, out)),
+        _ => {}
+    }
+}
+
+/// Names of `$defs` entries that reach themselves through `$ref`s.
+fn recursive_defs(defs: &Map<String, Value>) -> HashSet<String> {
+    let edges: HashMap<&str, Vec<String>> = defs
+        .iter()
+        .map(|(k, v)| {
+            let mut out = HashSet::new();
+            collect_refs(v, &mut out);
+            let mut out: Vec<String> = out.into_iter().collect();
+            out.sort();
+            (k.as_str(), out)
+        })
+        .collect();
+    let mut recursive = HashSet::new();
+    for start in defs.keys() {
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut stack: Vec<&str> = edges
+            .get(start.as_str())
+            .map(|e| e.iter().map(String::as_str).collect())
+            .unwrap_or_default();
+        while let Some(n) = stack.pop() {
+            if n == start {
+                recursive.insert(start.clone());
+                break;
+            }
+            if seen.insert(n)
+                && let Some(next) = edges.get(n)
+            {
+                stack.extend(next.iter().map(String::as_str));
+            }
+        }
+    }
+    recursive
+}
+
+/// `schema` with every `$ref` to a non-recursive root `$defs` entry
+/// replaced by that entry (and those entries dropped): the inverse of
+/// [`share_repeated`]. Recursive definitions stay as they are.
+pub fn inline_shared(schema: &Value) -> Value {
+    let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
+        return schema.clone();
+    };
+    let recursive = recursive_defs(defs);
+    let expandable: HashMap<&str, &Value> = defs
+        .iter()
+        .filter(|(k, _)| !recursive.contains(*k))
+        .map(|(k, v)| (k.as_str(), v))
+        .collect();
+    if expandable.is_empty() {
+        return schema.clone();
+    }
+    fn expand(v: &Value, defs: &HashMap<&str, &Value>, depth: usize) -> Value {
+        match v {
+            Value::Object(m) => {
+                if depth < 256
+                    && m.len() == 1
+                    && let Some(body) = def_ref(m).and_then(|n| defs.get(n))
+                {
+                    return expand(body, defs, depth + 1);
+                }
+                Value::Object(
+                    m.iter()
+                        .map(|(k, c)| (k.clone(), expand(c, defs, depth)))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|c| expand(c, defs, depth)).collect())
+            }
+            other => other.clone(),
+        }
+    }
+    let mut out = expand(schema, &expandable, 0);
+    // A `$ref` with sibling keywords is not expanded: keep what it names.
+    let mut still: HashSet<String> = HashSet::new();
+    collect_refs(&out, &mut still);
+    if let Some(Value::Object(d)) = out.get_mut("$defs") {
+        d.retain(|k, _| recursive.contains(k) || still.contains(k));
+        if d.is_empty()
+            && let Value::Object(root) = &mut out
+        {
+            root.shift_remove("$defs");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "share_tests.rs"]
+mod tests;

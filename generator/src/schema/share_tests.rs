@@ -1,0 +1,167 @@
+use serde_json::{Value, json};
+
+use super::{MIN_SHARED_BYTES, inline_shared, share_repeated};
+
+/// A subschema well over the sharing threshold.
+fn rule(label: &str) -> Value {
+    json!({
+        "type": "object",
+        "title": "Access rule",
+        "description": format!("Matches requests from {label}; long enough to be worth sharing once."),
+        "properties": {
+            "email": {"type": "string", "format": "email", "description": "The email address."},
+            "domain": {"type": "string", "description": "The email domain."}
+        },
+        "required": ["email"]
+    })
+}
+
+fn encoded(v: &Value) -> usize {
+    serde_json::to_string(v).unwrap().len()
+}
+
+#[test]
+fn repeated_subschemas_move_to_defs_and_inline_back() {
+    let original = json!({
+        "type": "object",
+        "properties": {
+            "include": {"type": "array", "description": "Include", "items": rule("x")},
+            "exclude": {"type": "array", "description": "Exclude", "items": rule("x")},
+            "require": {"type": "array", "description": "Require", "items": rule("x")},
+            "other": rule("y")
+        },
+        "additionalProperties": false
+    });
+    let mut shared = original.clone();
+    assert_eq!(share_repeated(&mut shared), 1);
+    assert!(encoded(&shared) < encoded(&original));
+    assert_eq!(
+        shared["properties"]["include"]["items"],
+        json!({"$ref": "#/$defs/access_rule"})
+    );
+    assert_eq!(
+        shared["properties"]["exclude"]["items"],
+        shared["properties"]["include"]["items"]
+    );
+    assert_eq!(shared["$defs"]["access_rule"], rule("x"));
+    // Seen once: stays inline.
+    assert_eq!(shared["properties"]["other"], rule("y"));
+    assert_eq!(inline_shared(&shared), original);
+}
+
+#[test]
+fn nested_repeats_are_shared_inside_larger_definitions() {
+    let big = |n: u32| {
+        json!({
+            "type": "object",
+            "description": format!("variant {n} with a long explanation of what it does and why it exists"),
+            "properties": {"a": rule("x"), "b": rule("x"), "n": {"const": n}}
+        })
+    };
+    let original = json!({
+        "type": "object",
+        "properties": {
+            "one": {"description": "one", "oneOf": [big(1), big(2)]},
+            "two": {"description": "two", "oneOf": [big(1), big(2)]},
+            "three": rule("x")
+        }
+    });
+    let mut shared = original.clone();
+    let added = share_repeated(&mut shared);
+    assert!(added >= 3, "{shared:#}");
+    let defs = shared["$defs"].as_object().unwrap();
+    // The rule is defined once, and the variants refer to it.
+    let rule_defs: Vec<_> = defs.values().filter(|d| **d == rule("x")).collect();
+    assert_eq!(rule_defs.len(), 1, "{shared:#}");
+    assert!(
+        defs.values()
+            .any(|d| d["properties"]["a"].get("$ref").is_some())
+    );
+    assert_eq!(shared["properties"]["three"]["$ref"], "#/$defs/access_rule");
+    assert_eq!(inline_shared(&shared), original);
+}
+
+#[test]
+fn data_is_never_shared() {
+    let blob = json!({"k": "a value long enough that the object passes the threshold for sharing, twice over, surely", "n": [1, 2, 3]});
+    let original = json!({
+        "type": "object",
+        "properties": {
+            "a": {"type": "object", "default": blob.clone(), "examples": [blob.clone()]},
+            "b": {"enum": [blob.clone()]},
+            "c": {"const": blob}
+        }
+    });
+    let mut shared = original.clone();
+    assert_eq!(share_repeated(&mut shared), 0);
+    assert_eq!(shared, original);
+}
+
+#[test]
+fn small_or_single_subschemas_stay_inline() {
+    let small = json!({"type": "string", "maxLength": 10});
+    assert!(encoded(&small) < MIN_SHARED_BYTES);
+    let original = json!({
+        "type": "object",
+        "properties": {"a": small.clone(), "b": small.clone(), "c": small, "d": rule("x")}
+    });
+    let mut shared = original.clone();
+    assert_eq!(share_repeated(&mut shared), 0);
+    assert_eq!(shared, original);
+}
+
+#[test]
+fn names_avoid_existing_definitions_and_recursion_survives_inlining() {
+    let node = json!({"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/access_rule"}}}});
+    let original = json!({
+        "type": "object",
+        "properties": {"a": rule("x"), "b": rule("x"), "tree": {"$ref": "#/$defs/access_rule"}},
+        "$defs": {"access_rule": node}
+    });
+    let mut shared = original.clone();
+    assert_eq!(share_repeated(&mut shared), 1);
+    assert_eq!(shared["properties"]["a"]["$ref"], "#/$defs/access_rule_2");
+    assert_eq!(
+        shared["$defs"]["access_rule"],
+        original["$defs"]["access_rule"]
+    );
+    // The recursive definition is kept; the shared one is expanded again.
+    assert_eq!(inline_shared(&shared), original);
+}
+
+#[test]
+fn sharing_is_deterministic_and_idempotent() {
+    let original = json!({
+        "type": "object",
+        "properties": {
+            "p": {"anyOf": [rule("x"), rule("y")]},
+            "q": {"anyOf": [rule("y"), rule("x")]},
+            "r": {"allOf": [rule("x")]}
+        }
+    });
+    let mut a = original.clone();
+    let mut b = original.clone();
+    share_repeated(&mut a);
+    share_repeated(&mut b);
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
+    let mut again = a.clone();
+    assert_eq!(share_repeated(&mut again), 0);
+    assert_eq!(again, a);
+    assert_eq!(inline_shared(&a), original);
+}
+
+#[test]
+fn property_names_name_untitled_definitions() {
+    let mut untitled = rule("x");
+    untitled.as_object_mut().unwrap().remove("title");
+    let original = json!({
+        "type": "object",
+        "properties": {"Origin Rule!": untitled.clone(), "copy": {"items": untitled}}
+    });
+    let mut shared = original.clone();
+    assert_eq!(share_repeated(&mut shared), 1);
+    assert!(shared["$defs"].get("origin_rule").is_some(), "{shared:#}");
+}
