@@ -18,6 +18,7 @@ use http::{HeaderValue, StatusCode, header};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcRequest};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
@@ -355,14 +356,19 @@ async fn authenticate(
         // Not JSON, or bad params of a method this server implements (which
         // rmcp would answer with -32601): answered here. Everything else,
         // wrong message shapes included, is rmcp's (see `splice_listing`).
-        if let Verdict::Reply(error) = classify(&bytes) {
-            match error["error"]["code"].as_i64() {
+        let mut parts = parts;
+        match classify(&bytes) {
+            Verdict::Reply(error) => match error["error"]["code"].as_i64() {
                 Some(PARSE_ERROR) => {
                     return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
                 }
                 Some(INVALID_PARAMS) => return axum::Json(error).into_response(),
                 _ => {}
+            },
+            Verdict::Message(message) if lists_tools(&message) => {
+                parts.extensions.insert(ListsTools);
             }
+            Verdict::Message(_) | Verdict::Ignore => {}
         }
         req = Request::from_parts(parts, Body::from(bytes));
     }
@@ -424,10 +430,26 @@ async fn not_found() -> Response {
     text_response(StatusCode::NOT_FOUND, "Not Found: the MCP endpoint is /mcp")
 }
 
-/// Replaces the listing placeholder in small JSON responses, and turns
+/// Marks a request that is a `tools/list` (only its response holds the
+/// listing placeholder).
+#[derive(Debug, Clone, Copy)]
+struct ListsTools;
+
+fn lists_tools(message: &ClientJsonRpcMessage) -> bool {
+    matches!(
+        message,
+        ClientJsonRpcMessage::Request(JsonRpcRequest {
+            request: ClientRequest::ListToolsRequest(_),
+            ..
+        })
+    )
+}
+
+/// Replaces the listing placeholder in `tools/list` responses, and turns
 /// rmcp's plain-text answer to a body that is JSON but no JSON-RPC message
 /// into a JSON-RPC `Invalid Request` error.
 async fn splice_listing(State(state): State<Arc<HttpState>>, req: Request, next: Next) -> Response {
+    let listing = req.extensions().get::<ListsTools>().is_some();
     let resp = next.run(req).await;
     if resp.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
         let (parts, body) = resp.into_parts();
@@ -442,6 +464,9 @@ async fn splice_listing(State(state): State<Arc<HttpState>>, req: Request, next:
             );
         }
         return Response::from_parts(parts, Body::from(bytes));
+    }
+    if !listing {
+        return resp;
     }
     let is_json = resp
         .headers()
