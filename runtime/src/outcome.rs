@@ -209,7 +209,9 @@ pub fn structured(envelope: Envelope, body: Value) -> Value {
     }
 }
 
-fn empty_list_note(call: Call<'_>, json: Option<&Value>) -> Option<String> {
+/// The note for an empty list from a tool that needs permissions
+/// (Cloudflare filters lists by permission instead of refusing them).
+pub(crate) fn empty_list_note(call: Call<'_>, json: Option<&Value>) -> Option<String> {
     if !call.cloudflare || call.tool.permissions.is_empty() {
         return None;
     }

@@ -90,6 +90,84 @@ async fn search_queries_the_spec_without_network() {
 }
 
 #[tokio::test]
+async fn search_sees_only_what_the_server_exposes() {
+    let up = upstream().await;
+    let operations = r#"async () => Object.entries(spec.paths).flatMap(([path, ops]) =>
+        Object.keys(ops).filter(k => k !== "parameters").map(m => `${m.toUpperCase()} ${path}`))"#;
+    let all = core(Mode::CodeMode, &up, Exposure::default());
+    let all = value(&call(&all, "search", operations).await);
+    let all: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(all.iter().any(|op| op.starts_with("POST ")), "{all:?}");
+    let read_only = core_with(
+        Mode::CodeMode,
+        &up,
+        Exposure::new(&test_codemode_fixture::CATALOGUE, None, true).unwrap(),
+        limits(),
+    );
+    let seen = value(&call(&read_only, "search", operations).await);
+    let seen: Vec<&str> = seen
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> = all
+        .iter()
+        .copied()
+        .filter(|op| op.starts_with("GET "))
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(seen, expected);
+    assert!(up.seen().is_empty());
+}
+
+#[tokio::test]
+async fn empty_lists_the_token_may_not_see_are_flagged_in_both_modes() {
+    let up = upstream().await;
+    let codemode = core(Mode::CodeMode, &up, Exposure::default());
+    let r = call(
+        &codemode,
+        "execute",
+        r#"async () => (await api.request({ method: "GET", path: "/zones/empty/dns_records" })).result.length"#,
+    )
+    .await;
+    assert_eq!(value(&r), json!(0));
+    let t = text(&r);
+    assert!(
+        t.contains("GET /zones/empty/dns_records: Note: the list is empty")
+            && t.contains("`DNS Read`"),
+        "{t}"
+    );
+    // A list with items gets no note.
+    let r = call(
+        &codemode,
+        "execute",
+        r#"async () => (await api.request({ method: "GET", path: "/zones/z/dns_records" })).result.length"#,
+    )
+    .await;
+    assert!(!text(&r).contains("empty"), "{}", text(&r));
+    let code = core(Mode::Code, &up, Exposure::default());
+    let r = call(
+        &code,
+        "code",
+        r#"async () => (await codemode.dns_records_list({ zone_id: "empty" })).result.length"#,
+    )
+    .await;
+    assert_eq!(value(&r), json!(0));
+    let t = text(&r);
+    assert!(
+        t.contains("codemode.dns_records_list: Note: the list is empty")
+            && t.contains("`DNS Read`"),
+        "{t}"
+    );
+}
+
+#[tokio::test]
 async fn execute_makes_requests_with_the_servers_credential() {
     let up = upstream().await;
     let core = core(Mode::CodeMode, &up, Exposure::default());

@@ -18,10 +18,11 @@ use std::sync::Arc;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value, json};
 
+use super::report::Notes;
 use super::routes::{Matched, RouteTable, shown};
 use crate::catalogue::{BodyArgs, BodyKind, ParamLocation, ToolDef};
 use crate::credential::Credential;
-use crate::outcome::{Call, map_response};
+use crate::outcome::{Call, empty_list_note, map_response};
 use crate::request::{Args, HttpRequest, RequestBody, build_request};
 use crate::sandbox::{HostApi, HostFuture, HostRequest};
 use crate::server::direct::Direct;
@@ -41,6 +42,10 @@ pub struct ApiHost {
     routes: Arc<RouteTable>,
     direct: Arc<Direct>,
     credential: Credential,
+    /// Notes for the model about this run's responses (an empty list the
+    /// token may not be allowed to see), added to the tool result: the code
+    /// usually returns only part of what it got.
+    notes: Notes,
 }
 
 impl ApiHost {
@@ -50,7 +55,13 @@ impl ApiHost {
             routes,
             direct,
             credential,
+            notes: Notes::default(),
         }
+    }
+
+    /// The notes about this run's responses (shared by clones).
+    pub fn notes(&self) -> &Notes {
+        &self.notes
     }
 
     /// Performs one `api.request`: the value the promise resolves with, or
@@ -95,6 +106,16 @@ impl ApiHost {
                 .filter_map(|c| c.as_text().map(|t| t.text.clone()))
                 .collect();
             return Err(credential.redact(&text.join("\n")));
+        }
+        let call = Call {
+            tool,
+            path: &path,
+            credential: Some(credential),
+            cloudflare,
+        };
+        if let Some(note) = empty_list_note(call, json.as_ref()) {
+            self.notes
+                .add(format!("{} {path}: {note}", tool.method.as_str()));
         }
         let mut out = Map::new();
         out.insert("status".into(), json!(status.as_u16()));

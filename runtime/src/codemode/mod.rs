@@ -22,6 +22,7 @@
 
 pub mod api;
 pub mod describe;
+mod narrow;
 mod report;
 pub mod routes;
 pub mod tools;
@@ -29,7 +30,7 @@ pub mod tools;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::Value;
 
 use crate::catalogue::ToolDef;
@@ -41,6 +42,7 @@ use crate::truncate::DEFAULT_MAX_BYTES;
 
 pub use api::ApiHost;
 pub use describe::{CODE, EXECUTE, Facts, SEARCH};
+pub use report::Notes;
 pub use routes::{RouteError, RouteTable};
 pub use tools::ToolHost;
 
@@ -110,12 +112,30 @@ pub enum CodeModeError {
         #[source]
         source: std::io::Error,
     },
+    /// The spec to narrow to the exposed operations is not JSON.
+    #[error("the resolved spec for `search` is not valid JSON: {0}")]
+    SpecJson(#[source] serde_json::Error),
     /// `Mode::Direct` was passed as a sandboxed mode.
     #[error("--mode direct runs no sandbox")]
     NotSandboxed,
     /// The sandbox pool cannot start.
     #[error("cannot start the Code Mode sandbox: {0}")]
     Sandbox(#[from] SandboxError),
+}
+
+/// `spec` without the operations no tool of `exposed` serves, held in memory.
+fn narrowed_spec(spec: &SpecSource, exposed: &[&ToolDef]) -> Result<SpecSource, CodeModeError> {
+    let text: Arc<str> = match spec {
+        SpecSource::Json(text) => Arc::clone(text),
+        SpecSource::Path(path) => std::fs::read_to_string(path)
+            .map_err(|source| CodeModeError::SpecArtifact {
+                path: path.display().to_string(),
+                source,
+            })?
+            .into(),
+    };
+    let narrowed = narrow::narrow_spec(&text, exposed).map_err(CodeModeError::SpecJson)?;
+    Ok(SpecSource::Json(narrowed.into()))
 }
 
 /// The running sandboxed mode: the pool, the routes and the listed tools.
@@ -155,7 +175,7 @@ impl Engine {
         let (listed, routes) = match setup.mode {
             Mode::Direct => return Err(CodeModeError::NotSandboxed),
             Mode::CodeMode => {
-                config.spec = Some(match setup.spec_artifact {
+                let spec = match setup.spec_artifact {
                     Some(path) => {
                         std::fs::metadata(&path).map_err(|source| CodeModeError::SpecArtifact {
                             path: path.display().to_string(),
@@ -165,6 +185,14 @@ impl Engine {
                     }
                     None if catalogue.spec.trim().is_empty() => return Err(CodeModeError::NoSpec),
                     None => SpecSource::Json(Arc::from(catalogue.spec)),
+                };
+                // `--products` / `--read-only`: `search` sees only what
+                // `execute` may call.
+                let narrowed = direct.tools().len() < catalogue.tools().count();
+                config.spec = Some(if narrowed {
+                    narrowed_spec(&spec, direct.tools())?
+                } else {
+                    spec
                 });
                 let routes =
                     RouteTable::new(catalogue.tools(), |t| direct.lookup(t.name).is_some());
@@ -231,18 +259,27 @@ impl Engine {
                 let Some(credential) = credential else {
                     return self.direct.no_credential(&format!("`{name}`"));
                 };
-                let report = if name == EXECUTE {
+                let (report, notes) = if name == EXECUTE {
                     let host = ApiHost::new(
                         Arc::clone(&self.routes),
                         Arc::clone(&self.direct),
                         credential.clone(),
                     );
-                    self.pool.execute_report(&code, Arc::new(host)).await
+                    let notes = host.notes().clone();
+                    (self.pool.execute_report(&code, Arc::new(host)).await, notes)
                 } else {
                     let host = ToolHost::new(Arc::clone(&self.direct), credential.clone());
-                    self.pool.code_report(&code, Arc::new(host)).await
+                    let notes = host.notes().clone();
+                    (self.pool.code_report(&code, Arc::new(host)).await, notes)
                 };
-                report::into_result(name, report, limit, Some(credential))
+                let notes = notes.take();
+                let mut result = report::into_result(name, report, limit, Some(credential));
+                if !notes.is_empty() {
+                    result
+                        .content
+                        .push(ContentBlock::text(credential.redact(&notes.join("\n"))));
+                }
+                result
             }
             other => tool_error(format!("unknown tool `{}`", routes::shown(other))),
         }

@@ -7,11 +7,38 @@
 //! the console output captured up to then. The credential is scrubbed from
 //! every block as a last line of defence (the sandbox never sees it).
 
+use std::sync::{Arc, Mutex};
+
 use rmcp::model::{CallToolResult, ContentBlock};
 
 use crate::credential::Credential;
 use crate::sandbox::{LogLevel, Logs, Report, SandboxError};
 use crate::truncate::truncate;
+
+/// Notes about one run's API responses for the model (e.g. an empty list
+/// the token may lack the permission to see), added to the tool result
+/// because the code usually returns only part of what it received.
+#[derive(Debug, Clone, Default)]
+pub struct Notes(Arc<Mutex<Vec<String>>>);
+
+impl Notes {
+    /// Adds `note` unless it is already there.
+    pub fn add(&self, note: String) {
+        if let Ok(mut notes) = self.0.lock()
+            && !notes.contains(&note)
+        {
+            notes.push(note);
+        }
+    }
+
+    /// The notes, in the order they were added.
+    pub fn take(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default()
+    }
+}
 
 /// Builds the result of a `search`, `execute` or `code` call.
 pub fn into_result(

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 
+use super::report::Notes;
 use super::routes::{levenshtein, shown};
 use crate::credential::Credential;
 use crate::sandbox::{HostApi, HostFuture, HostRequest, ToolCall};
@@ -23,12 +24,17 @@ const MAX_SUGGESTIONS: usize = 5;
 pub struct ToolHost {
     direct: Arc<Direct>,
     credential: Credential,
+    notes: Notes,
 }
 
 impl ToolHost {
     /// A host that calls with `credential`.
     pub fn new(direct: Arc<Direct>, credential: Credential) -> Self {
-        Self { direct, credential }
+        Self {
+            direct,
+            credential,
+            notes: Notes::default(),
+        }
     }
 
     /// Runs one call: the tool's structured output (or its text as JSON or
@@ -55,7 +61,19 @@ impl ToolHost {
             .direct
             .run(index, tool, Some(args), Some(&self.credential))
             .await;
+        if result.is_error != Some(true) {
+            // After the body, a direct result's text blocks are notes.
+            for note in result.content.iter().skip(1).filter_map(|c| c.as_text()) {
+                self.notes
+                    .add(format!("codemode.{}: {}", tool.name, note.text));
+            }
+        }
         into_value(result)
+    }
+
+    /// The notes about this run's results (shared by clones).
+    pub fn notes(&self) -> &Notes {
+        &self.notes
     }
 }
 

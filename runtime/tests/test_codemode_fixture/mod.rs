@@ -378,6 +378,9 @@ async fn answer(
                 info(2),
             ),
         ),
+        ("GET", ["zones", "empty", "dns_records"]) => {
+            json(StatusCode::OK, envelope(json!([]), info(0)))
+        }
         ("GET", ["zones", zone, "dns_records"]) => json(
             StatusCode::OK,
             envelope(
