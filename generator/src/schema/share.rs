@@ -16,6 +16,8 @@ use std::hash::{Hash, Hasher};
 
 use serde_json::{Map, Value};
 
+use crate::refs::{Ctx, schema_child_ctx};
+
 /// Smallest encoded subschema worth sharing, in bytes.
 pub const MIN_SHARED_BYTES: usize = 128;
 
@@ -39,36 +41,46 @@ struct Candidate {
     order: usize,
 }
 
-/// How a keyword's value holds subschemas.
-enum Holds {
-    One,
-    Many,
-    Named,
-    Data,
-}
-
-fn holds(keyword: &str) -> Holds {
-    match keyword {
-        "properties" | "patternProperties" | "$defs" | "dependentSchemas" => Holds::Named,
-        "allOf" | "anyOf" | "oneOf" | "prefixItems" => Holds::Many,
-        "items"
-        | "additionalProperties"
-        | "not"
-        | "if"
-        | "then"
-        | "else"
-        | "contains"
-        | "propertyNames"
-        | "unevaluatedProperties"
-        | "unevaluatedItems"
-        | "additionalItems" => Holds::One,
-        _ => Holds::Data,
-    }
-}
-
 /// Encoded length of a JSON string (quotes and escapes included).
 fn string_len(s: &str) -> usize {
     serde_json::to_string(s).map_or(s.len() + 2, |e| e.len())
+}
+
+/// What a value is, for the walk: a subschema (replaceable by a `$ref` or
+/// not), a map or list of subschemas, or data.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Schema { replaceable: bool },
+    Named { replaceable: bool },
+    List,
+    Data,
+}
+
+impl Kind {
+    /// The kind of `value` under keyword `key` of a value of this kind.
+    fn of_member(self, key: &str, value: &Value) -> Kind {
+        match self {
+            Kind::Schema { .. } => match (schema_child_ctx(key), value) {
+                (Ctx::Schema, _) => Kind::Schema { replaceable: true },
+                (Ctx::SchemaList, Value::Array(_)) => Kind::List,
+                // A `$defs` entry is a definition, not an occurrence.
+                (Ctx::SchemaMap, Value::Object(_)) => Kind::Named {
+                    replaceable: key != "$defs",
+                },
+                _ => Kind::Data,
+            },
+            Kind::Named { replaceable } => Kind::Schema { replaceable },
+            Kind::List | Kind::Data => Kind::Data,
+        }
+    }
+
+    /// The kind of the items of an array of this kind.
+    fn of_item(self) -> Kind {
+        match self {
+            Kind::List => Kind::Schema { replaceable: true },
+            _ => Kind::Data,
+        }
+    }
 }
 
 /// Walks a schema, computing each node's encoded size and a structural
@@ -79,9 +91,9 @@ struct Scan {
 }
 
 impl Scan {
-    /// `(hash, encoded size)` of `v`; `schema` says whether `v` sits at a
-    /// schema position, `replaceable` whether it may become a `$ref`.
-    fn visit(&mut self, v: &Value, schema: bool, replaceable: bool) -> (u64, usize) {
+    /// `(hash, encoded size)` of `v`, recording it as a candidate when it is
+    /// a replaceable subschema worth sharing.
+    fn visit(&mut self, v: &Value, kind: Kind) -> (u64, usize) {
         let mut h = DefaultHasher::new();
         let size = match v {
             Value::Object(map) => {
@@ -90,11 +102,7 @@ impl Scan {
                 for (k, child) in map {
                     k.hash(&mut h);
                     self.path.push(Seg::Key(k.clone()));
-                    let (ch, cs) = if schema {
-                        self.visit_keyword(k, child)
-                    } else {
-                        self.visit(child, false, false)
-                    };
+                    let (ch, cs) = self.visit(child, kind.of_member(k, child));
                     self.path.pop();
                     ch.hash(&mut h);
                     size += string_len(k) + 1 + cs;
@@ -106,7 +114,7 @@ impl Scan {
                 let mut size = 2 + items.len().saturating_sub(1);
                 for (i, item) in items.iter().enumerate() {
                     self.path.push(Seg::Index(i));
-                    let (ch, cs) = self.visit(item, false, false);
+                    let (ch, cs) = self.visit(item, kind.of_item());
                     self.path.pop();
                     ch.hash(&mut h);
                     size += cs;
@@ -120,7 +128,10 @@ impl Scan {
             }
         };
         let hash = h.finish();
-        if schema && replaceable && v.is_object() && size >= MIN_SHARED_BYTES {
+        if matches!(kind, Kind::Schema { replaceable: true })
+            && v.is_object()
+            && size >= MIN_SHARED_BYTES
+        {
             self.candidates.push(Candidate {
                 path: self.path.clone(),
                 size,
@@ -129,53 +140,6 @@ impl Scan {
             });
         }
         (hash, size)
-    }
-
-    /// Visits the value of keyword `k` of a schema object.
-    fn visit_keyword(&mut self, k: &str, value: &Value) -> (u64, usize) {
-        match (holds(k), value) {
-            (Holds::One, v) => self.visit(v, true, true),
-            (Holds::Many, Value::Array(items)) => self.visit_children(items),
-            (Holds::Named, Value::Object(_)) => {
-                // A `$defs` entry is a definition, not an occurrence.
-                self.visit_named(value, k != "$defs")
-            }
-            _ => self.visit(value, false, false),
-        }
-    }
-
-    /// Visits an array of subschemas (hashed like any array).
-    fn visit_children(&mut self, items: &[Value]) -> (u64, usize) {
-        let mut h = DefaultHasher::new();
-        4u8.hash(&mut h);
-        let mut size = 2 + items.len().saturating_sub(1);
-        for (i, item) in items.iter().enumerate() {
-            self.path.push(Seg::Index(i));
-            let (ch, cs) = self.visit(item, true, true);
-            self.path.pop();
-            ch.hash(&mut h);
-            size += cs;
-        }
-        (h.finish(), size)
-    }
-
-    /// Visits a map of named subschemas (hashed like any object).
-    fn visit_named(&mut self, whole: &Value, replaceable: bool) -> (u64, usize) {
-        let Value::Object(map) = whole else {
-            return self.visit(whole, false, false);
-        };
-        let mut h = DefaultHasher::new();
-        5u8.hash(&mut h);
-        let mut size = 2 + map.len().saturating_sub(1);
-        for (k, child) in map {
-            k.hash(&mut h);
-            self.path.push(Seg::Key(k.clone()));
-            let (ch, cs) = self.visit(child, true, replaceable);
-            self.path.pop();
-            ch.hash(&mut h);
-            size += string_len(k) + 1 + cs;
-        }
-        (h.finish(), size)
     }
 }
 
@@ -255,7 +219,7 @@ pub fn share_repeated(schema: &mut Value) -> usize {
         candidates: Vec::new(),
         path: Vec::new(),
     };
-    scan.visit(schema, true, false);
+    scan.visit(schema, Kind::Schema { replaceable: false });
     let mut groups: HashMap<(u64, usize), Vec<Candidate>> = HashMap::new();
     for c in scan.candidates {
         groups.entry((c.hash, c.size)).or_default().push(c);
