@@ -853,7 +853,21 @@ fn stdio_bad_input_gets_errors_and_the_server_goes_on() {
 
 #[test]
 fn concurrent_requests_are_all_served() {
-    with_server("concurrent_requests_are_all_served", &[], |client| {
+    concurrent_requests("concurrent_requests_are_all_served", &[]);
+}
+
+/// The same on the multi-threaded runtime (`--worker-threads 0`: one per core).
+#[test]
+fn concurrent_requests_are_all_served_by_worker_threads() {
+    concurrent_requests(
+        "concurrent_requests_are_all_served_by_worker_threads",
+        &["--worker-threads", "0"],
+    );
+}
+
+/// 16 requests at once (listings and pings), each answered correctly.
+fn concurrent_requests(test: &str, extra: &[&str]) {
+    with_server(test, extra, |client| {
         let handles: Vec<_> = (0..16u64)
             .map(|i| {
                 let client = client.clone();
