@@ -25,7 +25,7 @@ pub const MIN_SHARED_BYTES: usize = 128;
 const MAX_NAME_CHARS: usize = 48;
 
 /// One step of a path from the root to a subschema.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Seg {
     Key(String),
     Index(usize),
@@ -157,8 +157,10 @@ fn node_mut<'v>(root: &'v mut Value, path: &[Seg]) -> Option<&'v mut Value> {
     })
 }
 
-fn inside(path: &[Seg], ancestor: &[Seg]) -> bool {
-    path.len() > ancestor.len() && path.starts_with(ancestor)
+/// Whether `path` is one of `removed` or lies inside one (each prefix is
+/// looked up, so the check costs the path's depth, not the set's size).
+fn within(path: &[Seg], removed: &HashSet<Vec<Seg>>) -> bool {
+    (1..=path.len()).any(|n| removed.contains(&path[..n]))
 }
 
 /// A `$defs` name for a subschema: its title, else the nearest property
@@ -241,7 +243,7 @@ pub fn share_repeated(schema: &mut Value) -> usize {
         .map(|d| d.keys().cloned().collect())
         .unwrap_or_default();
     // Occurrences that disappear (all but the kept copy of each choice).
-    let mut removed: Vec<Vec<Seg>> = Vec::new();
+    let mut removed: HashSet<Vec<Seg>> = HashSet::new();
     let mut chosen: Vec<Shared> = Vec::new();
     for group in groups {
         let Some(first) = node(schema, &group[0].path) else {
@@ -250,7 +252,7 @@ pub fn share_repeated(schema: &mut Value) -> usize {
         // Equal hashes are checked for equal content.
         let live: Vec<&Candidate> = group
             .iter()
-            .filter(|c| !removed.iter().any(|r| inside(&c.path, r) || c.path == *r))
+            .filter(|c| !within(&c.path, &removed))
             .filter(|c| node(schema, &c.path) == Some(first))
             .collect();
         if live.len() < 2 {

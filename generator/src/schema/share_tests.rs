@@ -165,3 +165,19 @@ fn property_names_name_untitled_definitions() {
     assert_eq!(share_repeated(&mut shared), 1);
     assert!(shared["$defs"].get("origin_rule").is_some(), "{shared:#}");
 }
+
+#[test]
+fn many_repeated_subschemas_all_share_and_inline_back() {
+    let mut properties = serde_json::Map::new();
+    for i in 0..2_000 {
+        let mut s = rule(&format!("source {i}"));
+        s.as_object_mut().unwrap().remove("title");
+        properties.insert(format!("a{i}"), s.clone());
+        properties.insert(format!("b{i}"), json!({"type": "array", "items": s}));
+    }
+    let original = json!({"type": "object", "properties": properties});
+    let mut shared = original.clone();
+    assert_eq!(share_repeated(&mut shared), 2_000);
+    assert_eq!(shared["properties"]["b7"]["items"]["$ref"], "#/$defs/a7");
+    assert_eq!(inline_shared(&shared), original);
+}
