@@ -53,9 +53,25 @@ pub fn short_hash(key: &str) -> String {
     hex::encode(&digest[..3])
 }
 
+/// Which words [`fit_tool_name_by`] drops first from a name that is too long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shorten {
+    /// The second word, repeatedly (the first and last words stay).
+    Left,
+    /// The second-to-last word, repeatedly.
+    Right,
+    /// The middle word, repeatedly.
+    Middle,
+}
+
 /// Shortens `name` to at most [`MAX_TOOL_NAME`] chars: drops middle words
 /// (keeping the first and the last), then falls back to a hashed cut.
 pub fn fit_tool_name(name: &str, key: &str) -> String {
+    fit_tool_name_by(name, key, Shorten::Left)
+}
+
+/// [`fit_tool_name`], dropping words in the order `how` says.
+pub fn fit_tool_name_by(name: &str, key: &str, how: Shorten) -> String {
     if name.len() <= MAX_TOOL_NAME && !name.is_empty() {
         return name.to_string();
     }
@@ -64,8 +80,13 @@ pub fn fit_tool_name(name: &str, key: &str) -> String {
     }
     let mut ws = words(name);
     while ws.len() > 2 && ws.join("_").len() > MAX_TOOL_NAME {
-        // Drop from the middle-left: the product and the action carry most meaning.
-        ws.remove(1);
+        let at = match how {
+            // The product and the action carry most meaning.
+            Shorten::Left => 1,
+            Shorten::Right => ws.len() - 2,
+            Shorten::Middle => ws.len() / 2,
+        };
+        ws.remove(at);
     }
     let joined = ws.join("_");
     if joined.len() <= MAX_TOOL_NAME {
@@ -77,6 +98,17 @@ pub fn fit_tool_name(name: &str, key: &str) -> String {
     cut.push('_');
     cut.push_str(&hash);
     cut
+}
+
+/// `name` without the words of three or more letters it already used
+/// (`event_instances_event_forward` → `event_instances_forward`).
+pub fn dedupe_words(name: &str) -> String {
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    words(name)
+        .into_iter()
+        .filter(|w| w.len() < 3 || seen.insert(*w))
+        .collect::<Vec<_>>()
+        .join("_")
 }
 
 /// One name request: a stable key (`METHOD path`) and candidate names in
@@ -215,6 +247,32 @@ mod tests {
         let fitted = fit_tool_name(&one_word, "GET /y");
         assert!(fitted.len() <= MAX_TOOL_NAME);
         assert_ne!(fitted, fit_tool_name(&one_word, "GET /z"));
+    }
+
+    #[test]
+    fn shortening_orders_and_word_dedupe() {
+        let long = "users_calendar_view_instances_exception_occurrences_attachments_get_content";
+        assert_eq!(
+            fit_tool_name_by(long, "k", Shorten::Left),
+            "users_instances_exception_occurrences_attachments_get_content"
+        );
+        assert_eq!(
+            fit_tool_name_by(long, "k", Shorten::Right),
+            "users_calendar_view_instances_exception_occurrences_content"
+        );
+        assert_eq!(
+            fit_tool_name_by(long, "k", Shorten::Middle),
+            "users_calendar_view_instances_attachments_get_content"
+        );
+        assert_eq!(
+            dedupe_words("event_instances_event_exception_occurrences_event_forward"),
+            "event_instances_exception_occurrences_forward"
+        );
+        // Short words (`id`, `by`) may repeat.
+        assert_eq!(
+            dedupe_words("get_a_a_id_by_id_list_list"),
+            "get_a_a_id_by_id_list"
+        );
     }
 
     #[test]

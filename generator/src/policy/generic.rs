@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::OpRef;
 use crate::ir::Envelope;
-use crate::naming::{fit_tool_name, snake};
+use crate::naming::{Shorten, dedupe_words, fit_tool_name, fit_tool_name_by, snake};
 
 /// First tag, else the first literal path segment, else `default`.
 pub fn product(op: &OpRef<'_>) -> String {
@@ -55,6 +55,87 @@ pub fn name_candidates(op: &OpRef<'_>, product: &str) -> Vec<String> {
         out.push(fit_tool_name(&format!("{product}_{base}"), &key));
     }
     out.push(fit_tool_name(&format!("{base}_{}", op.method.key()), &key));
+    // Tried only when every choice above is taken: readable names for long
+    // dotted operationIds that collide once shortened (Microsoft Graph).
+    for candidate in fallback_candidates(op, &key) {
+        if !out.contains(&candidate) {
+            out.push(candidate);
+        }
+    }
+    out
+}
+
+/// `word` without a plural ending (`calendars` → `calendar`, `policies` →
+/// `policy`), lower case.
+fn singular(word: &str) -> String {
+    let w = word.to_ascii_lowercase();
+    if let Some(stem) = w.strip_suffix("ies") {
+        format!("{stem}y")
+    } else if let Some(stem) = w.strip_suffix('s') {
+        stem.to_string()
+    } else {
+        w
+    }
+}
+
+/// A dotted operationId without the item segments that repeat their
+/// collection (`users.user.calendars.calendar.events` → `users.calendars.events`).
+fn without_item_segments(operation_id: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for seg in operation_id.split('.') {
+        if out
+            .last()
+            .is_some_and(|prev| singular(prev) == seg.to_ascii_lowercase())
+        {
+            continue;
+        }
+        out.push(seg);
+    }
+    out.join(".")
+}
+
+/// Literal path words, a namespaced segment (`microsoft.graph.forward`)
+/// reduced to its last part, repeats dropped, then the method.
+fn path_name(op: &OpRef<'_>) -> String {
+    let words: Vec<String> = op
+        .path
+        .split('/')
+        .filter(|s| !s.is_empty() && !s.starts_with('{'))
+        .map(|s| match s.matches('.').count() {
+            0 | 1 => snake(s),
+            _ => snake(s.rsplit('.').next().unwrap_or(s)),
+        })
+        .filter(|s| !s.is_empty())
+        .collect();
+    dedupe_words(&format!("{}_{}", words.join("_"), op.method.key()))
+}
+
+/// Further name candidates: the operationId without item segments and
+/// repeated words, shortened three ways; the path's words; the first and
+/// the last three segments of the operationId.
+fn fallback_candidates(op: &OpRef<'_>, key: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(id) = op.operation_id() {
+        let lean = without_item_segments(id);
+        let short = dedupe_words(&snake(&lean));
+        if !short.is_empty() {
+            for how in [Shorten::Left, Shorten::Right, Shorten::Middle] {
+                out.push(fit_tool_name_by(&short, key, how));
+            }
+        }
+        let segments: Vec<&str> = lean.split('.').collect();
+        if segments.len() > 4 {
+            let ends = [&segments[..1], &segments[segments.len() - 3..]].concat();
+            let ends = dedupe_words(&snake(&ends.join(".")));
+            out.push(fit_tool_name_by(&ends, key, Shorten::Left));
+            out.push(fit_tool_name_by(&ends, key, Shorten::Right));
+        }
+    }
+    let by_path = path_name(op);
+    if !by_path.is_empty() {
+        out.push(fit_tool_name_by(&by_path, key, Shorten::Left));
+        out.push(fit_tool_name_by(&by_path, key, Shorten::Right));
+    }
     out
 }
 
@@ -87,6 +168,61 @@ pub fn is_object_schema(schema: &Value) -> bool {
                     .get("allOf")
                     .and_then(Value::as_array)
                     .is_some_and(|all| all.iter().any(is_object_schema))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::ir::HttpMethod;
+    use crate::naming::{NameRequest, assign_unique, short_hash};
+
+    #[test]
+    fn long_dotted_operation_ids_get_readable_names_not_hashes() {
+        // Two Microsoft Graph operations whose names collide once cut to 64
+        // characters by dropping the second word.
+        let ops = [
+            (
+                "/users/{user-id}/calendarView/{event-id}/instances/{event-id1}/exceptionOccurrences/{event-id2}/microsoft.graph.dismissReminder",
+                "users.user.calendarView.event.instances.event.exceptionOccurrences.event.dismissReminder",
+            ),
+            (
+                "/users/{user-id}/calendars/{calendar-id}/calendarView/{event-id}/instances/{event-id1}/exceptionOccurrences/{event-id2}/microsoft.graph.dismissReminder",
+                "users.user.calendars.calendar.calendarView.event.instances.event.exceptionOccurrences.event.dismissReminder",
+            ),
+        ];
+        let item = json!({});
+        let bodies: Vec<Value> = ops
+            .iter()
+            .map(|(_, id)| json!({"operationId": id}))
+            .collect();
+        let requests: Vec<NameRequest> = ops
+            .iter()
+            .zip(&bodies)
+            .map(|((path, _), body)| {
+                let op = OpRef {
+                    path,
+                    method: HttpMethod::Post,
+                    op: body,
+                    path_item: &item,
+                };
+                NameRequest {
+                    key: op.key(),
+                    candidates: name_candidates(&op, &product(&op)),
+                }
+            })
+            .collect();
+        // Both first choices are the same cut name.
+        assert_eq!(requests[0].candidates[0], requests[1].candidates[0]);
+        let names = assign_unique(&requests, &Default::default());
+        assert_ne!(names[0], names[1]);
+        for (name, request) in names.iter().zip(&requests) {
+            assert!(name.len() <= 64, "{name}");
+            assert!(!name.ends_with(&short_hash(&request.key)), "{name}");
+            assert!(name.contains("dismiss_reminder"), "{name}");
         }
     }
 }
