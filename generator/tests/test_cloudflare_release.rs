@@ -214,13 +214,15 @@ fn shared_subschemas_inline_back_to_the_unshared_release() {
     for t in with.catalogue.tools() {
         let p = plain[t.name.as_str()];
         assert_eq!(
-            inline_shared(&t.input_schema),
+            *inline_shared(&t.input_schema),
             p.input_schema,
             "{}: input",
             t.name
         );
         assert_eq!(
-            t.output_schema.as_ref().map(inline_shared),
+            t.output_schema
+                .as_ref()
+                .map(|o| inline_shared(o).into_owned()),
             p.output_schema,
             "{}: output",
             t.name

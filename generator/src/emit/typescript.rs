@@ -3,6 +3,7 @@
 //! (`codemode.dns_records_list(args)`), so the model writes calls that
 //! type-check against the real schemas.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 use serde_json::{Map, Value};
@@ -230,7 +231,7 @@ fn doc_line(text: &str) -> String {
 /// A tool's schemas with shared subschemas inlined again: only recursive
 /// `$defs` become named types, whose names mean the same in every tool
 /// (shared definitions are named per tool).
-fn unshared(t: &Tool) -> (Value, Option<Value>) {
+fn unshared(t: &Tool) -> (Cow<'_, Value>, Option<Cow<'_, Value>>) {
     (
         inline_shared(&t.input_schema),
         t.output_schema.as_ref().map(inline_shared),

@@ -10,6 +10,7 @@
 //! (`enum`, `default`, `const`, `examples`). [`inline_shared`] undoes it
 //! for consumers that compare or render whole schemas.
 
+use std::borrow::Cow;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -42,8 +43,17 @@ struct Candidate {
 }
 
 /// Encoded length of a JSON string (quotes and escapes included).
+/// (No allocation: this runs for every key and string of every schema.)
 fn string_len(s: &str) -> usize {
-    serde_json::to_string(s).map_or(s.len() + 2, |e| e.len())
+    let escapes: usize = s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | 0x08 | 0x0c | b'\n' | b'\r' | b'\t' => 1,
+            0..0x20 => 5,
+            _ => 0,
+        })
+        .sum();
+    s.len() + 2 + escapes
 }
 
 /// What a value is, for the walk: a subschema (replaceable by a `$ref` or
@@ -120,6 +130,11 @@ impl Scan {
                     size += cs;
                 }
                 size
+            }
+            Value::String(text) => {
+                3u8.hash(&mut h);
+                text.hash(&mut h);
+                string_len(text)
             }
             leaf => {
                 let text = leaf.to_string();
@@ -371,9 +386,9 @@ fn recursive_defs(defs: &Map<String, Value>) -> HashSet<String> {
 /// `schema` with every `$ref` to a non-recursive root `$defs` entry
 /// replaced by that entry (and those entries dropped): the inverse of
 /// [`share_repeated`]. Recursive definitions stay as they are.
-pub fn inline_shared(schema: &Value) -> Value {
+pub fn inline_shared(schema: &Value) -> Cow<'_, Value> {
     let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
-        return schema.clone();
+        return Cow::Borrowed(schema);
     };
     let recursive = recursive_defs(defs);
     let expandable: HashMap<&str, &Value> = defs
@@ -382,7 +397,7 @@ pub fn inline_shared(schema: &Value) -> Value {
         .map(|(k, v)| (k.as_str(), v))
         .collect();
     if expandable.is_empty() {
-        return schema.clone();
+        return Cow::Borrowed(schema);
     }
     fn expand(v: &Value, defs: &HashMap<&str, &Value>, depth: usize) -> Value {
         match v {
@@ -417,7 +432,7 @@ pub fn inline_shared(schema: &Value) -> Value {
             root.shift_remove("$defs");
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ fn repeated_subschemas_move_to_defs_and_inline_back() {
     assert_eq!(shared["$defs"]["access_rule"], rule("x"));
     // Seen once: stays inline.
     assert_eq!(shared["properties"]["other"], rule("y"));
-    assert_eq!(inline_shared(&shared), original);
+    assert_eq!(*inline_shared(&shared), original);
 }
 
 #[test]
@@ -78,7 +78,7 @@ fn nested_repeats_are_shared_inside_larger_definitions() {
             .any(|d| d["properties"]["a"].get("$ref").is_some())
     );
     assert_eq!(shared["properties"]["three"]["$ref"], "#/$defs/access_rule");
-    assert_eq!(inline_shared(&shared), original);
+    assert_eq!(*inline_shared(&shared), original);
 }
 
 #[test]
@@ -126,7 +126,7 @@ fn names_avoid_existing_definitions_and_recursion_survives_inlining() {
         original["$defs"]["access_rule"]
     );
     // The recursive definition is kept; the shared one is expanded again.
-    assert_eq!(inline_shared(&shared), original);
+    assert_eq!(*inline_shared(&shared), original);
 }
 
 #[test]
@@ -150,7 +150,7 @@ fn sharing_is_deterministic_and_idempotent() {
     let mut again = a.clone();
     assert_eq!(share_repeated(&mut again), 0);
     assert_eq!(again, a);
-    assert_eq!(inline_shared(&a), original);
+    assert_eq!(*inline_shared(&a), original);
 }
 
 #[test]
@@ -179,5 +179,23 @@ fn many_repeated_subschemas_all_share_and_inline_back() {
     let mut shared = original.clone();
     assert_eq!(share_repeated(&mut shared), 2_000);
     assert_eq!(shared["properties"]["b7"]["items"]["$ref"], "#/$defs/a7");
-    assert_eq!(inline_shared(&shared), original);
+    assert_eq!(*inline_shared(&shared), original);
+}
+
+#[test]
+fn encoded_string_lengths_match_serde_json() {
+    for text in [
+        "",
+        "plain",
+        "quote \" and \\ slash",
+        "line\nbreak\ttab\r",
+        "\u{1}\u{1f}\u{7f}",
+        "é ü 漢字 🎉",
+    ] {
+        assert_eq!(
+            super::string_len(text),
+            serde_json::to_string(text).unwrap().len(),
+            "{text:?}"
+        );
+    }
 }
