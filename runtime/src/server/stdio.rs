@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use axum::body::Bytes;
 use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::{QuitReason, ServerInitializeError, serve_server};
@@ -36,6 +37,10 @@ use crate::credential::Credential;
 
 /// Outgoing messages queued for the writer; senders wait beyond this.
 const OUT_QUEUE: usize = 64;
+
+/// One outgoing line, as pieces written in order (a listing response
+/// shares the pre-encoded listing instead of copying it).
+type Outgoing = Vec<Bytes>;
 /// Chunks of stdin read ahead of the session.
 const IN_QUEUE: usize = 16;
 /// Size of one read from stdin.
@@ -121,7 +126,7 @@ async fn serve_lines<R>(
     credential: Option<Credential>,
     max_line_bytes: usize,
     read: R,
-    out: mpsc::Sender<Vec<u8>>,
+    out: mpsc::Sender<Outgoing>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServeError>
 where
@@ -233,14 +238,18 @@ fn spawn_reader(mut input: impl Read + Send + 'static) -> Result<ChunkReader, Se
 /// resolves when everything queued was written (or writing failed).
 fn spawn_writer(
     mut output: impl Write + Send + 'static,
-    mut queued: mpsc::Receiver<Vec<u8>>,
+    mut queued: mpsc::Receiver<Outgoing>,
 ) -> Result<oneshot::Receiver<()>, ServeError> {
     let (done, finished) = oneshot::channel();
     std::thread::Builder::new()
         .name("mcp-stdout".into())
         .spawn(move || {
             while let Some(message) = queued.blocking_recv() {
-                if let Err(e) = output.write_all(&message).and_then(|()| output.flush()) {
+                let written = message
+                    .iter()
+                    .try_for_each(|piece| output.write_all(piece))
+                    .and_then(|()| output.flush());
+                if let Err(e) = written {
                     tracing::warn!(error = %e, "cannot write to stdout: ending the session");
                     break;
                 }
@@ -258,9 +267,15 @@ fn spawn_writer(
 
 /// Writes the queued messages to `write`, flushing when the queue is
 /// empty, then shuts it down.
-async fn write_messages<W: AsyncWrite + Unpin>(mut write: W, mut queued: mpsc::Receiver<Vec<u8>>) {
+async fn write_messages<W: AsyncWrite + Unpin>(mut write: W, mut queued: mpsc::Receiver<Outgoing>) {
     while let Some(message) = queued.recv().await {
-        let mut result = write.write_all(&message).await;
+        let mut result = Ok(());
+        for piece in &message {
+            result = write.write_all(piece).await;
+            if result.is_err() {
+                break;
+            }
+        }
         if result.is_ok() && queued.is_empty() {
             result = write.flush().await;
         }
@@ -309,10 +324,10 @@ impl AsyncRead for ChunkReader {
 struct LineTransport<R> {
     input: LineReader<R>,
     /// `None` once closed.
-    out: Option<mpsc::Sender<Vec<u8>>>,
+    out: Option<mpsc::Sender<Outgoing>>,
     listing: Arc<Listing>,
     /// A guard's error reply waiting for room in the output queue.
-    reply: Option<Vec<u8>>,
+    reply: Option<Outgoing>,
 }
 
 /// Bounded line reading that survives cancellation (the transport's
@@ -399,15 +414,14 @@ where
         let line = encode_line(&item).map(|line| {
             let body = trim_line_end(&line);
             match self.listing.splice(body) {
+                // The shared listing is written as it is, never copied.
                 Some(spliced) => {
-                    let mut line = Vec::with_capacity(spliced.len() + 1);
-                    for piece in spliced.pieces() {
-                        line.extend_from_slice(&piece);
-                    }
-                    line.push(b'\n');
-                    line
+                    let [prefix, listing, suffix] = spliced.pieces();
+                    let mut end = suffix.to_vec();
+                    end.push(b'\n');
+                    vec![prefix, listing, Bytes::from(end)]
                 }
-                None => line,
+                None => vec![Bytes::from(line)],
             }
         });
         async move {
@@ -463,7 +477,7 @@ where
                 Verdict::Message(message) => return Some(*message),
                 Verdict::Reply(error) => {
                     tracing::debug!(%error, "answering a bad incoming message");
-                    self.reply = encode_line(&error).ok();
+                    self.reply = encode_line(&error).ok().map(|l| vec![Bytes::from(l)]);
                 }
                 Verdict::Ignore => {}
             }
