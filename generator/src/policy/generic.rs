@@ -97,16 +97,15 @@ fn without_item_segments(operation_id: &str) -> String {
 /// Literal path words, a namespaced segment (`microsoft.graph.forward`)
 /// reduced to its last part, repeats dropped, then the method.
 fn path_name(op: &OpRef<'_>) -> String {
-    let words: Vec<String> = op
+    let reduced: Vec<&str> = op
         .path
         .split('/')
-        .filter(|s| !s.is_empty() && !s.starts_with('{'))
         .map(|s| match s.matches('.').count() {
-            0 | 1 => snake(s),
-            _ => snake(s.rsplit('.').next().unwrap_or(s)),
+            0 | 1 => s,
+            _ => s.rsplit('.').next().unwrap_or(s),
         })
-        .filter(|s| !s.is_empty())
         .collect();
+    let words = path_words(&reduced.join("/"));
     dedupe_words(&format!("{}_{}", words.join("_"), op.method.key()))
 }
 

@@ -17,6 +17,7 @@ use std::hash::{Hash, Hasher};
 
 use serde_json::{Map, Value};
 
+use crate::naming::snake;
 use crate::refs::{Ctx, schema_child_ctx};
 
 /// Smallest encoded subschema worth sharing, in bytes.
@@ -197,22 +198,14 @@ fn base_name(schema: &Value, path: &[Seg]) -> String {
         .filter(|t| !t.trim().is_empty() && t.chars().count() <= MAX_NAME_CHARS)
         .or_else(from_path)
         .unwrap_or("schema");
-    let mut out = String::new();
-    for c in raw.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('_') {
-            out.push('_');
-        }
-        if out.len() >= MAX_NAME_CHARS {
-            break;
-        }
-    }
-    let out = out.trim_matches('_');
-    if out.is_empty() {
+    let mut name = snake(raw);
+    // Cut at a char boundary (snake output is ASCII) without a trailing `_`.
+    name.truncate(MAX_NAME_CHARS);
+    let name = name.trim_end_matches('_');
+    if name.is_empty() {
         "schema".to_string()
     } else {
-        out.to_string()
+        name.to_string()
     }
 }
 
@@ -220,8 +213,7 @@ fn base_name(schema: &Value, path: &[Seg]) -> String {
 struct Shared {
     name: String,
     size: usize,
-    /// The occurrence whose content becomes the definition.
-    keep: Vec<Seg>,
+    /// Every occurrence; the first one's content becomes the definition.
     occurrences: Vec<Vec<Seg>>,
 }
 
@@ -293,7 +285,6 @@ pub fn share_repeated(schema: &mut Value) -> usize {
         chosen.push(Shared {
             name,
             size,
-            keep: live[0].path.clone(),
             occurrences: live.iter().map(|c| c.path.clone()).collect(),
         });
     }
@@ -305,7 +296,7 @@ pub fn share_repeated(schema: &mut Value) -> usize {
     chosen.sort_by_key(|s| s.size);
     let mut defs: BTreeMap<String, Value> = BTreeMap::new();
     for s in &chosen {
-        let Some(body) = node(schema, &s.keep).cloned() else {
+        let Some(body) = s.occurrences.first().and_then(|p| node(schema, p)).cloned() else {
             continue;
         };
         let reference = Value::String(format!("#/$defs/{}", s.name));

@@ -103,16 +103,6 @@ pub struct Spliced {
 }
 
 impl Spliced {
-    /// Total length in bytes.
-    pub fn len(&self) -> usize {
-        self.prefix.len() + self.listing.len() + self.suffix.len()
-    }
-
-    /// Whether all three pieces are empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The pieces in order.
     pub fn pieces(self) -> [Bytes; 3] {
         [self.prefix, self.listing, self.suffix]
@@ -125,15 +115,6 @@ impl Spliced {
             pieces: self.pieces(),
             next: 0,
         })
-    }
-
-    /// The whole response in one buffer (a copy; for writers that need one).
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.len());
-        out.extend_from_slice(&self.prefix);
-        out.extend_from_slice(&self.listing);
-        out.extend_from_slice(&self.suffix);
-        out
     }
 }
 
@@ -257,6 +238,10 @@ mod tests {
         ]
     }
 
+    fn joined(spliced: &Spliced) -> Vec<u8> {
+        spliced.clone().pieces().concat()
+    }
+
     fn response(listing: &Listing, with_output: bool) -> Vec<u8> {
         let result = ListToolsResult::with_all_items(vec![listing.placeholder(with_output)]);
         let msg = ServerJsonRpcMessage::response(
@@ -270,8 +255,7 @@ mod tests {
     fn splices_the_listing_into_an_rmcp_response() {
         let listing = Listing::new(tools());
         let spliced = listing.splice(&response(&listing, false)).unwrap();
-        let body = spliced.to_vec();
-        assert_eq!(body.len(), spliced.len());
+        let body = joined(&spliced);
         let pieces = spliced.pieces();
         assert_eq!(
             pieces[1].as_ptr(),
@@ -291,7 +275,7 @@ mod tests {
             json!({"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": true})
         );
         let full: Value =
-            serde_json::from_slice(&listing.splice(&response(&listing, true)).unwrap().to_vec())
+            serde_json::from_slice(&joined(&listing.splice(&response(&listing, true)).unwrap()))
                 .unwrap();
         assert_eq!(
             full["result"]["tools"][0]["outputSchema"],
@@ -304,7 +288,7 @@ mod tests {
         use http_body_util::BodyExt as _;
         let listing = Listing::new(tools());
         let spliced = listing.splice(&response(&listing, false)).unwrap();
-        let expected = spliced.to_vec();
+        let expected = joined(&spliced);
         let body = spliced.into_body();
         assert_eq!(
             http_body::Body::size_hint(&body).exact(),
