@@ -34,6 +34,7 @@ use crate::server::auth::{TOKENS_ENV, TokenTable};
 use crate::server::http::{ClientAuth, HttpOptions, serve_http};
 use crate::server::stdio::serve_stdio;
 use crate::server::{Core, CoreOptions};
+use crate::validate::Validators;
 
 /// The MCP listing entry of a tool, as JSON (with its output schema).
 pub fn tool_listing(tool: &ToolDef) -> Value {
@@ -232,6 +233,14 @@ pub fn main(catalogue: &'static Catalogue) -> ExitCode {
             let parsed: Map<String, Value> = match serde_json::from_str(&args_json) {
                 Ok(m) => m,
                 Err(e) => return fail(&format!("ARGS_JSON is not a JSON object: {e}")),
+            };
+            // The server validates before building; so does the dry run.
+            let value = Value::Object(parsed);
+            if let Err(e) = Validators::new(1).validate(0, tool, &value) {
+                return fail(&e.to_string());
+            }
+            let Value::Object(parsed) = value else {
+                return fail("ARGS_JSON is not a JSON object");
             };
             match build_request(tool, &parsed) {
                 Ok(req) => {

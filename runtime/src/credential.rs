@@ -2,13 +2,16 @@
 //!
 //! A [`Credential`] wraps an upstream API token. Its `Debug` output names
 //! where the token came from, never the token; [`Credential::redact`] scrubs
-//! the token from any text that is about to leave the server (tool results,
-//! error messages), in case an upstream echoes it back.
+//! the token, in every form an upstream plausibly echoes it in (escaped,
+//! URL-encoded, case-changed; see [`crate::redact`]), from anything derived
+//! from an upstream response before the rest of the server sees it.
 
 use std::fmt;
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
+
+use crate::redact::Redactor;
 
 /// Why a token cannot be used as an upstream credential.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +45,7 @@ struct Inner {
     token: String,
     label: String,
     key: [u8; 32],
+    redactor: Redactor,
 }
 
 impl Credential {
@@ -69,6 +73,7 @@ impl Credential {
                 token: token.to_owned(),
                 label,
                 key,
+                redactor: Redactor::new([token]),
             }),
         })
     }
@@ -92,30 +97,21 @@ impl Credential {
         Some(value)
     }
 
-    /// `text` with every occurrence of the token replaced by `[REDACTED]`.
+    /// `text` with the token, in any recognised form, replaced by
+    /// `[REDACTED]`.
     pub fn redact(&self, text: &str) -> String {
-        if text.contains(&self.inner.token) {
-            text.replace(&self.inner.token, "[REDACTED]")
-        } else {
-            text.to_owned()
-        }
+        self.inner.redactor.redact_str(text).into_owned()
     }
 
-    /// `bytes` with every occurrence of the token replaced by `[REDACTED]`.
+    /// `bytes` with the token, in any recognised form, replaced by
+    /// `[REDACTED]` (no copy when it is absent).
     pub fn redact_bytes(&self, bytes: Vec<u8>) -> Vec<u8> {
-        let needle = self.inner.token.as_bytes();
-        if find(&bytes, needle).is_none() {
-            return bytes;
-        }
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut rest = &bytes[..];
-        while let Some(at) = find(rest, needle) {
-            out.extend_from_slice(&rest[..at]);
-            out.extend_from_slice(b"[REDACTED]");
-            rest = &rest[at + needle.len()..];
-        }
-        out.extend_from_slice(rest);
-        out
+        self.inner.redactor.redact_bytes(bytes)
+    }
+
+    /// The redactor for this credential's secrets.
+    pub fn redactor(&self) -> &Redactor {
+        &self.inner.redactor
     }
 }
 
@@ -123,29 +119,6 @@ impl fmt::Debug for Credential {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Credential({})", self.inner.label)
     }
-}
-
-/// Position of the first occurrence of `needle` in `haystack`.
-pub(crate) fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() || needle.len() > haystack.len() {
-        return None;
-    }
-    let first = needle[0];
-    let last_start = haystack.len() - needle.len();
-    let mut i = 0;
-    while i <= last_start {
-        match haystack[i..=last_start].iter().position(|&b| b == first) {
-            None => return None,
-            Some(off) => {
-                let at = i + off;
-                if &haystack[at..at + needle.len()] == needle {
-                    return Some(at);
-                }
-                i = at + 1;
-            }
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -183,14 +156,5 @@ mod tests {
             b"{\"auth\":\"Bearer [REDACTED]\"}".to_vec()
         );
         assert_eq!(c.redact_bytes(b"nothing".to_vec()), b"nothing".to_vec());
-    }
-
-    #[test]
-    fn find_works_at_edges() {
-        assert_eq!(find(b"abc", b"abc"), Some(0));
-        assert_eq!(find(b"xxabc", b"abc"), Some(2));
-        assert_eq!(find(b"ab", b"abc"), None);
-        assert_eq!(find(b"aab", b"ab"), Some(1));
-        assert_eq!(find(b"", b"a"), None);
     }
 }

@@ -50,6 +50,7 @@ pub mod codemode;
 pub mod config;
 pub mod credential;
 pub mod outcome;
+pub mod redact;
 pub mod request;
 pub mod sandbox;
 pub mod server;

@@ -27,7 +27,8 @@ pub struct Call<'a> {
     pub tool: &'static ToolDef,
     /// Request path without the query.
     pub path: &'a str,
-    /// The credential used (its token is scrubbed from the output).
+    /// The credential used: the response is already scrubbed of it
+    /// ([`crate::upstream`]); composed error texts are scrubbed once more.
     pub credential: Option<&'a Credential>,
     /// The API is Cloudflare (envelope errors, token advice).
     pub cloudflare: bool,
@@ -48,9 +49,9 @@ pub fn map_response(call: Call<'_>, resp: UpstreamResponse) -> CallToolResult {
         body,
         ..
     } = resp;
-    let body = match call.credential {
-        Some(c) => c.redact_bytes(body),
-        None => body,
+    let refuse = |msg: String| match call.credential {
+        Some(c) => tool_error(c.redact(&msg)),
+        None => tool_error(msg),
     };
     let method = call.tool.method.as_str();
     let path = call.path;
@@ -75,7 +76,7 @@ pub fn map_response(call: Call<'_>, resp: UpstreamResponse) -> CallToolResult {
                 "{method} {path} answered {status_text} but the API reported failure (`success: false`)"
             );
             push_messages(&mut msg, v, text);
-            return tool_error(msg);
+            return refuse(msg);
         }
         return success(
             call,
@@ -120,7 +121,7 @@ pub fn map_response(call: Call<'_>, resp: UpstreamResponse) -> CallToolResult {
         msg.push('\n');
         msg.push_str(&permission_advice(call.tool, call.cloudflare));
     }
-    tool_error(msg)
+    refuse(msg)
 }
 
 /// The explanation of a refused call from the tool's permissions.

@@ -1,6 +1,13 @@
 //! The upstream HTTP client: sends built requests to the API base URL with
 //! the server-held credential, without following redirects, within a
 //! timeout, reading at most a bounded number of body bytes.
+//!
+//! Everything it returns is already scrubbed of the credential: the body,
+//! every header value it keeps, and every error text pass through the
+//! credential's [`Redactor`](crate::redact::Redactor) here, before a JSON
+//! parser, an error message or the sandbox sees them. An upstream that
+//! echoes the token escaped, URL-encoded or case-changed is caught because
+//! the redactor matches on the decoded form.
 
 use std::error::Error as _;
 use std::time::{Duration, Instant};
@@ -9,9 +16,10 @@ use http::{HeaderName, HeaderValue, StatusCode};
 
 use crate::config::UpstreamConfig;
 use crate::credential::Credential;
-use crate::request::HttpRequest;
+use crate::request::{HttpRequest, header_safe};
 
-/// A completed upstream exchange (any status).
+/// A completed upstream exchange (any status), scrubbed of the credential
+/// it was sent with.
 #[derive(Debug, Clone)]
 pub struct UpstreamResponse {
     /// HTTP status.
@@ -20,7 +28,8 @@ pub struct UpstreamResponse {
     pub content_type: Option<String>,
     /// `Retry-After`, when sent.
     pub retry_after: Option<String>,
-    /// Host (and port) of a redirect's `Location`, when sent.
+    /// Where a redirect's `Location` points: host (and port) of another
+    /// server, or a phrase for this server's own URLs.
     pub location_host: Option<String>,
     /// The body, at most the configured number of bytes.
     pub body: Vec<u8>,
@@ -79,7 +88,9 @@ pub enum UpstreamError {
         detail: String,
     },
     /// A built header cannot be sent.
-    #[error("{method} {path}: header `{name}` cannot be sent (invalid name or value)")]
+    #[error(
+        "{method} {path}: header `{name}` cannot be sent (an invalid name, or a value that is not printable ASCII)"
+    )]
     Header {
         /// HTTP method.
         method: &'static str,
@@ -163,9 +174,10 @@ impl Upstream {
             .request(http_method, req.url(&self.base))
             .header(http::header::ACCEPT, "application/json");
         for (name, value) in &req.headers {
-            let (Ok(n), Ok(v)) = (
+            let (Ok(n), Ok(v), true) = (
                 HeaderName::from_bytes(name.as_bytes()),
                 HeaderValue::from_str(value),
+                header_safe(value),
             ) else {
                 return Err(UpstreamError::Header {
                     method,
@@ -179,6 +191,13 @@ impl Upstream {
             builder = builder.header(http::header::AUTHORIZATION, auth);
         }
         if let Some(body) = &req.body {
+            if !header_safe(&body.content_type) {
+                return Err(UpstreamError::Header {
+                    method,
+                    path,
+                    name: "Content-Type".into(),
+                });
+            }
             builder = builder
                 .header(http::header::CONTENT_TYPE, body.content_type.as_str())
                 .body(body.bytes.clone());
@@ -187,29 +206,22 @@ impl Upstream {
         let mut resp = builder
             .send()
             .await
-            .map_err(|e| self.failure(e, method, &path, false))?;
+            .map_err(|e| self.failure(e, method, &path, false, credential))?;
         let status = resp.status();
+        let scrub = |text: String| match credential {
+            Some(c) => c.redact(&text),
+            None => text,
+        };
         let header = |name: http::HeaderName| {
             resp.headers()
                 .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned)
+                .map(|v| quoted_header(v.as_bytes()))
+                .map(scrub)
         };
         let content_type = header(http::header::CONTENT_TYPE);
         let retry_after = header(http::header::RETRY_AFTER);
-        let location_host = header(http::header::LOCATION).map(|loc| {
-            url::Url::parse(&loc)
-                .ok()
-                .and_then(|u| {
-                    u.host_str().map(|h| {
-                        format!(
-                            "{h}{}",
-                            u.port().map(|p| format!(":{p}")).unwrap_or_default()
-                        )
-                    })
-                })
-                .unwrap_or_else(|| "this server (a relative location)".to_owned())
-        });
+        let location_host =
+            header(http::header::LOCATION).map(|loc| scrub(describe_location(&self.base, &loc)));
         if resp
             .content_length()
             .is_some_and(|len| len > self.max_body as u64)
@@ -234,8 +246,11 @@ impl Upstream {
                     body.extend_from_slice(&chunk);
                 }
                 Ok(None) => break,
-                Err(e) => return Err(self.failure(e, method, &path, true)),
+                Err(e) => return Err(self.failure(e, method, &path, true, credential)),
             }
+        }
+        if let Some(c) = credential {
+            body = c.redact_bytes(body);
         }
         Ok(UpstreamResponse {
             status,
@@ -253,6 +268,7 @@ impl Upstream {
         method: &'static str,
         path: &str,
         in_body: bool,
+        credential: Option<&Credential>,
     ) -> UpstreamError {
         let path = path.to_owned();
         if e.is_timeout() {
@@ -263,6 +279,10 @@ impl Upstream {
             };
         }
         let detail = describe(e);
+        let detail = match credential {
+            Some(c) => c.redact(&detail),
+            None => detail,
+        };
         if in_body {
             UpstreamError::Body {
                 method,
@@ -276,6 +296,52 @@ impl Upstream {
                 detail,
             }
         }
+    }
+}
+
+/// A header value as it may be quoted to the model: visible ASCII kept,
+/// anything else (control characters, bytes outside ASCII) shown as `\xNN`
+/// so it cannot forge lines or smuggle unreadable text, and at most 200
+/// characters.
+fn quoted_header(raw: &[u8]) -> String {
+    const MAX: usize = 200;
+    let mut out = String::new();
+    for &b in raw.iter().take(MAX) {
+        if (0x20..0x7f).contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    if raw.len() > MAX {
+        out.push('…');
+    }
+    out
+}
+
+/// Where a redirect `Location` points, resolved against the base URL as a
+/// client would resolve it: `host[:port]` when it leaves the API's server
+/// (scheme-relative `//host/x` included), else a phrase saying it stays on
+/// this server.
+fn describe_location(base: &str, location: &str) -> String {
+    let Ok(base) = url::Url::parse(base) else {
+        return "an unreadable location".to_owned();
+    };
+    let Ok(target) = base.join(location.trim()) else {
+        return "an unreadable location".to_owned();
+    };
+    let authority = |u: &url::Url| {
+        u.host_str().map(|h| {
+            format!(
+                "{h}{}",
+                u.port().map(|p| format!(":{p}")).unwrap_or_default()
+            )
+        })
+    };
+    match authority(&target) {
+        Some(host) if authority(&base).as_deref() != Some(host.as_str()) => host,
+        Some(_) => "another URL on the API's own server".to_owned(),
+        None => format!("a `{}:` URL", target.scheme()),
     }
 }
 
@@ -298,6 +364,46 @@ fn describe(e: reqwest::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redirect_locations_resolve_like_a_client() {
+        let base = "https://api.example.com/client/v4";
+        assert_eq!(describe_location(base, "//evil.example/x"), "evil.example");
+        assert_eq!(
+            describe_location(base, "https://Other.Example:8443/a"),
+            "other.example:8443"
+        );
+        assert_eq!(
+            describe_location(base, "/client/v4/zones"),
+            "another URL on the API's own server"
+        );
+        assert_eq!(
+            describe_location(base, "zones"),
+            "another URL on the API's own server"
+        );
+        assert_eq!(
+            describe_location(base, "https://api.example.com/x"),
+            "another URL on the API's own server"
+        );
+        assert_eq!(
+            describe_location(base, "javascript:alert(1)"),
+            "a `javascript:` URL"
+        );
+        assert_eq!(
+            describe_location(base, "http://[::1"),
+            "an unreadable location"
+        );
+    }
+
+    #[test]
+    fn quoted_header_values_are_visible_ascii() {
+        assert_eq!(quoted_header(b"120"), "120");
+        assert_eq!(
+            quoted_header("caf\u{e9}\r\nx".as_bytes()),
+            "caf\\xc3\\xa9\\x0d\\x0ax"
+        );
+        assert_eq!(quoted_header(&[b'a'; 300]).chars().count(), 201);
+    }
 
     #[test]
     fn path_only_drops_query() {

@@ -23,7 +23,7 @@ use super::routes::{Matched, RouteTable, shown};
 use crate::catalogue::{BodyArgs, BodyKind, ParamLocation, ToolDef};
 use crate::credential::Credential;
 use crate::outcome::{Call, empty_list_note, map_response};
-use crate::request::{Args, HttpRequest, RequestBody, build_request};
+use crate::request::{Args, HttpRequest, RequestBody, build_request, header_safe};
 use crate::sandbox::{HostApi, HostFuture, HostRequest};
 use crate::server::direct::Direct;
 use crate::upstream::path_only;
@@ -81,7 +81,8 @@ impl ApiHost {
             .await
             .map_err(|e| credential.redact(&e.to_string()))?;
         let status = response.status;
-        let body = credential.redact_bytes(response.body.clone());
+        // Already scrubbed by the upstream client, before any decoding.
+        let body = response.body.clone();
         let json: Option<Value> = std::str::from_utf8(&body)
             .ok()
             .filter(|t| !t.trim().is_empty())
@@ -175,6 +176,7 @@ impl ApiHost {
                     .find(|p| p.location == ParamLocation::Query && p.name == name);
                 match known {
                     Some(def) => {
+                        check_query_shape(tool, def.arg, name, value)?;
                         args.insert(def.arg.to_owned(), value.clone());
                     }
                     None => unknown_query(name, value, &mut extra),
@@ -256,6 +258,60 @@ impl HostApi for ApiHost {
     }
 }
 
+/// Refuses an object or array for a query parameter whose schema declares
+/// neither: the parameter's style would spread an object's keys into the
+/// query as parameters of their own (`{page: {a: 1}}` → `?a=1`), which the
+/// API reads as something else entirely.
+fn check_query_shape(tool: &ToolDef, arg: &str, name: &str, value: &Value) -> Result<(), String> {
+    let given = match value {
+        Value::Object(_) => "object",
+        Value::Array(_) => "array",
+        _ => return Ok(()),
+    };
+    let Some(declared) = declared_types(tool.input_schema, arg) else {
+        return Ok(());
+    };
+    if declared.iter().any(|t| t == given) {
+        return Ok(());
+    }
+    Err(format!(
+        "api.request {} {}: query parameter `{}` takes {}, not an {given}",
+        tool.method.as_str(),
+        tool.primary_path(),
+        shown(name),
+        declared.join(" or ")
+    ))
+}
+
+/// The JSON types the input schema declares for argument `arg` (the union
+/// over `anyOf`/`oneOf` branches); `None` when the schema does not say.
+fn declared_types(input_schema: &str, arg: &str) -> Option<Vec<String>> {
+    fn collect(schema: &Value, out: &mut Vec<String>) -> bool {
+        match schema.get("type") {
+            Some(Value::String(t)) => out.push(t.clone()),
+            Some(Value::Array(ts)) => {
+                out.extend(ts.iter().filter_map(Value::as_str).map(str::to_owned))
+            }
+            _ => {
+                let branches = ["anyOf", "oneOf"]
+                    .iter()
+                    .filter_map(|k| schema.get(*k).and_then(Value::as_array))
+                    .flatten()
+                    .collect::<Vec<_>>();
+                if branches.is_empty() {
+                    return false;
+                }
+                return branches.into_iter().all(|b| collect(b, out));
+            }
+        }
+        true
+    }
+    let schema: Value = serde_json::from_str(input_schema).ok()?;
+    let property = schema.get("properties")?.get(arg)?;
+    let mut out = Vec::new();
+    collect(property, &mut out).then_some(out)
+}
+
 /// `name=value` pairs of a query parameter the spec does not list: arrays
 /// repeat the name, objects use `name[key]=value`.
 fn unknown_query(name: &str, value: &Value, out: &mut Vec<String>) {
@@ -306,6 +362,12 @@ fn encode_body(
     args: &Args,
     context: &dyn Fn(crate::BuildError) -> String,
 ) -> Result<RequestBody, String> {
+    if let Some(given) = content_type.filter(|c| !header_safe(c)) {
+        return Err(format!(
+            "api.request: contentType `{}` cannot be sent: a header value must be printable ASCII on one line",
+            shown(given)
+        ));
+    }
     let def = tool.body;
     let declared = def.map(|d| d.content_type).filter(|c| !c.is_empty());
     let wanted = content_type.or(declared).unwrap_or("application/json");
@@ -365,9 +427,6 @@ fn encode_body(
             bytes: serde_json::to_vec(body).map_err(|e| e.to_string())?,
         }),
         _ => {
-            if wanted.contains(['\r', '\n']) {
-                return Err("api.request: contentType must be a single header value".into());
-            }
             let bytes = match body {
                 Value::String(text) => text.as_bytes().to_vec(),
                 other => other.to_string().into_bytes(),

@@ -67,7 +67,9 @@ pub(crate) fn check_header_value(
     header: &str,
     text: &str,
 ) -> Result<(), BuildError> {
-    if text.chars().any(|c| c.is_control() && c != '\t') {
+    // HTTP header values are ASCII (RFC 9110 obs-text is obsolete): sending
+    // UTF-8 bytes lets each server decode them its own way.
+    if !header_safe(text) {
         return Err(BuildError::InvalidHeaderValue {
             tool: tool.name,
             arg: arg.to_owned(),
@@ -75,6 +77,13 @@ pub(crate) fn check_header_value(
         });
     }
     Ok(())
+}
+
+/// Whether `text` can be sent as an HTTP header value: visible ASCII,
+/// spaces and tabs only.
+pub fn header_safe(text: &str) -> bool {
+    text.bytes()
+        .all(|b| b == b'\t' || (0x20..0x7f).contains(&b))
 }
 
 /// `form` style cookie pairs; names and values are percent-encoded where
@@ -149,7 +158,7 @@ mod tests {
             }
         }
         assert_eq!(header(false, json!(12))[0].1, "12");
-        assert_eq!(header(false, json!("é, ok\tfine"))[0].1, "é, ok\tfine");
+        assert_eq!(header(false, json!("ok\tfine, yes"))[0].1, "ok\tfine, yes");
     }
 
     #[test]
@@ -165,6 +174,9 @@ mod tests {
             None,
         );
         for value in [
+            json!("é"),
+            json!("caf\u{e9}"),
+            json!(["ok", "\u{1F600}"]),
             json!("a\r\nX-Evil: 1"),
             json!("a\nb"),
             json!("a\rb"),

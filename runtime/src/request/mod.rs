@@ -14,6 +14,8 @@ mod multipart;
 mod path;
 mod query;
 
+pub use header::header_safe;
+
 use serde_json::{Map, Value};
 
 use crate::catalogue::{Method, Route, ToolDef};
@@ -132,7 +134,7 @@ pub enum BuildError {
     },
     /// A value would put a line break or control character into a header.
     #[error(
-        "tool `{tool}`: argument `{arg}` must not contain line breaks (CR, LF) or other control characters, because it is sent in the `{header}` header"
+        "tool `{tool}`: argument `{arg}` must be printable ASCII, without line breaks (CR, LF), other control characters or non-ASCII characters, because it is sent in the `{header}` header"
     )]
     InvalidHeaderValue {
         /// Tool name.

@@ -367,7 +367,7 @@ mod tests {
             ),
             (
                 json!({"script": {"content": "x", "content_type": "a\nb"}}),
-                "`form.script` must not contain line breaks",
+                "`form.script` must be printable ASCII, without line breaks",
             ),
             (
                 json!({"assets": [{"content": "%%", "encoding": "base64"}]}),

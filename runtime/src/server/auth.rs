@@ -28,16 +28,21 @@ pub enum AuthError {
         #[source]
         source: std::io::Error,
     },
-    /// The tokens file is not the expected JSON.
+    /// The tokens file is not the expected JSON. Only the position and the
+    /// kind of problem are kept: the parser's own message quotes the
+    /// offending value, which may be a token.
     #[error(
-        "--tokens-file {path}: {source} (expected {{\"tokens\":[{{\"sha256\":\"<64 hex>\",\"upstream_token_env\":\"NAME\"}} or {{\"sha256\":\"…\",\"upstream_token\":\"…\"}}]}})"
+        "--tokens-file {path}: {problem} at line {line}, column {column} (expected {{\"tokens\":[{{\"sha256\":\"<64 hex>\",\"upstream_token_env\":\"NAME\"}} or {{\"sha256\":\"…\",\"upstream_token\":\"…\"}}]}})"
     )]
     Parse {
         /// The file.
         path: String,
-        /// The JSON error.
-        #[source]
-        source: serde_json::Error,
+        /// What kind of problem, without any value from the file.
+        problem: &'static str,
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based column of the problem.
+        column: usize,
     },
     /// An entry of `TOOLFORGE_HTTP_TOKENS` is not `sha256hex=ENV_NAME`.
     #[error("{TOKENS_ENV}: entry {index} is not `sha256hex=ENV_NAME`")]
@@ -150,9 +155,18 @@ impl TokenTable {
             path: shown.clone(),
             source,
         })?;
-        let file: TokensFile = serde_json::from_str(&text).map_err(|source| AuthError::Parse {
+        let file: TokensFile = serde_json::from_str(&text).map_err(|e| AuthError::Parse {
             path: shown,
-            source,
+            problem: match e.classify() {
+                serde_json::error::Category::Io => "unreadable",
+                serde_json::error::Category::Syntax => "not valid JSON",
+                serde_json::error::Category::Eof => "JSON cut short",
+                serde_json::error::Category::Data => {
+                    "an unknown field, a missing field or a value of the wrong type"
+                }
+            },
+            line: e.line(),
+            column: e.column(),
         })?;
         const ORIGIN: &str = "--tokens-file";
         for (i, entry) in file.tokens.into_iter().enumerate() {
@@ -333,6 +347,38 @@ mod tests {
             .load_file(Path::new("/nonexistent/tokens.json"), env)
             .unwrap_err();
         assert!(err.to_string().contains("/nonexistent/tokens.json"));
+    }
+
+    #[test]
+    fn malformed_tokens_files_never_echo_their_values() {
+        let dir = std::env::temp_dir().join(format!("tf-auth-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tokens.json");
+        for text in [
+            r#"{"tokens":"sk-live-SECRET-1"}"#,
+            r#"{"tokens":[{"sha256":"sk-live-SECRET-1","upstream_token":7}]}"#,
+            r#"{"tokens":[{"sha256":"ab","upstream_token":"sk-live-SECRET-1","sk-live-SECRET-1":1}]}"#,
+            r#"{"tokens":[{"upstream_token":"sk-live-SECRET-1"}]}"#,
+            r#"{"tokens":[{"sha256":"sk-live-SECRET-1"#,
+            r#"sk-live-SECRET-1"#,
+            r#"{"tokens":[{"sha256":"00","upstream_token":"sk-live-SECRET-1"}]}"#,
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let err = TokenTable::default().load_file(&path, env).unwrap_err();
+            let shown = format!("{err} {err:?}");
+            let chain = std::iter::successors(std::error::Error::source(&err), |e| e.source())
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert!(
+                !shown.contains("SECRET") && !chain.contains("SECRET"),
+                "{text}: {shown} / {chain}"
+            );
+            if matches!(err, AuthError::Parse { .. }) {
+                assert!(shown.contains("tokens.json"), "{shown}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

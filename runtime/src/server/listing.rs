@@ -18,7 +18,6 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::catalogue::ToolDef;
-use crate::credential::find;
 
 /// Responses larger than this are never scanned for the placeholder.
 pub(crate) const SPLICE_MAX: usize = 16 * 1024;
@@ -207,7 +206,7 @@ impl Listing {
             return None;
         }
         for (v, pattern) in self.patterns.iter().enumerate() {
-            if let Some(at) = find(body, pattern) {
+            if let Some(at) = memchr::memmem::find(body, pattern) {
                 return Some(Spliced {
                     prefix: Bytes::copy_from_slice(&body[..at]),
                     listing: self.bytes(v == 1),
