@@ -126,9 +126,26 @@ struct ServeArgs {
     /// instead of the one embedded in the binary.
     #[arg(long)]
     spec_artifact: Option<PathBuf>,
-    /// Code Mode: sandbox worker processes kept warm (parallel runs).
+    /// Code Mode: sandbox worker processes kept warm, and runs whose
+    /// JavaScript may compute at once (a run waiting for the API gives its
+    /// slot up).
     #[arg(long, default_value_t = 2)]
     sandbox_workers: usize,
+    /// Code Mode: most worker processes at once, runs waiting for the API
+    /// included (extra ones are started per run).
+    #[arg(long, default_value_t = 8)]
+    sandbox_max_workers: usize,
+    /// Code Mode: most runs one client (credential) may have in progress;
+    /// more are queued, in turn with other clients' runs.
+    #[arg(long, default_value_t = 4)]
+    sandbox_runs_per_client: usize,
+    /// Code Mode: most runs queued for a worker, in all; beyond it (or
+    /// beyond --sandbox-queue-per-client) a run is refused as busy.
+    #[arg(long, default_value_t = 64)]
+    sandbox_queue: usize,
+    /// Code Mode: most runs one client may have queued.
+    #[arg(long, default_value_t = 8)]
+    sandbox_queue_per_client: usize,
     /// Code Mode: JavaScript heap limit per run, in MiB.
     #[arg(long, default_value_t = 64)]
     sandbox_memory_mb: usize,
@@ -432,6 +449,8 @@ fn mode_setup(args: &ServeArgs) -> anyhow::Result<Option<ModeSetup>> {
     };
     let config = SandboxConfig::new(worker)
         .with_workers(args.sandbox_workers)
+        .with_concurrency(args.sandbox_max_workers, args.sandbox_runs_per_client)
+        .with_queue(args.sandbox_queue, args.sandbox_queue_per_client)
         .with_limits(limits);
     let mut setup = ModeSetup::new(args.mode, config);
     setup.spec_artifact = args.spec_artifact.clone();

@@ -431,7 +431,7 @@ async fn search_without_a_spec_is_a_clear_error() {
 
 /// A fake worker: answers `ready` and `started` for job 1, then hangs.
 fn hanging_worker(started: bool) -> WorkerCommand {
-    let mut script = String::from("read init; read job; echo '{\"ready\":{\"version\":1}}';");
+    let mut script = String::from("read init; read job; echo '{\"ready\":{\"version\":2}}';");
     if started {
         script.push_str(" echo '{\"started\":{\"id\":1}}';");
     }

@@ -36,9 +36,12 @@ use serde_json::Value;
 use crate::catalogue::ToolDef;
 use crate::credential::Credential;
 use crate::outcome::tool_error;
-use crate::sandbox::{SandboxConfig, SandboxError, SandboxPool, SpecSource};
+use crate::sandbox::{
+    ClientKey, HostApi, JobKind, RunFor, SandboxConfig, SandboxError, SandboxPool, SpecSource,
+};
 use crate::server::direct::Direct;
 use crate::truncate::DEFAULT_MAX_BYTES;
+use tokio_util::sync::CancellationToken;
 
 pub use api::ApiHost;
 pub use describe::{CODE, EXECUTE, Facts, SEARCH};
@@ -238,13 +241,20 @@ impl Engine {
         &self.pool
     }
 
-    /// Runs listed tool `name` (`search`, `execute` or `code`).
+    /// Runs listed tool `name` (`search`, `execute` or `code`) for the
+    /// client holding `credential` (its fair share of the sandbox); `cancel`
+    /// stops the run (see [`RunFor`]).
     pub async fn call(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
         credential: Option<&Credential>,
+        cancel: CancellationToken,
     ) -> CallToolResult {
+        let run = RunFor {
+            key: credential.map(|c| ClientKey(c.cache_key())),
+            cancel: Some(cancel),
+        };
         let (code, truncate) = match parse_args(name, arguments, name != SEARCH) {
             Ok(parsed) => parsed,
             Err(message) => return tool_error(message),
@@ -252,7 +262,7 @@ impl Engine {
         let limit = truncate.then_some(self.truncate_bytes);
         match name {
             SEARCH => {
-                let report = self.pool.search_report(&code).await;
+                let report = self.pool.run_for(JobKind::Search, &code, None, run).await;
                 report::into_result(SEARCH, report, Some(self.truncate_bytes), None)
             }
             EXECUTE | CODE => {
@@ -266,11 +276,21 @@ impl Engine {
                         credential.clone(),
                     );
                     let notes = host.notes().clone();
-                    (self.pool.execute_report(&code, Arc::new(host)).await, notes)
+                    let host: Arc<dyn HostApi> = Arc::new(host);
+                    let report = self
+                        .pool
+                        .run_for(JobKind::Execute, &code, Some(host), run)
+                        .await;
+                    (report, notes)
                 } else {
                     let host = ToolHost::new(Arc::clone(&self.direct), credential.clone());
                     let notes = host.notes().clone();
-                    (self.pool.code_report(&code, Arc::new(host)).await, notes)
+                    let host: Arc<dyn HostApi> = Arc::new(host);
+                    let report = self
+                        .pool
+                        .run_for(JobKind::Code, &code, Some(host), run)
+                        .await;
+                    (report, notes)
                 };
                 let notes = notes.take();
                 let mut result = report::into_result(name, report, limit, Some(credential));

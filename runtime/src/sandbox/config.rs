@@ -105,9 +105,25 @@ impl WorkerCommand {
 pub struct SandboxConfig {
     /// How to start a worker process.
     pub worker: WorkerCommand,
-    /// Number of worker processes kept warm (and the number of runs that can
-    /// proceed at once). Default 2.
+    /// Number of worker processes kept warm, and the number of runs whose
+    /// JavaScript may run at once (CPU slots; a run waiting for
+    /// `api.request` gives its slot up). Default 2, one per core here.
     pub workers: usize,
+    /// Most worker processes at once, waits for the API included: beyond
+    /// the warm ones, processes are started for runs that find none idle
+    /// and stopped when they finish. Default 8.
+    pub max_workers: usize,
+    /// Most runs one client (credential or grant) may have in progress at
+    /// once; more are queued. Default 4.
+    pub max_runs_per_client: usize,
+    /// Most runs waiting for a worker, in all; a run beyond it is refused
+    /// with [`SandboxError::Busy`](super::SandboxError::Busy). Default 64.
+    pub max_queued: usize,
+    /// Most runs of one client waiting for a worker. Default 8.
+    pub max_queued_per_client: usize,
+    /// How long a cancelled run's worker may take to stop by itself before
+    /// it is killed and replaced. Default 50 ms.
+    pub cancel_grace: Duration,
     /// Limits applied to every run.
     pub limits: Limits,
     /// The spec for `search`; `None` makes `search` fail with
@@ -129,6 +145,11 @@ impl SandboxConfig {
         Self {
             worker,
             workers: 2,
+            max_workers: 8,
+            max_runs_per_client: 4,
+            max_queued: 64,
+            max_queued_per_client: 8,
+            cancel_grace: Duration::from_millis(50),
             limits: Limits::default(),
             spec: None,
             kill_grace: Duration::from_millis(500),
@@ -148,9 +169,26 @@ impl SandboxConfig {
         self
     }
 
-    /// Set the number of warm workers (at least one).
+    /// Set the number of warm workers and CPU slots (at least one); the
+    /// process bound grows to match when it is smaller.
     pub fn with_workers(mut self, workers: usize) -> Self {
         self.workers = workers.max(1);
+        self.max_workers = self.max_workers.max(self.workers);
+        self
+    }
+
+    /// Set the bound on worker processes (at least [`SandboxConfig::workers`])
+    /// and on one client's runs in progress (at least one).
+    pub fn with_concurrency(mut self, max_workers: usize, per_client: usize) -> Self {
+        self.max_workers = max_workers.max(self.workers);
+        self.max_runs_per_client = per_client.clamp(1, self.max_workers);
+        self
+    }
+
+    /// Set the bounds of the queue of runs waiting for a worker.
+    pub fn with_queue(mut self, max_queued: usize, per_client: usize) -> Self {
+        self.max_queued = max_queued;
+        self.max_queued_per_client = per_client;
         self
     }
 }

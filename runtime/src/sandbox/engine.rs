@@ -46,12 +46,23 @@ pub enum JobKind {
     Code,
 }
 
+/// Tells the interrupt handler that the run was cancelled from outside.
+pub type CancelProbe = Arc<dyn Fn() -> bool + Send + Sync>;
+
 /// How the engine reaches the host for `api.request`.
 pub trait HostLink {
     /// Forward call number `call`.
     fn send(&mut self, call: u32, request: &HostCall) -> Result<(), String>;
     /// Wait for the next reply until `deadline`.
     fn recv(&mut self, deadline: Instant) -> LinkEvent;
+    /// The code is about to block in [`HostLink::recv`] (no JavaScript runs
+    /// until a reply comes).
+    fn waiting(&mut self) {}
+    /// A probe the interrupt handler polls; `true` stops the run with
+    /// [`SandboxError::Cancelled`].
+    fn cancel_probe(&self) -> Option<CancelProbe> {
+        None
+    }
 }
 
 /// What [`HostLink::recv`] got.
@@ -63,6 +74,8 @@ pub enum LinkEvent {
     Timeout,
     /// The host is gone.
     Closed,
+    /// The run was cancelled.
+    Cancelled,
 }
 
 /// The host's answer to one call.
@@ -108,11 +121,13 @@ struct Meter {
     cpu_used: Cell<Duration>,
     running_since: Cell<Option<Instant>>,
     stop: RefCell<Option<SandboxError>>,
+    cancel: Option<CancelProbe>,
 }
 
 impl Meter {
-    fn new(limits: &Limits, start: Instant) -> Self {
+    fn new(limits: &Limits, start: Instant, cancel: Option<CancelProbe>) -> Self {
         Self {
+            cancel,
             cpu_limit: limits.cpu(),
             wall_limit_ms: limits.wall_ms,
             wall_deadline: start + limits.wall(),
@@ -148,6 +163,10 @@ impl Meter {
     /// The interrupt handler: true stops the running code (uncatchably).
     fn should_interrupt(&self) -> bool {
         if self.stop.borrow().is_some() {
+            return true;
+        }
+        if self.cancel.as_ref().is_some_and(|probe| probe()) {
+            self.fail(SandboxError::Cancelled);
             return true;
         }
         let now = Instant::now();
@@ -235,7 +254,7 @@ pub fn run(
     let start = Instant::now();
     let shared = Rc::new(Shared {
         kind,
-        meter: Meter::new(limits, start),
+        meter: Meter::new(limits, start, link.cancel_probe()),
         limits: limits.clone(),
         logs: RefCell::new(Logs::default()),
         outbox: RefCell::new(Vec::new()),
@@ -525,6 +544,7 @@ fn drive<'js>(
             if shared.inflight.get() == 0 {
                 return Err(SandboxError::NeverSettled);
             }
+            link.waiting();
             let reply = match link.recv(meter.wall_deadline) {
                 LinkEvent::Reply(reply) => reply,
                 LinkEvent::Timeout => {
@@ -537,6 +557,7 @@ fn drive<'js>(
                         message: "host link closed during the run".into(),
                     });
                 }
+                LinkEvent::Cancelled => return Err(SandboxError::Cancelled),
             };
             if let Some(abort) = reply.abort {
                 return Err(abort);

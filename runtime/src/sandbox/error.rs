@@ -104,6 +104,19 @@ pub enum SandboxError {
         /// What was wrong.
         message: String,
     },
+    /// The client cancelled the request, or went away, while the run was
+    /// queued or running; nothing more was sent to the API.
+    #[error("the run was cancelled by the client")]
+    Cancelled,
+    /// The sandbox is saturated: the queue of runs waiting for a worker is
+    /// full (for this client or in all), or none became free in time.
+    #[error(
+        "the Code Mode sandbox is busy ({queued} runs waiting for a worker); retry in a few seconds, and avoid starting many runs at once"
+    )]
+    Busy {
+        /// Runs waiting when this one was refused.
+        queued: usize,
+    },
     /// Internal engine failure that is not the script's fault.
     #[error("sandbox internal error: {message}")]
     Internal {

@@ -54,6 +54,13 @@
 //!   answering is killed and replaced; the call in flight gets
 //!   [`SandboxError::WorkerCrashed`] (or the limit it blew) and the next call
 //!   runs on a healthy worker.
+//! - **Sharing.** `workers` is also the number of runs computing at once; a
+//!   run waiting for its host calls gives its CPU slot up and keeps only its
+//!   process, and up to `max_workers` processes run at once. Clients
+//!   ([`ClientKey`]) are served in turn with a cap each, the queue is
+//!   bounded ([`SandboxError::Busy`]), and a cancelled or abandoned run
+//!   ([`RunFor`]) stops at once: no further host call, the worker told to
+//!   stop and back in the pool within [`SandboxConfig::cancel_grace`].
 //! - **Fresh runtime per run.** Inside the worker every run gets a new QuickJS
 //!   runtime and context ([`engine`]), dropped before the result is sent, so
 //!   nothing survives from one call to the next (creation costs ~0.1–0.3 ms).
@@ -83,8 +90,10 @@
 //! it, and its clocks start only then). Benchmarks: `benches/sandbox.rs`.
 
 mod config;
+mod conversation;
 pub mod engine;
 mod error;
+mod fair;
 pub mod lazy;
 mod pool;
 mod protocol;
@@ -94,8 +103,9 @@ mod worker;
 pub use config::{Limits, SandboxConfig, SpecSource, WorkerCommand};
 pub use engine::JobKind;
 pub use error::SandboxError;
+pub use fair::ClientKey;
 pub use lazy::SpecIndex;
-pub use pool::SandboxPool;
+pub use pool::{RunFor, SandboxPool};
 pub use types::{
     HostApi, HostCall, HostFuture, HostRequest, LogEntry, LogLevel, Logs, Outcome, Report, ToolCall,
 };

@@ -1,4 +1,20 @@
-//! The parent side: a pool of warm worker processes.
+//! The parent side: a pool of worker processes, admitted fairly.
+//!
+//! A run holds a *process slot* from start to end and a *CPU slot* only
+//! while its JavaScript runs (see [`conversation`](super::conversation)):
+//! a run waiting for a slow API keeps its process but lets another run
+//! compute. Both slots come from [`FairGate`]s keyed by client, so one
+//! client with many runs cannot starve the others, and the queue for
+//! process slots is bounded (a run beyond it gets [`SandboxError::Busy`]).
+//! `workers` processes are kept warm; up to `max_workers` run at once,
+//! the extra ones started for one run and stopped after it.
+//!
+//! Every run happens in a task of its own. When the caller's future is
+//! dropped (an HTTP client went away) or its cancellation token fires
+//! (`notifications/cancelled`), the task stops the run: no further host
+//! call is made, outstanding ones are dropped, the worker is told to
+//! cancel and is back in the pool within [`SandboxConfig::cancel_grace`],
+//! or is killed and replaced.
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -6,34 +22,43 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 
-use super::engine::{HostReply, JobKind};
+use super::conversation::{Health, converse};
+use super::engine::JobKind;
+use super::fair::{ClientKey, FairGate, GateSize, Refusal};
 use super::protocol::{FromWorker, PROTOCOL_VERSION, ToWorker, WireSpec, encode};
 use super::types::{HostApi, Logs, Outcome, Report};
-use super::{Limits, SandboxConfig, SandboxError, SpecSource};
+use super::{SandboxConfig, SandboxError, SpecSource};
 
 /// Bytes of a worker's stderr kept for crash reports.
 const STDERR_TAIL: usize = 2048;
 
+/// Who a run is for and how it may be stopped early.
+#[derive(Debug, Clone, Default)]
+pub struct RunFor {
+    /// The client whose fair share the run uses.
+    pub key: Option<ClientKey>,
+    /// Cancels the run (e.g. rmcp's request token); dropping the future
+    /// that awaits the run cancels it too.
+    pub cancel: Option<CancellationToken>,
+}
+
 /// A pool of sandbox worker processes; cheap to clone (shared).
 ///
-/// Must be created and used inside a Tokio runtime. Runs proceed in parallel
-/// up to [`SandboxConfig::workers`]; further calls wait for a free worker for
-/// at most the wall-clock limit.
+/// Must be created and used inside a Tokio runtime.
 #[derive(Clone)]
 pub struct SandboxPool {
     inner: Arc<Inner>,
 }
 
-struct Inner {
-    config: SandboxConfig,
+pub(super) struct Inner {
+    pub(super) config: SandboxConfig,
     idle: Mutex<Vec<Worker>>,
-    permits: Semaphore,
+    slots: Arc<FairGate>,
+    pub(super) cpu: Arc<FairGate>,
     next_id: AtomicU64,
 }
 
@@ -45,18 +70,12 @@ impl std::fmt::Debug for SandboxPool {
     }
 }
 
-struct Worker {
-    child: Child,
+pub(super) struct Worker {
+    pub(super) child: Child,
     stdin: Stdin,
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
-    ready: bool,
-}
-
-/// How a run left its worker.
-enum Health {
-    Reusable,
-    Discard,
+    pub(super) ready: bool,
 }
 
 impl SandboxPool {
@@ -68,15 +87,30 @@ impl SandboxPool {
             message: format!("no Tokio runtime: {e}"),
         })?;
         let workers = config.workers.max(1);
+        let processes = config.max_workers.max(workers);
+        let slots = FairGate::new(GateSize {
+            capacity: processes,
+            per_key: config.max_runs_per_client,
+            max_queued: config.max_queued,
+            max_queued_per_key: config.max_queued_per_client,
+        });
+        // Every admitted run may wait for the CPU; the process gate bounds them.
+        let cpu = FairGate::new(GateSize {
+            capacity: workers,
+            per_key: workers,
+            max_queued: processes,
+            max_queued_per_key: processes,
+        });
         let inner = Arc::new(Inner {
-            permits: Semaphore::new(workers),
             idle: Mutex::new(Vec::with_capacity(workers)),
+            slots,
+            cpu,
             next_id: AtomicU64::new(1),
             config,
         });
         let mut started = Vec::with_capacity(workers);
         for _ in 0..workers {
-            started.push(spawn_worker(&inner.config)?);
+            started.push(spawn_worker(&inner.config, true)?);
         }
         if let Ok(mut idle) = inner.idle.lock() {
             idle.extend(started);
@@ -87,6 +121,11 @@ impl SandboxPool {
     /// The configuration.
     pub fn config(&self) -> &SandboxConfig {
         &self.inner.config
+    }
+
+    /// Worker processes idle now (warm ones waiting for a run).
+    pub fn idle_workers(&self) -> usize {
+        self.inner.idle.lock().map_or(0, |idle| idle.len())
     }
 
     /// Run search code against the configured spec (global `spec`; no network).
@@ -111,23 +150,46 @@ impl SandboxPool {
 
     /// [`code`](Self::code), keeping the logs of a failed run.
     pub async fn code_report(&self, code: &str, host: Arc<dyn HostApi>) -> Report {
-        self.run(JobKind::Code, code, Some(host)).await
+        self.run_for(JobKind::Code, code, Some(host), RunFor::default())
+            .await
     }
 
     /// [`search`](Self::search), keeping the logs of a failed run.
     pub async fn search_report(&self, code: &str) -> Report {
-        if self.inner.config.spec.is_none() {
+        self.run_for(JobKind::Search, code, None, RunFor::default())
+            .await
+    }
+
+    /// [`execute`](Self::execute), keeping the logs of a failed run.
+    pub async fn execute_report(&self, code: &str, host: Arc<dyn HostApi>) -> Report {
+        self.run_for(JobKind::Execute, code, Some(host), RunFor::default())
+            .await
+    }
+
+    /// Runs `code` as `kind` for a client, with its fair share and its
+    /// cancellation (see [`RunFor`]); `host` serves execute and code runs.
+    pub async fn run_for(
+        &self,
+        kind: JobKind,
+        code: &str,
+        host: Option<Arc<dyn HostApi>>,
+        run: RunFor,
+    ) -> Report {
+        if kind == JobKind::Search && self.inner.config.spec.is_none() {
             let error = SandboxError::SpecUnavailable {
                 message: "no spec is configured".into(),
             };
             return failed(error, Duration::ZERO);
         }
-        self.run(JobKind::Search, code, None).await
-    }
-
-    /// [`execute`](Self::execute), keeping the logs of a failed run.
-    pub async fn execute_report(&self, code: &str, host: Arc<dyn HostApi>) -> Report {
-        self.run(JobKind::Execute, code, Some(host)).await
+        let limits = self.inner.config.limits.clone();
+        let code = code.to_owned();
+        self.run_job(host, run, move |id| ToWorker::Run {
+            id,
+            kind,
+            code,
+            limits,
+        })
+        .await
     }
 
     /// Make a worker call `std::process::abort` (test binaries only, see
@@ -135,63 +197,79 @@ impl SandboxPool {
     /// report carries [`SandboxError::WorkerCrashed`].
     #[doc(hidden)]
     pub async fn debug_abort_worker(&self) -> Report {
-        self.run_job(None, |id| ToWorker::DebugAbort { id }).await
-    }
-
-    async fn run(&self, kind: JobKind, code: &str, host: Option<Arc<dyn HostApi>>) -> Report {
-        let limits = self.inner.config.limits.clone();
-        self.run_job(host, |id| ToWorker::Run {
-            id,
-            kind,
-            code: code.to_owned(),
-            limits,
-        })
-        .await
+        self.run_job(None, RunFor::default(), |id| ToWorker::DebugAbort { id })
+            .await
     }
 
     async fn run_job(
         &self,
         host: Option<Arc<dyn HostApi>>,
-        job: impl FnOnce(u64) -> ToWorker,
+        run: RunFor,
+        job: impl FnOnce(u64) -> ToWorker + Send + 'static,
     ) -> Report {
         let start = Instant::now();
-        let limits = &self.inner.config.limits;
-        let Ok(Ok(_permit)) =
-            tokio::time::timeout(limits.wall(), self.inner.permits.acquire()).await
-        else {
-            return failed(
-                SandboxError::WallClockLimit {
-                    limit_ms: limits.wall_ms,
-                },
-                start.elapsed(),
-            );
+        let key = run.key.unwrap_or(ClientKey::ANONYMOUS);
+        // A child token: dropping this future cancels the run, never the
+        // caller's own token.
+        let cancel = run
+            .cancel
+            .map_or_else(CancellationToken::new, |c| c.child_token());
+        let _cancel_on_drop = cancel.clone().drop_guard();
+        let wait = self.inner.config.limits.wall();
+        let slot = tokio::select! {
+            slot = self.inner.slots.acquire(key, wait) => slot,
+            () = cancel.cancelled() => return failed(SandboxError::Cancelled, start.elapsed()),
         };
-        let mut worker = match self.checkout() {
-            Ok(worker) => worker,
-            Err(error) => return failed(error, start.elapsed()),
+        let slot = match slot {
+            Ok(slot) => slot,
+            Err(Refusal::QueueFull { queued }) => {
+                return failed(SandboxError::Busy { queued }, start.elapsed());
+            }
+            Err(Refusal::Timeout) => {
+                let queued = self.inner.slots.queued();
+                return failed(SandboxError::Busy { queued }, start.elapsed());
+            }
         };
-        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        let (mut report, health) =
-            converse(&mut worker, id, job(id), host, &self.inner.config).await;
-        report.duration = start.elapsed();
-        match health {
-            Health::Reusable => self.checkin(worker),
-            Health::Discard => {
-                drop(worker); // kill_on_drop
-                if let Ok(fresh) = spawn_worker(&self.inner.config) {
-                    self.checkin(fresh);
+        let inner = Arc::clone(&self.inner);
+        let task = tokio::spawn(async move {
+            let mut worker = match inner.checkout() {
+                Ok(worker) => worker,
+                Err(error) => return failed(error, Duration::ZERO),
+            };
+            let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
+            let (report, health) =
+                converse(&mut worker, id, job(id), host, &inner, key, &cancel).await;
+            match health {
+                Health::Reusable => inner.checkin(worker),
+                Health::Discard => {
+                    drop(worker); // kill_on_drop
+                    inner.replace_warm();
                 }
             }
-        }
+            drop(slot);
+            report
+        });
+        let mut report = match task.await {
+            Ok(report) => report,
+            Err(e) => failed(
+                SandboxError::Internal {
+                    message: format!("the run's task failed: {e}"),
+                },
+                Duration::ZERO,
+            ),
+        };
+        report.duration = start.elapsed();
         report
     }
+}
 
-    /// An idle live worker, or a new one.
+impl Inner {
+    /// An idle live worker, or a new one started for this run only.
     fn checkout(&self) -> Result<Worker, SandboxError> {
         loop {
-            let candidate = self.inner.idle.lock().ok().and_then(|mut idle| idle.pop());
+            let candidate = self.idle.lock().ok().and_then(|mut idle| idle.pop());
             let Some(mut worker) = candidate else {
-                return spawn_worker(&self.inner.config);
+                return spawn_worker(&self.config, false);
             };
             if matches!(worker.child.try_wait(), Ok(None)) {
                 return Ok(worker);
@@ -200,16 +278,29 @@ impl SandboxPool {
         }
     }
 
+    /// Keeps `worker` warm when fewer than `workers` are idle; stops it
+    /// otherwise (it was started for one run).
     fn checkin(&self, worker: Worker) {
-        if let Ok(mut idle) = self.inner.idle.lock()
-            && idle.len() < self.inner.config.workers.max(1)
+        if let Ok(mut idle) = self.idle.lock()
+            && idle.len() < self.config.workers.max(1)
         {
             idle.push(worker);
         }
     }
+
+    /// Starts a warm worker in place of a discarded one, if one is missing.
+    fn replace_warm(&self) {
+        let missing = self
+            .idle
+            .lock()
+            .is_ok_and(|idle| idle.len() < self.config.workers.max(1));
+        if missing && let Ok(fresh) = spawn_worker(&self.config, true) {
+            self.checkin(fresh);
+        }
+    }
 }
 
-fn failed(error: SandboxError, duration: Duration) -> Report {
+pub(super) fn failed(error: SandboxError, duration: Duration) -> Report {
     Report {
         result: Err(error),
         logs: Logs::default(),
@@ -218,8 +309,9 @@ fn failed(error: SandboxError, duration: Duration) -> Report {
     }
 }
 
-/// Start one worker and send it `init` (in the background for an inline spec).
-fn spawn_worker(config: &SandboxConfig) -> Result<Worker, SandboxError> {
+/// Start one worker and send it `init` (in the background for an inline
+/// spec); `eager` workers index the spec at once.
+fn spawn_worker(config: &SandboxConfig, eager: bool) -> Result<Worker, SandboxError> {
     let spawn_error = |e: std::io::Error| SandboxError::Spawn {
         message: format!("{}: {e}", config.worker.program.display()),
     };
@@ -265,6 +357,7 @@ fn spawn_worker(config: &SandboxConfig) -> Result<Worker, SandboxError> {
     let mut init = encode(&ToWorker::Init {
         version: PROTOCOL_VERSION,
         spec,
+        eager,
     });
     if let Some(text) = inline {
         init.extend_from_slice(text.as_bytes());
@@ -308,7 +401,7 @@ impl Stdin {
 }
 
 impl Worker {
-    async fn send(&mut self, message: &ToWorker) -> Result<(), ()> {
+    pub(super) async fn send(&mut self, message: &ToWorker) -> Result<(), ()> {
         let Some(stdin) = self.stdin.get().await else {
             return Err(());
         };
@@ -318,7 +411,7 @@ impl Worker {
     }
 
     /// Read one message, at most `max` bytes. `None` on EOF or garbage.
-    async fn recv(&mut self, max: usize) -> Result<FromWorker, String> {
+    pub(super) async fn recv(&mut self, max: usize) -> Result<FromWorker, String> {
         let mut line = Vec::new();
         let limit = u64::try_from(max).unwrap_or(u64::MAX);
         match (&mut self.stdout)
@@ -338,7 +431,7 @@ impl Worker {
     }
 
     /// Kill the process and describe how it ended.
-    async fn crash_detail(&mut self, cause: &str) -> String {
+    pub(super) async fn crash_detail(&mut self, cause: &str) -> String {
         let status = match tokio::time::timeout(Duration::from_millis(200), self.child.wait()).await
         {
             Ok(Ok(status)) => status.to_string(),
@@ -357,269 +450,6 @@ impl Worker {
             format!("{cause} ({status})")
         } else {
             format!("{cause} ({status}); stderr: {tail}")
-        }
-    }
-}
-
-/// CPU-ish time of the worker as the parent sees it: time with no host call
-/// outstanding.
-struct BusyClock {
-    used: Duration,
-    since: Option<Instant>,
-}
-
-impl BusyClock {
-    fn pause(&mut self) {
-        if let Some(since) = self.since.take() {
-            self.used += since.elapsed();
-        }
-    }
-    fn resume(&mut self) {
-        self.since.get_or_insert_with(Instant::now);
-    }
-    /// When the budget runs out if the worker stays busy.
-    fn deadline(&self, budget: Duration) -> Option<Instant> {
-        self.since
-            .map(|since| since + budget.saturating_sub(self.used))
-    }
-}
-
-/// Largest message accepted from a worker.
-fn max_worker_line(limits: &Limits) -> usize {
-    limits
-        .max_output_bytes
-        .saturating_add(limits.max_log_bytes)
-        .saturating_mul(8)
-        .saturating_add(1 << 20)
-}
-
-/// A host call's number and result.
-type HostDone = (u32, Result<Value, String>);
-
-/// What woke the conversation loop.
-enum Wake {
-    Worker(Result<FromWorker, String>),
-    Host(Option<Result<HostDone, tokio::task::JoinError>>),
-    Deadline,
-}
-
-/// Bookkeeping of one job on the parent side.
-struct Job<'a> {
-    config: &'a SandboxConfig,
-    host: Option<Arc<dyn HostApi>>,
-    calls: JoinSet<HostDone>,
-    requests: u32,
-    response_bytes: u64,
-    abort: Option<SandboxError>,
-    started: bool,
-    busy: BusyClock,
-    wall_kill: Instant,
-}
-
-impl Job<'_> {
-    /// The parent's answer to a `call`: run it on the host, or refuse it and
-    /// end the run when a cap is exceeded.
-    fn on_call(&mut self, call: u32, request: super::HostCall) -> Option<HostReply> {
-        let limits = &self.config.limits;
-        self.requests = self.requests.saturating_add(1);
-        let refusal = match (&self.host, &self.abort) {
-            (_, Some(abort)) => Some(abort.clone()),
-            (None, None) => Some(SandboxError::Protocol {
-                message: "a host call outside execute or code".into(),
-            }),
-            (Some(_), None) if self.requests > limits.max_requests => {
-                Some(SandboxError::RequestLimit {
-                    max: limits.max_requests,
-                })
-            }
-            (Some(host), None) => {
-                let future = match request {
-                    super::HostCall::Request(request) => host.request(request),
-                    super::HostCall::Tool(call) => host.call_tool(call),
-                };
-                self.calls.spawn(async move { (call, future.await) });
-                self.busy.pause();
-                None
-            }
-        };
-        refusal.map(|error| self.refuse(call, error))
-    }
-
-    /// A finished host call, turned into the reply for the worker.
-    fn on_host_result(&mut self, call: u32, result: Result<Value, String>) -> HostReply {
-        let limits = &self.config.limits;
-        let result = result.map(|v| v.to_string());
-        if let Ok(text) = &result {
-            let len = u64::try_from(text.len()).unwrap_or(u64::MAX);
-            self.response_bytes = self.response_bytes.saturating_add(len);
-            if self.response_bytes > limits.max_response_bytes {
-                let max = limits.max_response_bytes;
-                return self.refuse(call, SandboxError::ResponseBytesLimit { max });
-            }
-        }
-        HostReply {
-            call,
-            result,
-            abort: None,
-        }
-    }
-
-    /// Record `error` as the end of the run and tell the worker.
-    fn refuse(&mut self, call: u32, error: SandboxError) -> HostReply {
-        let error = self.abort.get_or_insert(error).clone();
-        HostReply {
-            call,
-            result: Err(error.to_string()),
-            abort: Some(error),
-        }
-    }
-
-    /// The error to report when the kill deadline passes.
-    fn deadline_error(&self, cpu_kill: Option<Instant>) -> SandboxError {
-        let limits = &self.config.limits;
-        if let Some(abort) = &self.abort {
-            abort.clone()
-        } else if !self.started {
-            let ms = self.config.startup_limit.as_millis();
-            SandboxError::WorkerCrashed {
-                detail: format!("the worker did not start the job within {ms} ms"),
-            }
-        } else if cpu_kill.is_some_and(|c| c <= self.wall_kill) {
-            SandboxError::CpuTimeLimit {
-                limit_ms: limits.cpu_ms,
-            }
-        } else {
-            SandboxError::WallClockLimit {
-                limit_ms: limits.wall_ms,
-            }
-        }
-    }
-}
-
-/// Run one job on `worker`: send it, serve its host calls, enforce the caps
-/// and the kill deadlines, collect the result.
-async fn converse(
-    worker: &mut Worker,
-    id: u64,
-    message: ToWorker,
-    host: Option<Arc<dyn HostApi>>,
-    config: &SandboxConfig,
-) -> (Report, Health) {
-    let limits = &config.limits;
-    let mut report = failed(SandboxError::NeverSettled, Duration::ZERO);
-    if worker.send(&message).await.is_err() {
-        let detail = worker
-            .crash_detail("the worker did not accept the job")
-            .await;
-        report.result = Err(SandboxError::WorkerCrashed { detail });
-        return (report, Health::Discard);
-    }
-    // Clocks start when the worker says the job started (after the spec is
-    // loaded); until then only the startup limit applies.
-    let mut job = Job {
-        config,
-        host,
-        calls: JoinSet::new(),
-        requests: 0,
-        response_bytes: 0,
-        abort: None,
-        started: false,
-        busy: BusyClock {
-            used: Duration::ZERO,
-            since: None,
-        },
-        wall_kill: Instant::now() + config.startup_limit,
-    };
-    let cpu_budget = limits.cpu() + config.kill_grace;
-    let max_line = max_worker_line(limits);
-    loop {
-        let cpu_kill = if job.started {
-            job.busy.deadline(cpu_budget)
-        } else {
-            None
-        };
-        let kill_at = cpu_kill.map_or(job.wall_kill, |c| c.min(job.wall_kill));
-        let wake = tokio::select! {
-            message = worker.recv(max_line) => Wake::Worker(message),
-            joined = job.calls.join_next(), if !job.calls.is_empty() => Wake::Host(joined),
-            () = tokio::time::sleep_until(kill_at.into()) => Wake::Deadline,
-        };
-        report.requests_made = job.requests.min(limits.max_requests);
-        let reply = match wake {
-            Wake::Worker(Err(cause)) => {
-                let detail = worker.crash_detail(&cause).await;
-                report.result = Err(job.abort.unwrap_or(SandboxError::WorkerCrashed { detail }));
-                return (report, Health::Discard);
-            }
-            Wake::Worker(Ok(message)) => match message {
-                FromWorker::Ready { version } if !worker.ready && version == PROTOCOL_VERSION => {
-                    worker.ready = true;
-                    None
-                }
-                FromWorker::Started { id: started } if started == id && !job.started => {
-                    job.started = true;
-                    job.wall_kill = Instant::now() + limits.wall() + config.kill_grace;
-                    job.busy.resume();
-                    None
-                }
-                FromWorker::Call {
-                    id: call_id,
-                    call,
-                    request,
-                } if call_id == id => job.on_call(call, request),
-                FromWorker::Done {
-                    id: done_id,
-                    result,
-                    logs,
-                    requests: _,
-                } if done_id == id => {
-                    report.logs = logs;
-                    report.result = match (job.abort, result) {
-                        (Some(abort), _) => Err(abort),
-                        (None, Ok(text)) => {
-                            serde_json::from_str(&text).map_err(|e| SandboxError::Protocol {
-                                message: format!("result is not JSON: {e}"),
-                            })
-                        }
-                        (None, Err(error)) => Err(error),
-                    };
-                    return (report, Health::Reusable);
-                }
-                other => {
-                    let _ = worker.child.start_kill();
-                    report.result = Err(SandboxError::Protocol {
-                        message: format!("unexpected worker message {other:?}"),
-                    });
-                    return (report, Health::Discard);
-                }
-            },
-            Wake::Host(joined) => {
-                if job.calls.is_empty() {
-                    job.busy.resume();
-                }
-                match joined {
-                    Some(Ok((call, result))) => Some(job.on_host_result(call, result)),
-                    // The host future panicked: end the run (the call number
-                    // is lost with the task, so the worker is not told).
-                    Some(Err(e)) => {
-                        let _ = worker.child.start_kill();
-                        report.result = Err(SandboxError::Internal {
-                            message: format!("host call failed: {e}"),
-                        });
-                        return (report, Health::Discard);
-                    }
-                    None => None,
-                }
-            }
-            Wake::Deadline => {
-                let _ = worker.child.start_kill();
-                report.result = Err(job.deadline_error(cpu_kill));
-                return (report, Health::Discard);
-            }
-        };
-        // A failed write means the worker died: the next read reports it.
-        if let Some(reply) = reply {
-            let _ = worker.send(&ToWorker::Reply { id, reply }).await;
         }
     }
 }

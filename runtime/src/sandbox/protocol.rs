@@ -1,9 +1,13 @@
 //! Messages between the pool (parent) and a worker: one JSON object per line.
 //!
-//! Parent → worker: `init` (once, first), then `run` jobs and `reply`s to the
-//! worker's `call`s. Worker → parent: `ready` (once, first), then per job
-//! `started` (its clocks start; the spec is loaded), a `call` for each
-//! `api.request` or `codemode.<tool>` call, and `done`. An `init` with an inline spec is followed
+//! Parent → worker: `init` (once, first), then `run` jobs, `reply`s to the
+//! worker's `call`s and `cancel`s. Worker → parent: `ready` (once, first),
+//! then per job `started` (its clocks start; the spec is loaded), a `call`
+//! for each `api.request` or `codemode.<tool>` call, `waiting` each time the
+//! code blocks on outstanding calls (the parent gives the run's CPU slot up
+//! until a reply is due), and `done`. A `cancel` stops the job at once: the
+//! interrupt handler sees it between instructions, a wait for replies
+//! returns, and the job ends with `cancelled`. An `init` with an inline spec is followed
 //! by exactly `bytes` raw bytes of JSON (not line-framed).
 
 use std::path::PathBuf;
@@ -15,7 +19,7 @@ use super::types::{HostCall, Logs};
 use super::{Limits, SandboxError};
 
 /// Version both sides must agree on.
-pub(crate) const PROTOCOL_VERSION: u32 = 1;
+pub(crate) const PROTOCOL_VERSION: u32 = 2;
 
 /// Largest line a worker accepts from the parent (replies carry responses).
 pub(crate) const MAX_PARENT_LINE: usize = 256 << 20;
@@ -40,6 +44,10 @@ pub(crate) enum ToWorker {
     Init {
         version: u32,
         spec: Option<WireSpec>,
+        /// Index the spec at once (warm workers) or on the first search
+        /// (workers started for one run, which is usually an execute).
+        #[serde(default)]
+        eager: bool,
     },
     Run {
         id: u64,
@@ -52,6 +60,9 @@ pub(crate) enum ToWorker {
         reply: HostReply,
     },
     DebugAbort {
+        id: u64,
+    },
+    Cancel {
         id: u64,
     },
 }
@@ -71,6 +82,10 @@ pub(crate) enum FromWorker {
         id: u64,
         call: u32,
         request: HostCall,
+    },
+    /// The code waits for replies; it runs no JavaScript until one comes.
+    Waiting {
+        id: u64,
     },
     Done {
         id: u64,

@@ -3,18 +3,22 @@
 //! results on stdout.
 //!
 //! A reader thread turns stdin lines into events so the engine can wait for a
-//! host reply with a deadline. The spec for `search` is indexed on a
-//! background thread right after start, so the first search waits at most
-//! for the rest of that load and executes never wait for it.
+//! host reply with a deadline; it also raises the cancel flag the engine's
+//! interrupt handler polls, so a `cancel` stops even a busy loop at once.
+//! A warm worker indexes the spec for `search` on a background thread right
+//! after start, so the first search waits at most for the rest of that load
+//! and executes never wait for it; a worker started for one run indexes it
+//! only if that run is a search.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use super::engine::{self, HostLink, LinkEvent};
+use super::engine::{self, CancelProbe, HostLink, LinkEvent};
 use super::lazy::SpecIndex;
 use super::protocol::{FromWorker, MAX_PARENT_LINE, PROTOCOL_VERSION, ToWorker, WireSpec, encode};
 use super::types::HostCall;
@@ -50,7 +54,10 @@ pub fn worker_main_with(options: &WorkerOptions) -> ExitCode {
 
 /// What the stdin reader thread delivers.
 enum Event {
-    Init { spec: Option<SpecInput> },
+    Init {
+        spec: Option<SpecInput>,
+        eager: bool,
+    },
     Message(ToWorker),
 }
 
@@ -61,6 +68,7 @@ enum SpecInput {
 
 enum SpecState {
     None,
+    Deferred(SpecInput),
     Loading(JoinHandle<Result<SpecIndex, String>>),
     Ready(Arc<SpecIndex>),
     Failed(String),
@@ -68,6 +76,17 @@ enum SpecState {
 
 impl SpecState {
     fn get(&mut self) -> Result<Arc<SpecIndex>, SandboxError> {
+        if let SpecState::Deferred(_) = self {
+            let SpecState::Deferred(input) = std::mem::replace(self, SpecState::None) else {
+                return Err(SandboxError::Internal {
+                    message: "spec state".into(),
+                });
+            };
+            *self = match load_spec(input) {
+                Ok(index) => SpecState::Ready(Arc::new(index)),
+                Err(message) => SpecState::Failed(message),
+            };
+        }
         if let SpecState::Loading(_) = self {
             let SpecState::Loading(handle) = std::mem::replace(self, SpecState::None) else {
                 return Err(SandboxError::Internal {
@@ -94,13 +113,16 @@ impl SpecState {
 
 pub(crate) fn serve(options: &WorkerOptions) -> Result<(), String> {
     let (tx, rx) = channel();
+    // The id of the last job the parent cancelled (ids start at 1).
+    let cancelled = Arc::new(AtomicU64::new(0));
+    let flag = Arc::clone(&cancelled);
     std::thread::Builder::new()
         .name("sandbox-stdin".into())
-        .spawn(move || read_stdin(&tx))
+        .spawn(move || read_stdin(&tx, &flag))
         .map_err(|e| format!("cannot start the stdin reader: {e}"))?;
     let mut out = std::io::stdout().lock();
-    let spec = match rx.recv() {
-        Ok(Event::Init { spec }) => spec,
+    let (spec, eager) = match rx.recv() {
+        Ok(Event::Init { spec, eager }) => (spec, eager),
         Ok(Event::Message(_)) => return Err("expected init first".into()),
         Err(_) => return Ok(()),
     };
@@ -112,6 +134,7 @@ pub(crate) fn serve(options: &WorkerOptions) -> Result<(), String> {
     )?;
     let mut spec = match spec {
         None => SpecState::None,
+        Some(input) if !eager => SpecState::Deferred(input),
         Some(input) => SpecState::Loading(
             std::thread::Builder::new()
                 .name("sandbox-spec".into())
@@ -150,6 +173,7 @@ pub(crate) fn serve(options: &WorkerOptions) -> Result<(), String> {
                             id,
                             rx: &rx,
                             out: &mut out,
+                            cancelled: &cancelled,
                         },
                     ),
                     None => engine::run(
@@ -161,6 +185,7 @@ pub(crate) fn serve(options: &WorkerOptions) -> Result<(), String> {
                             id,
                             rx: &rx,
                             out: &mut out,
+                            cancelled: &cancelled,
                         },
                     ),
                 };
@@ -189,8 +214,8 @@ pub(crate) fn serve(options: &WorkerOptions) -> Result<(), String> {
                     },
                 )?;
             }
-            // Late replies of a finished run, or a repeated init: ignore.
-            ToWorker::Reply { .. } | ToWorker::Init { .. } => {}
+            // Late replies or cancels of a finished run, or a repeated init.
+            ToWorker::Reply { .. } | ToWorker::Cancel { .. } | ToWorker::Init { .. } => {}
         }
     }
     Ok(())
@@ -213,7 +238,7 @@ fn write(out: &mut impl Write, message: &FromWorker) -> Result<(), String> {
 
 /// Read stdin into events until EOF or a framing error (the channel then
 /// closes, which ends the worker).
-fn read_stdin(tx: &Sender<Event>) {
+fn read_stdin(tx: &Sender<Event>, cancelled: &AtomicU64) {
     let mut input = BufReader::with_capacity(1 << 16, std::io::stdin().lock());
     let mut first = true;
     loop {
@@ -228,7 +253,11 @@ fn read_stdin(tx: &Sender<Event>) {
             return;
         };
         let event = match message {
-            ToWorker::Init { version, spec } if first => {
+            ToWorker::Init {
+                version,
+                spec,
+                eager,
+            } if first => {
                 first = false;
                 if version != PROTOCOL_VERSION {
                     return;
@@ -249,7 +278,13 @@ fn read_stdin(tx: &Sender<Event>) {
                         }
                     }
                 };
-                Event::Init { spec }
+                Event::Init { spec, eager }
+            }
+            ToWorker::Cancel { id } if !first => {
+                // Raised here, not by the main thread: that one may be deep
+                // in a loop, and only the interrupt handler reaches it.
+                cancelled.fetch_max(id, Ordering::SeqCst);
+                Event::Message(ToWorker::Cancel { id })
             }
             other if !first => Event::Message(other),
             _ => return,
@@ -265,6 +300,7 @@ struct StdioLink<'a, W: Write> {
     id: u64,
     rx: &'a Receiver<Event>,
     out: &'a mut W,
+    cancelled: &'a Arc<AtomicU64>,
 }
 
 impl<W: Write> HostLink for StdioLink<'_, W> {
@@ -279,12 +315,26 @@ impl<W: Write> HostLink for StdioLink<'_, W> {
         )
     }
 
+    fn waiting(&mut self) {
+        // A failed write means the parent is gone; the next recv says so.
+        let _ = write(self.out, &FromWorker::Waiting { id: self.id });
+    }
+
+    fn cancel_probe(&self) -> Option<CancelProbe> {
+        let cancelled = Arc::clone(self.cancelled);
+        let id = self.id;
+        Some(Arc::new(move || cancelled.load(Ordering::Relaxed) >= id))
+    }
+
     fn recv(&mut self, deadline: Instant) -> LinkEvent {
         loop {
             let wait = deadline.saturating_duration_since(Instant::now());
             match self.rx.recv_timeout(wait) {
                 Ok(Event::Message(ToWorker::Reply { id, reply })) if id == self.id => {
                     return LinkEvent::Reply(reply);
+                }
+                Ok(Event::Message(ToWorker::Cancel { id })) if id == self.id => {
+                    return LinkEvent::Cancelled;
                 }
                 Ok(_) => {}
                 Err(RecvTimeoutError::Timeout) => return LinkEvent::Timeout,

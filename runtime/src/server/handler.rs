@@ -81,7 +81,7 @@ impl ServerHandler for Handler {
     ) -> Result<CallToolResponse, ErrorData> {
         let credential = self.credential(&ctx);
         self.core
-            .call(&request.name, request.arguments, credential)
+            .call_for(&request.name, request.arguments, credential, ctx.ct.clone())
             .await
             .map(CallToolResponse::from)
     }

@@ -27,11 +27,13 @@ use rmcp::model::{
     ToolAnnotations,
 };
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use crate::catalogue::{Catalogue, ToolDef};
 use crate::codemode::{CodeModeError, Engine, Mode, ModeSetup};
 use crate::config::{ConfigError, Exposure, Hidden, UpstreamConfig};
 use crate::credential::Credential;
+use crate::outcome::tool_error;
 use crate::upstream::{Upstream, UpstreamError};
 use direct::{Direct, json_size};
 
@@ -231,7 +233,7 @@ impl Core {
         Some(slot.get_or_init(|| rmcp_tool(def)).clone())
     }
 
-    /// Runs `tools/call`.
+    /// Runs `tools/call` to completion.
     ///
     /// # Errors
     ///
@@ -242,6 +244,24 @@ impl Core {
         name: &str,
         arguments: Option<JsonObject>,
         credential: Option<&Credential>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.call_for(name, arguments, credential, CancellationToken::new())
+            .await
+    }
+
+    /// Runs `tools/call` until it ends or `cancel` fires (the client sent
+    /// `notifications/cancelled` or went away): then the call stops where
+    /// it is, and nothing more is sent to the API for it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Core::call`].
+    pub async fn call_for(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        credential: Option<&Credential>,
+        cancel: CancellationToken,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(&index) = self.index.get(name) else {
             return Err(self.unknown_tool(name));
@@ -262,12 +282,25 @@ impl Core {
             }
         }
         let started = Instant::now();
-        let result = match &self.engine {
-            Some(engine) => engine.call(tool.name, arguments, credential).await,
-            None => self.direct.run(index, tool, arguments, credential).await,
+        let work = async {
+            match &self.engine {
+                Some(engine) => {
+                    engine
+                        .call(tool.name, arguments, credential, cancel.clone())
+                        .await
+                }
+                None => self.direct.run(index, tool, arguments, credential).await,
+            }
+        };
+        // Dropping the work stops it: an upstream request in flight is
+        // abandoned, a sandbox run is cancelled by its drop guard.
+        let (result, cancelled) = tokio::select! {
+            result = work => (result, false),
+            () = cancel.cancelled() => (tool_error("the call was cancelled by the client"), true),
         };
         tracing::info!(
             tool = tool.name,
+            cancelled,
             is_error = result.is_error.unwrap_or(false),
             elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
             "tools/call"
