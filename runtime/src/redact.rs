@@ -22,6 +22,9 @@ use std::borrow::Cow;
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[REDACTED]";
 
+/// Bytes that start an escape the redactor decodes.
+const INTRODUCERS: [u8; 3] = [b'\\', b'%', b'&'];
+
 /// Finds and replaces a fixed set of ASCII secrets in decoded text.
 #[derive(Clone)]
 pub struct Redactor {
@@ -30,6 +33,10 @@ pub struct Redactor {
     /// Bytes where a match attempt may start: an escape introducer or any
     /// case of a needle's first byte.
     starts: [bool; 256],
+    /// Bytes that may follow a plain first byte: any case of a needle's
+    /// second byte, or an escape introducer. Most letters that could start
+    /// a secret are ruled out by the next byte without decoding anything.
+    seconds: [bool; 256],
 }
 
 impl std::fmt::Debug for Redactor {
@@ -57,15 +64,28 @@ impl Redactor {
         // Longest first: a secret that contains another is replaced whole.
         needles.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         let mut starts = [false; 256];
-        for b in [b'\\', b'%', b'&'] {
+        let mut seconds = [false; 256];
+        for b in INTRODUCERS {
             starts[usize::from(b)] = true;
+            seconds[usize::from(b)] = true;
         }
         for needle in &needles {
             let first = needle[0];
             starts[usize::from(first)] = true;
             starts[usize::from(first.to_ascii_uppercase())] = true;
+            match needle.get(1) {
+                Some(&second) => {
+                    seconds[usize::from(second)] = true;
+                    seconds[usize::from(second.to_ascii_uppercase())] = true;
+                }
+                None => seconds = [true; 256],
+            }
         }
-        Self { needles, starts }
+        Self {
+            needles,
+            starts,
+            seconds,
+        }
     }
 
     /// Whether there is nothing to redact.
@@ -119,30 +139,61 @@ impl Redactor {
         Cow::Owned(out)
     }
 
-    /// The byte span of the first secret at or after unit boundary `from`.
+    /// The byte span of the first secret at or after unit boundary `from`,
+    /// widened to whole units.
+    ///
+    /// A match may start at any byte, also inside an escape: the raw text
+    /// is what a client reading the body as text sees (`%A` followed by the
+    /// token spells `%A0…` and would hide it from a unit-by-unit walk).
+    /// Such a span is widened to the escape around it, so the replacement
+    /// never leaves half an escape behind.
     fn next_match(&self, text: &[u8], from: usize) -> Option<(usize, usize)> {
         if self.needles.is_empty() {
             return None;
         }
+        // The unit (from `from`'s segmentation) that holds byte `i`.
+        let (mut unit_start, mut unit_end) = (from, from);
         let mut i = from;
-        while i < text.len() {
-            if !self.starts[usize::from(text[i])] {
+        loop {
+            while i < text.len() && !self.starts[usize::from(text[i])] {
+                i += 1;
+            }
+            if i >= text.len() {
+                return None;
+            }
+            // A plain first byte must be followed by the second byte or an
+            // escape. Passing a plain byte keeps the unit bookkeeping right:
+            // it is a one-byte unit, and units only change where a byte is
+            // examined.
+            if !INTRODUCERS.contains(&text[i])
+                && !text
+                    .get(i + 1)
+                    .is_some_and(|&next| self.seconds[usize::from(next)])
+            {
                 i += 1;
                 continue;
             }
+            // Skipped bytes are one-byte units (escape introducers are
+            // start bytes), so `i` past the current unit starts a new one.
+            if i >= unit_end {
+                unit_start = i;
+                unit_end = i + unit(text, i).1;
+            }
             for needle in &self.needles {
                 if let Some(end) = match_at(text, i, needle) {
-                    return Some((i, end));
+                    let mut widened = unit_start;
+                    while widened < end {
+                        widened += unit(text, widened).1;
+                    }
+                    return Some((unit_start, widened));
                 }
             }
-            // Step over the whole unit: a match never starts inside an escape.
-            i += unit(text, i).1;
+            i += 1;
         }
-        None
     }
 }
 
-/// Where a match of `needle` starting at unit boundary `at` ends.
+/// Where a match of `needle` starting at byte `at` ends.
 fn match_at(text: &[u8], at: usize, needle: &[u8]) -> Option<usize> {
     let mut budget = MATCH_BUDGET;
     match_from(text, at, needle, &mut budget)

@@ -66,9 +66,16 @@ fn escapes_are_never_split_so_json_stays_json() {
     // an escaped backslash followed by text that only looks like an escape
     let tricky = format!(r#"{{"a":"\\u0054{}"}}"#, &TOKEN[1..]);
     let out = r.redact_str(&tricky);
-    // `\\` is a backslash, then literally `u0054ok3n…`: no secret there
-    assert_eq!(out, tricky);
-    assert!(serde_json::from_str::<serde_json::Value>(&out).is_ok());
+    // `\\` is a backslash, then literally `u0054ok3n…`, which a reader of
+    // the raw text takes for the token: redacted, and JSON all the same
+    assert_eq!(out, r#"{"a":"[REDACTED]"}"#);
+    // a raw token that starts inside a percent escape (`%A` + token)
+    let inside = format!(r#"{{"a":"%A0{TOKEN}"}}"#);
+    let r0 = Redactor::new(["0Tok3n"]);
+    assert_eq!(
+        r0.redact_str(&inside),
+        r#"{"a":"[REDACTED]_abcDEF-123.xyz"}"#
+    );
     // a match right after an escape keeps the escape
     let after = format!(r#"{{"a":"\n{TOKEN}\""}}"#);
     let out = r.redact_str(&after);
@@ -104,4 +111,194 @@ fn bytes_and_non_utf8_input() {
     body.extend_from_slice(b" \xc3\xa9");
     let out = r.redact_bytes(body);
     assert_eq!(out, b"\xff\xfe [REDACTED] \xc3\xa9".to_vec());
+}
+
+mod property {
+    //! For random tokens and JSON bodies that embed the token escaped,
+    //! partly escaped, URL-encoded, as HTML references or case-changed, at
+    //! random places (values, keys, error messages), the redacted body is
+    //! still JSON and no decoded string of it holds the token. The oracle
+    //! decodes with its own code (serde_json, `percent-encoding`, a small
+    //! HTML reference decoder), never with the redactor.
+
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    use super::super::Redactor;
+
+    /// One way to write the token inside a JSON string.
+    #[derive(Debug, Clone)]
+    enum Form {
+        Raw,
+        Bearer,
+        UnicodeEscaped { mask: Vec<bool>, upper: bool },
+        SlashEscaped,
+        Percent { mask: Vec<bool>, upper: bool },
+        Html { mask: Vec<bool>, hex: bool },
+        Case { flips: Vec<bool> },
+    }
+
+    fn form() -> impl Strategy<Value = Form> {
+        let mask = proptest::collection::vec(any::<bool>(), 64);
+        prop_oneof![
+            Just(Form::Raw),
+            Just(Form::Bearer),
+            (mask.clone(), any::<bool>())
+                .prop_map(|(mask, upper)| Form::UnicodeEscaped { mask, upper }),
+            Just(Form::SlashEscaped),
+            (mask.clone(), any::<bool>()).prop_map(|(mask, upper)| Form::Percent { mask, upper }),
+            (mask.clone(), any::<bool>()).prop_map(|(mask, hex)| Form::Html { mask, hex }),
+            mask.prop_map(|flips| Form::Case { flips }),
+        ]
+    }
+
+    fn write(token: &str, form: &Form) -> String {
+        let on = |mask: &[bool], i: usize| mask.get(i).copied().unwrap_or(true);
+        token
+            .char_indices()
+            .map(|(i, c)| match form {
+                Form::Raw | Form::Bearer => c.to_string(),
+                Form::UnicodeEscaped { mask, upper } if on(mask, i) => {
+                    let s = format!("\\u{:04x}", c as u32);
+                    if *upper {
+                        s.to_uppercase().replace("\\U", "\\u")
+                    } else {
+                        s
+                    }
+                }
+                Form::SlashEscaped if c == '/' => "\\/".to_owned(),
+                Form::Percent { mask, upper } if on(mask, i) => {
+                    if *upper {
+                        format!("%{:02X}", c as u32)
+                    } else {
+                        format!("%{:02x}", c as u32)
+                    }
+                }
+                Form::Html { mask, hex } if on(mask, i) => {
+                    if *hex {
+                        format!("&#x{:x};", c as u32)
+                    } else {
+                        format!("&#{};", c as u32)
+                    }
+                }
+                Form::Case { flips } if on(flips, i) => {
+                    if c.is_ascii_uppercase() {
+                        c.to_ascii_lowercase().to_string()
+                    } else {
+                        c.to_ascii_uppercase().to_string()
+                    }
+                }
+                _ => c.to_string(),
+            })
+            .collect::<String>()
+            .pipe(|s| {
+                if matches!(form, Form::Bearer) {
+                    format!("Bearer {s}")
+                } else {
+                    s
+                }
+            })
+    }
+
+    trait Pipe: Sized {
+        fn pipe<T>(self, f: impl FnOnce(Self) -> T) -> T {
+            f(self)
+        }
+    }
+    impl Pipe for String {}
+
+    /// JSON string content (without quotes) for arbitrary text.
+    fn escaped(text: &str) -> String {
+        let quoted = serde_json::to_string(text).unwrap_or_default();
+        quoted[1..quoted.len() - 1].to_owned()
+    }
+
+    fn html_decode(text: &str) -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(at) = rest.find("&#") {
+            out.push_str(&rest[..at]);
+            let tail = &rest[at + 2..];
+            let (radix, digits) = match tail.strip_prefix(['x', 'X']) {
+                Some(hex) => (16, hex),
+                None => (10, tail),
+            };
+            let end = digits.find(';');
+            let decoded = end
+                .and_then(|e| u32::from_str_radix(&digits[..e], radix).ok())
+                .and_then(char::from_u32);
+            match (decoded, end) {
+                (Some(c), Some(e)) => {
+                    out.push(c);
+                    rest = &digits[e + 1..];
+                }
+                _ => {
+                    out.push_str("&#");
+                    rest = tail;
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// Does `text` hold `token` in any form the test writes?
+    fn holds(text: &str, token: &str) -> bool {
+        let token = token.to_ascii_lowercase();
+        let percent = percent_encoding::percent_decode_str(text)
+            .decode_utf8_lossy()
+            .into_owned();
+        [
+            text.to_owned(),
+            percent.clone(),
+            html_decode(text),
+            html_decode(&percent),
+        ]
+        .iter()
+        .any(|t| t.to_ascii_lowercase().contains(&token))
+    }
+
+    fn strings(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(items) => items.iter().for_each(|i| strings(i, out)),
+            Value::Object(map) => map.iter().for_each(|(k, v)| {
+                out.push(k.clone());
+                strings(v, out);
+            }),
+            _ => {}
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn no_decoded_string_holds_the_token(
+            token in "[A-Za-z0-9._~+/=-]{8,40}",
+            texts in proptest::collection::vec("[ -~é日]{0,12}", 6),
+            forms in proptest::collection::vec(form(), 4),
+        ) {
+            let f: Vec<String> = forms.iter().map(|f| write(&token, f)).collect();
+            let t: Vec<String> = texts.iter().map(|t| escaped(t)).collect();
+            let body = format!(
+                r#"{{"result":{{"id":"{t0}{f0}{t1}","{f1}":[1,"{t2}"],"nested":{{"list":["{t3}{f2}"]}}}},"errors":[{{"code":7,"message":"{t4}{f3}{t5}"}}]}}"#,
+                t0 = t[0], t1 = t[1], t2 = t[2], t3 = t[3], t4 = t[4], t5 = t[5],
+                f0 = f[0], f1 = f[1], f2 = f[2], f3 = f[3],
+            );
+            let before: Value = serde_json::from_str(&body).expect("the test writes JSON");
+            let mut seen = Vec::new();
+            strings(&before, &mut seen);
+            prop_assert!(seen.iter().any(|s| holds(s, &token)), "the oracle must see the echo: {body}");
+
+            let out = Redactor::new([token.as_str()]).redact_str(&body).into_owned();
+            let after: Value = serde_json::from_str(&out).map_err(|e| TestCaseError::fail(format!("{e}: {out}")))?;
+            let mut left = Vec::new();
+            strings(&after, &mut left);
+            for s in &left {
+                prop_assert!(!holds(s, &token), "{s:?} in {out}");
+            }
+            prop_assert!(!holds(&out, &token), "{out}");
+        }
+    }
 }
