@@ -6,6 +6,7 @@
 //! - [`mock`]: sending a built [`HttpRequest`] to a mock server and reading its verdict;
 //! - [`server`]: the generated `cloudflare-mcp` binary as a child process, killed on drop;
 //! - [`upstream`]: a scripted loopback HTTP upstream for fault tests;
+//! - [`echo`]: upstream responses that echo the credential in many forms, and an oracle for it;
 //! - [`mcp`]: a raw MCP client over Streamable HTTP;
 //! - [`clients`]: the TypeScript and Python SDK client scripts (`tests/js`, `tests/py`);
 //! - [`proxy`]: a proxy adding a bearer token, for clients that cannot send one;
@@ -14,6 +15,7 @@
 //! - [`with_deadline`]: runs a test body on a thread and fails it after a time limit.
 
 pub mod clients;
+pub mod echo;
 pub mod http;
 pub mod mcp;
 pub mod mock;
