@@ -93,7 +93,9 @@ impl EchoRng {
 
     /// Random filler text, JSON-escaped.
     fn filler(&mut self) -> String {
-        let words = ["", "id ", "token=", "auth: ", "échec ", "日本 ", "x&y ", "100% ", "\\n"];
+        let words = [
+            "", "id ", "token=", "auth: ", "échec ", "日本 ", "x&y ", "100% ", "\\n",
+        ];
         (0..self.0.random_range(0..3))
             .map(|_| *self.pick(&words))
             .collect()
@@ -102,7 +104,8 @@ impl EchoRng {
     /// One echoing response.
     pub fn case(&mut self, token: &str) -> EchoCase {
         let status = *self.pick(&[200u16, 200, 200, 400, 403, 429, 302, 500]);
-        let mut form = |rng: &mut Self| format!("{}{}{}", rng.filler(), rng.form(token), rng.filler());
+        let mut form =
+            |rng: &mut Self| format!("{}{}{}", rng.filler(), rng.form(token), rng.filler());
         let (a, b, c, d) = (form(self), form(self), form(self), form(self));
         let body = if status == 200 {
             format!(
@@ -193,7 +196,9 @@ pub fn holds(text: &str, token: &str) -> bool {
 }
 
 fn hex_value(digits: &str) -> Option<char> {
-    u32::from_str_radix(digits, 16).ok().and_then(char::from_u32)
+    u32::from_str_radix(digits, 16)
+        .ok()
+        .and_then(char::from_u32)
 }
 
 fn json_unescape(text: &str) -> String {

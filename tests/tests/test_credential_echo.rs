@@ -137,6 +137,9 @@ fn an_echoed_credential_never_reaches_the_client_in_any_mode() {
         }
     }
     let seen = upstream.requests();
-    assert!(seen.iter().all(|r| r.header("authorization").is_some_and(|a| a.starts_with("Bearer "))));
+    assert!(seen.iter().all(|r| {
+        r.header("authorization")
+            .is_some_and(|a| a.starts_with("Bearer "))
+    }));
     assert_eq!(checked, TOKENS * 3 * CASES);
 }
