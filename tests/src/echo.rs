@@ -104,7 +104,7 @@ impl EchoRng {
     /// One echoing response.
     pub fn case(&mut self, token: &str) -> EchoCase {
         let status = *self.pick(&[200u16, 200, 200, 400, 403, 429, 302, 500]);
-        let mut form =
+        let form =
             |rng: &mut Self| format!("{}{}{}", rng.filler(), rng.form(token), rng.filler());
         let (a, b, c, d) = (form(self), form(self), form(self), form(self));
         let body = if status == 200 {
