@@ -591,3 +591,39 @@ async fn codemode_tools_fit_in_a_thousand_tokens() {
     // The tokenizer is real: a known count.
     assert_eq!(bpe.encode_with_special_tokens("hello world").len(), 2);
 }
+
+#[tokio::test]
+async fn odd_query_shapes_and_content_types_are_refused_not_sent() {
+    let up = upstream().await;
+    let core = core(Mode::CodeMode, &up, Exposure::default());
+    let r = call(
+        &core,
+        "execute",
+        r#"async () => {
+            const out = [];
+            for (const req of [
+                { method: "GET", path: "/zones", query: { per_page: { a: 1 } } },
+                { method: "GET", path: "/zones", query: { per_page: [1, 2] } },
+                { method: "POST", path: "/zones/z1/dns_records", body: "x", contentType: "text/plain; charset=\u00e9" },
+                { method: "POST", path: "/zones/z1/dns_records", body: { type: "A" }, contentType: "application/json\r\nX-Evil: 1" },
+            ]) {
+                try { await api.request(req); out.push("sent"); } catch (e) { out.push(e.message); }
+            }
+            return out;
+        }"#,
+    )
+    .await;
+    let messages = value(&r);
+    let m = |i: usize| messages[i].as_str().unwrap_or_default().to_owned();
+    assert!(
+        m(0).contains("query parameter `per_page` takes") && m(0).contains("not an object"),
+        "{messages}"
+    );
+    assert!(m(1).contains("not an array"), "{messages}");
+    assert!(
+        m(2).contains("contentType") && m(2).contains("printable ASCII"),
+        "{messages}"
+    );
+    assert!(m(3).contains("printable ASCII"), "{messages}");
+    assert!(up.seen().is_empty(), "{:?}", up.seen());
+}

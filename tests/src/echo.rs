@@ -104,8 +104,7 @@ impl EchoRng {
     /// One echoing response.
     pub fn case(&mut self, token: &str) -> EchoCase {
         let status = *self.pick(&[200u16, 200, 200, 400, 403, 429, 302, 500]);
-        let form =
-            |rng: &mut Self| format!("{}{}{}", rng.filler(), rng.form(token), rng.filler());
+        let form = |rng: &mut Self| format!("{}{}{}", rng.filler(), rng.form(token), rng.filler());
         let (a, b, c, d) = (form(self), form(self), form(self), form(self));
         let body = if status == 200 {
             format!(
@@ -151,6 +150,95 @@ impl EchoRng {
             headers,
             body,
         }
+    }
+}
+
+impl EchoRng {
+    /// The attacks of issue 10, one response each, before the random ones.
+    pub fn named_cases(token: &str) -> Vec<(&'static str, EchoCase)> {
+        let escaped: String = token
+            .chars()
+            .map(|c| format!("\\u{:04x}", u32::from(c)))
+            .collect();
+        let mut one = token.chars();
+        let first = one
+            .next()
+            .map(|c| format!("\\u{:04X}", u32::from(c)))
+            .unwrap_or_default();
+        let one_escaped = format!("{first}{}", one.as_str());
+        let percent: String = token.bytes().map(|b| format!("%{b:02x}")).collect();
+        let envelope = |result: String| {
+            format!(
+                r#"{{"success":true,"errors":[],"messages":[],"result":{{"id":"{result}","name":"example.com","status":"active"}}}}"#
+            )
+        };
+        let failure = |message: String| {
+            format!(
+                r#"{{"success":false,"errors":[{{"code":10000,"message":"{message}"}}],"messages":[],"result":null}}"#
+            )
+        };
+        let case = |status: u16, headers: Vec<(&str, String)>, body: String| EchoCase {
+            status,
+            headers: headers
+                .into_iter()
+                .map(|(n, v)| (n.to_owned(), v))
+                .collect(),
+            body,
+        };
+        let json = || ("Content-Type", "application/json".to_owned());
+        let host_safe = token.bytes().all(|b| b.is_ascii_alphanumeric());
+        let location = if host_safe {
+            format!("https://{}.evil.example/next", token.to_ascii_uppercase())
+        } else {
+            format!("//evil.example/next?t={}", token.to_ascii_uppercase())
+        };
+        vec![
+            (
+                "a body wholly \\u-escaped",
+                case(200, vec![json()], envelope(escaped.clone())),
+            ),
+            (
+                "one character \\u-escaped in errors[].message",
+                case(
+                    400,
+                    vec![json()],
+                    failure(format!("bad token {one_escaped}")),
+                ),
+            ),
+            (
+                "Retry-After quoting the token",
+                case(
+                    429,
+                    vec![json(), ("Retry-After", token.to_owned())],
+                    failure("slow down".into()),
+                ),
+            ),
+            (
+                "a redirect Location in upper case",
+                case(
+                    302,
+                    vec![json(), ("Location", location)],
+                    failure("moved".into()),
+                ),
+            ),
+            (
+                "an odd Content-Type in an error",
+                case(
+                    500,
+                    vec![("Content-Type", format!("application/x-{token}"))],
+                    format!("upstream failed for {escaped}"),
+                ),
+            ),
+            ("URL-encoded", case(200, vec![json()], envelope(percent))),
+            (
+                "Bearer, case-changed",
+                case(
+                    403,
+                    vec![json()],
+                    failure(format!("BEARER {}", token.to_ascii_uppercase())),
+                ),
+            ),
+        ]
     }
 }
 
@@ -297,6 +385,10 @@ mod tests {
             let spaced: String = form.chars().flat_map(|c| [c, ' ']).collect();
             assert!(holds(&spaced, &token));
             assert!(!holds("[REDACTED] nothing else", &token));
+            for (name, case) in EchoRng::named_cases(&token) {
+                let all = format!("{} {:?}", case.body, case.headers);
+                assert!(holds(&all, &token), "{name}: {all}");
+            }
         }
     }
 }

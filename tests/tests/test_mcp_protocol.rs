@@ -1003,3 +1003,33 @@ fn stdio_server_exits_on_sigterm() {
         server.log()
     );
 }
+
+// --- the `request` dry run ------------------------------------------------------
+
+#[test]
+fn the_request_dry_run_validates_like_the_server() {
+    let bin = toolforge_tests::server::binary().unwrap_or_else(|e| panic!("{e}"));
+    let run = |args: &str| {
+        let out = std::process::Command::new(&bin)
+            .args(["request", "dns_records_get", args])
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, _, stderr) = run(r#"{"zone_id": 5, "dns_record_id": "r"}"#);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("invalid arguments for tool `dns_records_get`")
+            && stderr.contains("/zone_id"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(r#"{"zone_id": "z", "dns_record_id": "r", "surprise": 1}"#);
+    assert_eq!(code, Some(2), "{stderr}");
+    let (code, stdout, stderr) = run(r#"{"zone_id": "z", "dns_record_id": "a/b"}"#);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("/zones/z/dns_records/a%2Fb"), "{stdout}");
+}
