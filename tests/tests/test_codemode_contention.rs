@@ -1,8 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
-//! A Code Mode run that writes to the API in a loop is stopped at once when
-//! the client sends `notifications/cancelled` (stdio) or goes away (HTTP):
-//! the upstream sees no request after that, and the server's worker is
-//! free again right away (the next run is answered quickly).
+//! Code Mode under contention, through the real server: a run that writes
+//! to the API in a loop is stopped at once when the client sends
+//! `notifications/cancelled` (stdio) or goes away (HTTP): the upstream sees
+//! no request after that, and the server's worker is free again right away.
+//! Runs waiting on a slow API do not delay another client's run.
 
 use std::io::Write as _;
 use std::net::TcpStream;
@@ -19,6 +20,9 @@ use toolforge_tests::with_deadline;
 const CLIENT_TOKEN: &str = "cancel-client-token-0c1d";
 const UPSTREAM_TOKEN: &str = "cancel-upstream-token-9e8f7a";
 const ZONE: &str = "0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a";
+/// A zone whose reads take [`SLOW`] upstream.
+const SLOW_ZONE: &str = "5105105105105105105105105105105a";
+const SLOW: Duration = Duration::from_secs(4);
 /// Each write takes this long upstream.
 const WRITE_DELAY: Duration = Duration::from_millis(60);
 
@@ -37,6 +41,9 @@ fn counting_upstream() -> (Upstream, Arc<AtomicUsize>) {
         if req.method == "POST" {
             seen.fetch_add(1, Ordering::SeqCst);
             std::thread::sleep(WRITE_DELAY);
+        }
+        if req.path() == format!("/zones/{SLOW_ZONE}") {
+            std::thread::sleep(SLOW);
         }
         Reply::envelope(json!({"id": "r", "type": "A"}))
     })
@@ -182,4 +189,62 @@ fn notifications_cancelled_stops_a_run_over_stdio() {
         "{:?}",
         t.elapsed()
     );
+}
+
+#[test]
+fn runs_waiting_on_a_slow_api_do_not_delay_another_client() {
+    let (upstream, _) = counting_upstream();
+    let mut args = codemode_args(&upstream);
+    // the defaults: two warm workers, as in the report this test reproduces
+    let at = args.iter().position(|a| a == "--sandbox-workers").unwrap();
+    args.drain(at..at + 2);
+    let config = ServerConfig::new(args)
+        .token(CLIENT_TOKEN, UPSTREAM_TOKEN)
+        .token("other-client-token-77aa", "other-upstream-token-66bb");
+    let server = Server::http(&config).unwrap_or_else(|e| panic!("{e}"));
+    let addr = server.addr();
+    let slow_code = format!(
+        "async () => (await api.request({{method: 'GET', path: '/zones/{SLOW_ZONE}'}})).status"
+    );
+    let outcome = with_deadline(Duration::from_secs(60), move || {
+        let mut slow = Vec::new();
+        for _ in 0..2 {
+            let code = slow_code.clone();
+            slow.push(std::thread::spawn(move || {
+                let client = RawClient::new(addr, CLIENT_TOKEN);
+                client.call_tool("execute", json!({"code": code}))
+            }));
+        }
+        let requested = || {
+            upstream
+                .requests()
+                .iter()
+                .filter(|r| r.path() == format!("/zones/{SLOW_ZONE}"))
+                .count()
+        };
+        wait_for("both slow runs at the API", Duration::from_secs(20), || {
+            requested() == 2
+        });
+        let other = RawClient::new(addr, "other-client-token-77aa");
+        let t = Instant::now();
+        let quick = other.call_tool("execute", json!({"code": "async () => 1"}))?;
+        let waited = t.elapsed();
+        let slow: Vec<_> = slow.into_iter().map(|h| h.join()).collect();
+        Ok::<_, String>((quick, waited, slow))
+    });
+    let (quick, waited, slow) = match outcome {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) | Err(e) => panic!("{e}\n{}", server.log()),
+    };
+    assert_eq!(quick["content"][0]["text"], "1", "{quick}");
+    assert!(
+        waited < Duration::from_millis(1_000),
+        "the other client waited {waited:?}"
+    );
+    for run in slow {
+        let result = run
+            .unwrap_or_else(|_| panic!("slow client panicked"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(result["content"][0]["text"], "200", "{result}");
+    }
 }
