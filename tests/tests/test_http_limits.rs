@@ -5,7 +5,8 @@
 //! connection is closed while a busy one stays usable; beyond
 //! `--max-connections` new connections get a 503 until slots free up; and
 //! hundreds of stalled connections do not keep a well-behaved client from
-//! its `tools/list`.
+//! its `tools/list`; and SIGTERM still shuts down gracefully (idle
+//! connections closed, an in-flight request finished).
 //!
 //! Every wait is bounded, ports are picked by the OS, and the server is
 //! ready when it has printed its listening line.
@@ -382,4 +383,56 @@ fn hundreds_of_stalled_connections_do_not_starve_a_well_behaved_client() {
         "{test}: {not_408} of {STALLED} stalled connections were not answered 408"
     );
     assert_eq!(listed_again, listed, "{test}");
+}
+
+#[test]
+fn shutdown_closes_idle_connections_and_waits_for_a_stalled_body_to_time_out() {
+    let test = "shutdown_closes_idle_connections_and_waits_for_a_stalled_body_to_time_out";
+    let mut server = start(&["--body-read-timeout-secs", "2", "--max-connections", "2"]);
+    let addr = server.addr();
+    let mut idle = KeepAlive::connect(addr, Duration::from_secs(10)).unwrap();
+    assert_eq!(idle.send(&ping_request(1)).unwrap().status, 200, "{test}");
+    let opened = Instant::now();
+    let mut held = stalled(addr, "application/json", Some(CLIENT_TOKEN));
+    // Readiness: a third connection is refused only once the stalled one
+    // holds the second slot (connections are accepted in order). Its head
+    // is then in the server's socket buffer, and its connection reads it
+    // before it looks at the shutdown signal.
+    let probe = RawClient::new(addr, CLIENT_TOKEN).rpc(3, "ping", json!({}));
+    assert!(
+        probe.as_ref().is_err_and(|e| e.contains("503")),
+        "{test}: the probe was not refused: {probe:?}"
+    );
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "{test}: kill failed");
+    let outcome = with_deadline(TEST_LIMIT, move || {
+        let idle_closed = idle.wait_closed(SLACK);
+        let (response, after) = answer_and_close("stalled", &mut held, opened, 2 * SLACK);
+        (idle_closed, response.status, after)
+    });
+    let (idle_closed, status, after) =
+        outcome.unwrap_or_else(|e| panic!("{test}: {e}\n{}", server.log()));
+    assert!(
+        idle_closed.is_ok(),
+        "{test}: the idle connection stayed open after SIGTERM: {idle_closed:?}"
+    );
+    assert_eq!(
+        status, 408,
+        "{test}: the stalled request was not finished with its 408"
+    );
+    assert!(after >= Duration::from_millis(1900), "{test}: {after:?}");
+    let exit = server.wait_exit(Duration::from_secs(15));
+    assert!(
+        exit.is_some(),
+        "{test}: still running after SIGTERM:\n{}",
+        server.log()
+    );
+    assert!(
+        server.log().contains("shutting down"),
+        "{test}:\n{}",
+        server.log()
+    );
 }
