@@ -31,10 +31,17 @@ use crate::credential::Credential;
 use crate::request::build_request;
 use crate::sandbox::{Limits, SandboxConfig, WorkerCommand};
 use crate::server::auth::{TOKENS_ENV, TokenTable};
+use crate::server::connections::{
+    DEFAULT_BODY_READ_TIMEOUT_SECS, DEFAULT_IDLE_TIMEOUT_SECS, DEFAULT_MAX_CONNECTIONS,
+};
 use crate::server::http::{ClientAuth, HttpOptions, serve_http};
 use crate::server::stdio::serve_stdio;
 use crate::server::{Core, CoreOptions};
 use crate::validate::Validators;
+
+/// HTTP: seconds a client may take to send a request head (from accept, or
+/// from the first byte of a later request).
+const HEADER_READ_TIMEOUT_SECS: u64 = 10;
 
 /// The MCP listing entry of a tool, as JSON (with its output schema).
 pub fn tool_listing(tool: &ToolDef) -> Value {
@@ -185,6 +192,18 @@ struct ServeArgs {
     /// Largest upstream response body read, in bytes.
     #[arg(long, default_value_t = 10_485_760)]
     max_upstream_bytes: usize,
+    /// HTTP: seconds a whole request body may take to arrive after its
+    /// headers; a late one is answered 408 and the connection closed.
+    #[arg(long, default_value_t = DEFAULT_BODY_READ_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+    body_read_timeout_secs: u64,
+    /// HTTP: seconds a keep-alive connection may sit idle between requests
+    /// before the server closes it.
+    #[arg(long, default_value_t = DEFAULT_IDLE_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+    idle_timeout_secs: u64,
+    /// HTTP: most connections open at once; more are answered 503
+    /// (`Retry-After: 1`) and closed.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections: u64,
     /// List output schemas to every client (otherwise only with ?output_schemas=1).
     #[arg(long)]
     output_schemas: bool,
@@ -424,7 +443,10 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
                 allowed_hosts: args.allowed_hosts.clone(),
                 allowed_origins: args.allowed_origins.clone(),
                 max_request_bytes: args.max_request_bytes,
-                header_read_timeout: Duration::from_secs(10),
+                header_read_timeout: Duration::from_secs(HEADER_READ_TIMEOUT_SECS),
+                body_read_timeout: Duration::from_secs(args.body_read_timeout_secs),
+                idle_timeout: Duration::from_secs(args.idle_timeout_secs),
+                max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
                 auth,
             };
             serve_http(core, args.listen, options, shutdown_signal()).await?;
@@ -542,5 +564,48 @@ mod tests {
         let cli = Cli::try_parse_from(["bin", "describe", "x"]).unwrap();
         assert!(matches!(cli.command, Some(Command::Describe { .. })));
         assert!(Cli::try_parse_from(["bin", "--transport", "carrier-pigeon"]).is_err());
+    }
+
+    #[test]
+    fn connection_limit_flags_have_defaults_and_refuse_zero() {
+        let cli = Cli::try_parse_from(["bin", "--transport", "http"]).unwrap();
+        assert_eq!(
+            (
+                cli.serve.body_read_timeout_secs,
+                cli.serve.idle_timeout_secs,
+                cli.serve.max_connections
+            ),
+            (10, 60, 512)
+        );
+        let cli = Cli::try_parse_from([
+            "bin",
+            "--transport",
+            "http",
+            "--body-read-timeout-secs",
+            "1",
+            "--idle-timeout-secs",
+            "2",
+            "--max-connections",
+            "4",
+        ])
+        .unwrap();
+        assert_eq!(
+            (
+                cli.serve.body_read_timeout_secs,
+                cli.serve.idle_timeout_secs,
+                cli.serve.max_connections
+            ),
+            (1, 2, 4)
+        );
+        for flag in [
+            "--body-read-timeout-secs",
+            "--idle-timeout-secs",
+            "--max-connections",
+        ] {
+            assert!(
+                Cli::try_parse_from(["bin", "--transport", "http", flag, "0"]).is_err(),
+                "{flag} 0"
+            );
+        }
     }
 }

@@ -168,6 +168,9 @@ async fn start() -> Server {
         allowed_origins: vec!["https://app.example.com".into()],
         max_request_bytes: 64 * 1024,
         header_read_timeout: Duration::from_secs(5),
+        body_read_timeout: Duration::from_secs(5),
+        idle_timeout: Duration::from_secs(60),
+        max_connections: 64,
         auth: ClientAuth::Tokens(tokens),
     };
     let task = tokio::spawn(async move {

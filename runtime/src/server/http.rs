@@ -1,7 +1,9 @@
 //! MCP over Streamable HTTP at `/mcp` (stateless, JSON responses), with
 //! Host/Origin allowlists (403 before anything else), bearer-token client
 //! authentication (401 with RFC 9728 `resource_metadata`), a request body
-//! limit (413), a header-read timeout and graceful shutdown.
+//! limit (413), header-read, body-read (408) and idle timeouts, a bound on
+//! open connections (503) and graceful shutdown. The connection side lives
+//! in [`super::connections`].
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -16,8 +18,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::{HeaderValue, StatusCode, header};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcRequest};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -25,6 +25,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 
 use super::auth::{TokenTable, bearer_token};
+use super::connections::{Activity, ConnService, Drain, Gate, Timeouts, Tracked, drive};
 use super::jsonrpc_guard::{INVALID_PARAMS, PARSE_ERROR, Verdict, classify};
 use super::listing::SPLICE_MAX;
 use super::{Core, Handler, ServeError};
@@ -52,8 +53,17 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// Largest accepted request body.
     pub max_request_bytes: usize,
-    /// Time allowed for a client to send the request headers.
+    /// Time allowed for a client to send a request head (from accept, or
+    /// from the first byte of a later request).
     pub header_read_timeout: Duration,
+    /// Time allowed for a whole request body, from the end of its head;
+    /// a late body is answered 408 and the connection closed.
+    pub body_read_timeout: Duration,
+    /// Time a keep-alive connection may sit between requests before it is
+    /// closed (gracefully).
+    pub idle_timeout: Duration,
+    /// Most connections open at once; more get a 503 and are closed.
+    pub max_connections: usize,
     /// Client authentication.
     pub auth: ClientAuth,
 }
@@ -208,6 +218,10 @@ pub async fn serve_http(
 /// Serves on an already bound listener until `shutdown` resolves, then
 /// lets in-flight requests finish (at most 10 s).
 ///
+/// Each connection is admitted against `max_connections` (the rest get a
+/// 503 from [`Gate::refuse`]) and driven by [`drive`], which applies the
+/// header, idle and body timeouts.
+///
 /// # Errors
 ///
 /// When the listener's address cannot be read.
@@ -222,16 +236,28 @@ pub async fn serve_listener(
         source,
     })?;
     let (app, cancel) = router(core, &options, bound);
-    let graceful = GracefulShutdown::new();
+    let timeouts = Timeouts {
+        header_read: options.header_read_timeout,
+        idle: options.idle_timeout,
+        body_read: options.body_read_timeout,
+    };
+    let gate = Gate::new(options.max_connections);
+    let drain = Drain::default();
     let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new())
-        .header_read_timeout(options.header_read_timeout);
+    // hyper's header_read_timeout also runs while a keep-alive connection
+    // sits idle between requests (its timer is re-armed as soon as a
+    // response is written), so it would cut every idle connection at the
+    // header timeout; `drive` times the two phases separately instead. See
+    // the `connections` module documentation.
+    http.timer(TokioTimer::new()).header_read_timeout(None);
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(pair) => pair,
                 Err(e) => {
+                    // Out of file descriptors and the like: back off briefly
+                    // rather than spin on a failing accept.
                     tracing::warn!(error = %e, "accept failed");
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
@@ -240,19 +266,29 @@ pub async fn serve_listener(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
-        let conn = http.serve_connection(TokioIo::new(stream), service);
-        let watched = graceful.watch(conn);
+        let Some(slot) = gate.try_admit() else {
+            gate.refuse(stream);
+            continue;
+        };
+        let activity = Activity::new(tokio::time::Instant::now());
+        let io = TokioIo::new(Tracked::new(stream, activity.clone()));
+        let service = ConnService::new(app.clone(), activity.clone(), timeouts.body_read);
+        let conn = http.serve_connection(io, service);
+        let watcher = drain.watcher();
         tokio::spawn(async move {
-            if let Err(e) = watched.await {
+            if let Err(e) = drive(conn, &activity, timeouts, watcher).await {
                 tracing::debug!(%peer, error = %e, "connection ended with an error");
             }
+            drop(slot);
         });
     }
-    tracing::info!("shutting down: finishing in-flight requests");
+    tracing::info!(
+        connections = gate.open(),
+        "shutting down: finishing in-flight requests"
+    );
     drop(listener);
     tokio::select! {
-        () = graceful.shutdown() => {}
+        () = drain.finish() => {}
         () = tokio::time::sleep(Duration::from_secs(10)) => {
             tracing::warn!("in-flight requests did not finish within 10 s");
         }
@@ -336,13 +372,18 @@ async fn authenticate(
     if declared.is_some_and(|n| n > state.max_request_bytes as u64) {
         return too_large(state.max_request_bytes);
     }
-    if req.method() == http::Method::POST && is_json(req.headers()) {
+    // Every POST body is read here, under the body-read deadline (see
+    // `connections::TimedBody`): rmcp would answer a non-JSON one 415
+    // without reading it, but a stalled body gets 408 whatever its type.
+    if req.method() == http::Method::POST {
         let (parts, body) = req.into_parts();
         let bytes = match axum::body::to_bytes(body, state.max_request_bytes).await {
             Ok(b) => b,
             Err(e) => {
                 let limit = std::error::Error::source(&e)
                     .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+                // A late body also ends here; `ConnService` turns whatever
+                // this answers into the 408.
                 return if limit {
                     too_large(state.max_request_bytes)
                 } else {
@@ -355,9 +396,15 @@ async fn authenticate(
         };
         // Not JSON, or bad params of a method this server implements (which
         // rmcp would answer with -32601): answered here. Everything else,
-        // wrong message shapes included, is rmcp's (see `splice_listing`).
+        // wrong message shapes and content types included, is rmcp's (see
+        // `splice_listing`).
         let mut parts = parts;
-        match classify(&bytes) {
+        let verdict = if is_json(&parts.headers) {
+            classify(&bytes)
+        } else {
+            Verdict::Ignore
+        };
+        match verdict {
             Verdict::Reply(error) => match error["error"]["code"].as_i64() {
                 Some(PARSE_ERROR) => {
                     return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
@@ -590,6 +637,9 @@ mod tests {
             allowed_origins: Vec::new(),
             max_request_bytes: 1 << 16,
             header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 16,
             auth: ClientAuth::Unauthenticated(None),
         };
         router(core, &http, "127.0.0.1:8787".parse().unwrap()).0

@@ -10,6 +10,7 @@
 //! Code Mode tools run in the sandbox ([`crate::codemode`]).
 
 pub mod auth;
+pub mod connections;
 pub mod direct;
 pub mod handler;
 pub mod http;

@@ -1,0 +1,943 @@
+//! Connection bookkeeping of the HTTP server: a bound on open connections
+//! (the rest get a minimal 503), what each connection is doing (between
+//! requests, receiving a request head, or busy with a request), and a
+//! deadline for each of those states and for the request body.
+//!
+//! Why hyper's own timer is not used: hyper 1.12's `header_read_timeout`
+//! arms its timer whenever the connection starts waiting for a request
+//! head, which is at accept and again as soon as a response has been
+//! written (`State::idle` sets `notify_read`, and the next `poll_read_head`
+//! arms the timer). So it does cover idle keep-alive time: measured on the
+//! previous build, a keep-alive connection left alone after a response was
+//! closed exactly `header_read_timeout` (10 s) later, and so was a connection
+//! that never sent a byte. An idle timeout longer than the header timeout
+//! could then never fire. The server therefore turns hyper's timer off, and
+//! [`drive`] measures both phases itself: idle time from the end of the last
+//! response, header time from the first byte of the next request head (or
+//! from accept). Hyper has no timeout at all for a request body that stops
+//! arriving: [`TimedBody`] gives each whole body one deadline.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use http::{HeaderValue, Request, Response, StatusCode, header};
+use http_body::{Frame, SizeHint};
+use hyper::body::Incoming;
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadBuf};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::time::{Instant, Sleep};
+
+/// Default of `--body-read-timeout-secs`: a whole MCP request body (small
+/// JSON, at most `--max-request-bytes`) arrives in well under a second on
+/// any working link, and 10 s still leaves a slow one room.
+pub const DEFAULT_BODY_READ_TIMEOUT_SECS: u64 = 10;
+/// Default of `--idle-timeout-secs`: longer than the keep-alive time of the
+/// usual MCP client stacks (Node's undici 4 s, Python's httpx 5 s), so the
+/// server is not the side that drops a connection a client still uses.
+pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 60;
+/// Default of `--max-connections`: half the common soft limit of 1,024 open
+/// files, leaving room for upstream connections, sandbox worker pipes and
+/// the 503 writers; idle connections cost little memory each, so 512 of
+/// them stay well within a small server.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+/// Rejected connections being answered at once; beyond this a rejected
+/// connection is closed without an answer, so a flood cannot make the
+/// server hold unbounded work for connections it refused.
+const MAX_REFUSING: usize = 64;
+/// How long the 503 writer may take to write its answer, and then how long
+/// it reads what the client sent before closing (so the close does not
+/// reset the connection before the client has read the answer).
+const REFUSE_WRITE: Duration = Duration::from_secs(1);
+const REFUSE_LINGER: Duration = Duration::from_secs(1);
+/// Bytes the 503 writer reads and discards at most.
+const REFUSE_DRAIN_BYTES: usize = 64 * 1024;
+/// Shortest sleep of a watchdog (a zero timeout must not spin).
+const MIN_TICK: Duration = Duration::from_millis(1);
+
+/// The deadlines of one connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// From accept, or from the first byte of a later request, until that
+    /// request's head is complete.
+    pub header_read: Duration,
+    /// From the end of a response until the first byte of the next request.
+    pub idle: Duration,
+    /// From a complete request head until the end of its body.
+    pub body_read: Duration,
+}
+
+impl Timeouts {
+    /// The longest a watchdog sleeps between checks. A phase that starts
+    /// after a check cannot end before the next one, so no deadline is
+    /// noticed late, and no request or read has to wake the watchdog.
+    fn tick(&self) -> Duration {
+        self.header_read.min(self.idle).max(MIN_TICK)
+    }
+}
+
+// --- the bound on open connections ---------------------------------------
+
+/// The bound on open connections: an admitted connection holds a [`Slot`]
+/// until it closes; the others are answered 503 by [`Gate::refuse`].
+#[derive(Debug)]
+pub struct Gate {
+    slots: Arc<Semaphore>,
+    max: usize,
+    refusing: Arc<Semaphore>,
+    answer: Bytes,
+    saturated: AtomicBool,
+}
+
+/// A place among the open connections, given back on drop.
+#[derive(Debug)]
+pub struct Slot {
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Gate {
+    /// A bound of `max` open connections (at least one).
+    pub fn new(max: usize) -> Gate {
+        let max = max.clamp(1, Semaphore::MAX_PERMITS);
+        Gate {
+            slots: Arc::new(Semaphore::new(max)),
+            max,
+            refusing: Arc::new(Semaphore::new(MAX_REFUSING)),
+            answer: service_unavailable(max),
+            saturated: AtomicBool::new(false),
+        }
+    }
+
+    /// A slot for a new connection, or `None` when `max` are open. Never
+    /// waits: the accept loop must keep accepting (and refusing).
+    pub fn try_admit(&self) -> Option<Slot> {
+        match Arc::clone(&self.slots).try_acquire_owned() {
+            Ok(permit) => {
+                self.saturated.store(false, Ordering::Relaxed);
+                Some(Slot { _permit: permit })
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// Connections open now.
+    pub fn open(&self) -> usize {
+        self.max - self.slots.available_permits()
+    }
+
+    /// Answers a connection that got no slot with `503 Service Unavailable`
+    /// (`Retry-After: 1`, `Connection: close`) on a task of its own, then
+    /// closes it. When [`MAX_REFUSING`] answers are already being written
+    /// the connection is closed at once instead. Returns immediately.
+    pub fn refuse<S>(&self, stream: S)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        // One warning per episode of saturation, not one per connection.
+        if !self.saturated.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                limit = self.max,
+                "connection limit reached: new connections get 503 until some close (--max-connections)"
+            );
+        }
+        let Ok(permit) = Arc::clone(&self.refusing).try_acquire_owned() else {
+            tracing::debug!("too many refusals in progress; closing a connection unanswered");
+            return;
+        };
+        let answer = self.answer.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            refuse(stream, &answer).await;
+        });
+    }
+}
+
+/// The whole 503 response, built once.
+fn service_unavailable(max: usize) -> Bytes {
+    let body = format!(
+        "Service Unavailable: the server has its maximum of {max} open connections; retry shortly.\n"
+    );
+    Bytes::from(format!(
+        "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n\
+         Content-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    ))
+}
+
+/// Writes `answer`, shuts the write side, then reads (bounded in bytes and
+/// time) until the client closes: closing a socket with unread input makes
+/// the kernel send a reset, which can destroy the answer before the client
+/// has read it.
+async fn refuse<S>(mut stream: S, answer: &[u8])
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let written = tokio::time::timeout(REFUSE_WRITE, async {
+        stream.write_all(answer).await?;
+        stream.shutdown().await
+    })
+    .await;
+    if !matches!(written, Ok(Ok(()))) {
+        return;
+    }
+    let _ = tokio::time::timeout(REFUSE_LINGER, async {
+        let mut buf = [0u8; 4096];
+        let mut read = 0;
+        while read < REFUSE_DRAIN_BYTES {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => read += n,
+            }
+        }
+    })
+    .await;
+}
+
+// --- what a connection is doing -----------------------------------------
+
+/// What one connection is doing, shared by its stream ([`Tracked`]), its
+/// service ([`ConnService`]) and its watchdog ([`drive`]).
+#[derive(Debug)]
+pub struct Activity {
+    phase: Mutex<Phase>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Waiting for a request head since this instant: a fresh connection,
+    /// or the first byte of the next request arrived then.
+    Head(Instant),
+    /// No request in flight and no byte of the next one since this instant
+    /// (the end of the last response).
+    Idle(Instant),
+    /// This many requests in flight (one for HTTP/1.1: hyper serves a
+    /// connection's requests one after another).
+    Busy(usize),
+}
+
+/// What a connection's watchdog should do now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Nothing before this instant.
+    Wait(Instant),
+    /// Idle too long: close it gracefully.
+    Idle,
+    /// A request head took too long: drop the connection.
+    HeadTooSlow,
+}
+
+impl Activity {
+    /// A connection accepted at `now`: its first request head is due within
+    /// the header timeout. (Silence on a fresh connection is not
+    /// keep-alive, so it does not get the longer idle timeout.)
+    pub fn new(now: Instant) -> Arc<Activity> {
+        Arc::new(Activity {
+            phase: Mutex::new(Phase::Head(now)),
+        })
+    }
+
+    fn phase(&self) -> std::sync::MutexGuard<'_, Phase> {
+        // The critical sections cannot panic; a poisoned lock still holds a
+        // valid phase.
+        self.phase
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Bytes arrived. Between requests this starts the next request head's
+    /// clock. (Bytes hyper reads while a request is in flight, such as a
+    /// pipelined next request, do not: that request is then timed as idle,
+    /// still bounded by the idle timeout.)
+    fn bytes_read(&self) {
+        let mut phase = self.phase();
+        if matches!(*phase, Phase::Idle(_)) {
+            *phase = Phase::Head(Instant::now());
+        }
+    }
+
+    /// A request is in flight until the returned guard drops.
+    pub fn begin(self: &Arc<Self>) -> InFlight {
+        let mut phase = self.phase();
+        *phase = match *phase {
+            Phase::Busy(n) => Phase::Busy(n + 1),
+            Phase::Head(_) | Phase::Idle(_) => Phase::Busy(1),
+        };
+        InFlight(Arc::clone(self))
+    }
+
+    fn end(&self) {
+        let mut phase = self.phase();
+        *phase = match *phase {
+            Phase::Busy(n) if n > 1 => Phase::Busy(n - 1),
+            _ => Phase::Idle(Instant::now()),
+        };
+    }
+
+    /// What the watchdog should do at `now`.
+    pub fn verdict(&self, now: Instant, timeouts: &Timeouts) -> Verdict {
+        let (since, limit, expired) = match *self.phase() {
+            Phase::Busy(_) => return Verdict::Wait(now + timeouts.tick()),
+            Phase::Head(since) => (since, timeouts.header_read, Verdict::HeadTooSlow),
+            Phase::Idle(since) => (since, timeouts.idle, Verdict::Idle),
+        };
+        let deadline = since + limit;
+        if now >= deadline {
+            expired
+        } else {
+            Verdict::Wait(deadline)
+        }
+    }
+}
+
+/// Marks a request in flight; dropped when its response body is done (or
+/// the request is abandoned), which starts the connection's idle time.
+#[derive(Debug)]
+pub struct InFlight(Arc<Activity>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}
+
+/// A stream that tells its connection's [`Activity`] when bytes arrive.
+#[derive(Debug)]
+pub struct Tracked<S> {
+    inner: S,
+    activity: Arc<Activity>,
+}
+
+impl<S> Tracked<S> {
+    /// Wraps `inner`.
+    pub fn new(inner: S, activity: Arc<Activity>) -> Self {
+        Tracked { inner, activity }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Tracked<S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            this.activity.bytes_read();
+        }
+        polled
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Tracked<S> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+
+    // Forwarded so that hyper keeps writing a response's pieces (the shared
+    // listing bytes) with one `writev`.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+// --- the request body deadline -------------------------------------------
+
+/// Why a request body could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BodyReadError {
+    /// The whole body did not arrive within the body-read timeout.
+    #[error("the request body did not arrive within {}", seconds(*.0))]
+    TimedOut(Duration),
+    /// Reading it failed.
+    #[error("reading the request body failed: {0}")]
+    Read(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// A request body that must end by a deadline; past it, reading fails with
+/// [`BodyReadError::TimedOut`] and the shared flag is raised so that the
+/// response becomes a 408, whoever was reading the body.
+#[derive(Debug)]
+pub struct TimedBody<B> {
+    inner: B,
+    timeout: Duration,
+    deadline: Instant,
+    // Armed at the first read that has to wait: most bodies are already in
+    // hyper's buffer and never need a timer.
+    sleep: Option<Pin<Box<Sleep>>>,
+    expired: Arc<AtomicBool>,
+}
+
+impl<B> TimedBody<B> {
+    /// `inner`, due `timeout` after `start`; `expired` is set when it is late.
+    pub fn new(inner: B, start: Instant, timeout: Duration, expired: Arc<AtomicBool>) -> Self {
+        TimedBody {
+            inner,
+            timeout,
+            deadline: start + timeout,
+            sleep: None,
+            expired,
+        }
+    }
+}
+
+impl<B> http_body::Body for TimedBody<B>
+where
+    B: http_body::Body<Data = Bytes> + Unpin,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Data = Bytes;
+    type Error = BodyReadError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyReadError>>> {
+        let this = self.get_mut();
+        if let Poll::Ready(frame) = Pin::new(&mut this.inner).poll_frame(cx) {
+            return Poll::Ready(frame.map(|f| f.map_err(|e| BodyReadError::Read(e.into()))));
+        }
+        let deadline = this.deadline;
+        let sleep = this
+            .sleep
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        match sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                this.expired.store(true, Ordering::Relaxed);
+                Poll::Ready(Some(Err(BodyReadError::TimedOut(this.timeout))))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// `1 s`, `1.5 s`, `250 ms`.
+fn seconds(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{} s", d.as_secs())
+    } else if d < Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+/// The answer to a request whose body was late: `408`, plain text saying
+/// so, and `Connection: close` (the rest of the body may still be on its
+/// way, so the connection cannot carry another request).
+pub fn body_timeout_response(timeout: Duration) -> Response<Body> {
+    let text = format!(
+        "Request Timeout: the request body did not arrive within {} (--body-read-timeout-secs); closing the connection.\n",
+        seconds(timeout)
+    );
+    let mut resp = Response::new(Body::from(text));
+    *resp.status_mut() = StatusCode::REQUEST_TIMEOUT;
+    let headers = resp.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    resp
+}
+
+// --- the per-connection service -----------------------------------------
+
+/// The hyper service of one connection: marks each request in flight
+/// until its response body is done, puts the request body under the
+/// body-read deadline, and answers 408 when that deadline passed, whoever
+/// read the body (our middleware or rmcp).
+#[derive(Debug, Clone)]
+pub struct ConnService {
+    app: TowerToHyperService<Router>,
+    activity: Arc<Activity>,
+    body_read: Duration,
+}
+
+impl ConnService {
+    /// The service for a connection whose state is `activity`.
+    pub fn new(app: Router, activity: Arc<Activity>, body_read: Duration) -> Self {
+        ConnService {
+            app: TowerToHyperService::new(app),
+            activity,
+            body_read,
+        }
+    }
+}
+
+type ServiceFuture =
+    Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
+
+impl hyper::service::Service<Request<Incoming>> for ConnService {
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = ServiceFuture;
+
+    fn call(&self, req: Request<Incoming>) -> ServiceFuture {
+        let in_flight = self.activity.begin();
+        let expired = Arc::new(AtomicBool::new(false));
+        let timeout = self.body_read;
+        let req = req.map(|body| {
+            Body::new(TimedBody::new(
+                body,
+                Instant::now(),
+                timeout,
+                Arc::clone(&expired),
+            ))
+        });
+        let handled = hyper::service::Service::call(&self.app, req);
+        Box::pin(async move {
+            let resp = match handled.await {
+                Ok(resp) => resp,
+                Err(never) => match never {},
+            };
+            let resp = if expired.load(Ordering::Relaxed) {
+                tracing::info!(
+                    timeout = %seconds(timeout),
+                    "request body timed out: answered 408 and closing the connection"
+                );
+                body_timeout_response(timeout)
+            } else {
+                resp
+            };
+            Ok(resp.map(|body| ResponseBody {
+                inner: body,
+                _in_flight: in_flight,
+            }))
+        })
+    }
+}
+
+/// A response body that keeps its request in flight until hyper has taken
+/// its last frame and dropped it.
+#[derive(Debug)]
+pub struct ResponseBody {
+    inner: Body,
+    _in_flight: InFlight,
+}
+
+impl http_body::Body for ResponseBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.get_mut().inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+// --- driving a connection ------------------------------------------------
+
+/// A connection that can be asked to finish its current request and close
+/// (hyper's `graceful_shutdown`).
+pub trait GracefulClose: Future<Output = Result<(), hyper::Error>> {
+    /// Starts the graceful close; the connection must still be polled.
+    fn close_gracefully(self: Pin<&mut Self>);
+}
+
+impl<I, S, B> GracefulClose for hyper::server::conn::http1::Connection<I, S>
+where
+    S: hyper::service::HttpService<Incoming, ResBody = B>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    B: http_body::Body + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    fn close_gracefully(self: Pin<&mut Self>) {
+        self.graceful_shutdown();
+    }
+}
+
+/// How a connection ended other than cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectionError {
+    /// Hyper reported an error (the client went away, sent garbage, ...).
+    #[error(transparent)]
+    Http(#[from] hyper::Error),
+    /// A request head took longer than the header timeout; dropped.
+    #[error("no complete request head within {}", seconds(*.0))]
+    HeadTimedOut(Duration),
+}
+
+/// Serves one connection to its end. It is closed gracefully when the
+/// server shuts down (`shutdown` changes or its sender goes away) or after
+/// `timeouts.idle` between requests, and dropped when a request head takes
+/// longer than `timeouts.header_read`.
+///
+/// # Errors
+///
+/// Hyper's error, or [`ConnectionError::HeadTimedOut`].
+pub async fn drive<C: GracefulClose>(
+    conn: C,
+    activity: &Activity,
+    timeouts: Timeouts,
+    mut shutdown: watch::Receiver<()>,
+) -> Result<(), ConnectionError> {
+    tokio::pin!(conn);
+    let mut closing = false;
+    let sleep = tokio::time::sleep(timeouts.tick());
+    tokio::pin!(sleep);
+    loop {
+        tokio::select! {
+            biased;
+            ended = conn.as_mut() => return ended.map_err(ConnectionError::from),
+            _ = shutdown.changed(), if !closing => {
+                conn.as_mut().close_gracefully();
+                closing = true;
+            }
+            () = &mut sleep => {
+                let now = Instant::now();
+                let next = match activity.verdict(now, &timeouts) {
+                    Verdict::Wait(at) => at,
+                    Verdict::Idle => {
+                        if !closing {
+                            tracing::debug!(idle = %seconds(timeouts.idle), "closing an idle connection");
+                            conn.as_mut().close_gracefully();
+                            closing = true;
+                        }
+                        now + timeouts.tick()
+                    }
+                    Verdict::HeadTooSlow => {
+                        return Err(ConnectionError::HeadTimedOut(timeouts.header_read));
+                    }
+                };
+                sleep.as_mut().reset(next.min(now + timeouts.tick()));
+            }
+        }
+    }
+}
+
+/// Tells every connection to finish and waits until all have; each
+/// connection task holds a [`Drain::watcher`] receiver until it ends.
+#[derive(Debug)]
+pub struct Drain(watch::Sender<()>);
+
+impl Default for Drain {
+    fn default() -> Self {
+        Drain(watch::channel(()).0)
+    }
+}
+
+impl Drain {
+    /// A receiver for one connection's [`drive`].
+    pub fn watcher(&self) -> watch::Receiver<()> {
+        self.0.subscribe()
+    }
+
+    /// Connections still watching.
+    pub fn open(&self) -> usize {
+        self.0.receiver_count()
+    }
+
+    /// Signals shutdown and resolves once every watcher has been dropped.
+    pub async fn finish(self) {
+        let _ = self.0.send(());
+        self.0.closed().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body::Body as _;
+    use http_body_util::BodyExt as _;
+
+    fn timeouts(header_ms: u64, idle_ms: u64) -> Timeouts {
+        Timeouts {
+            header_read: Duration::from_millis(header_ms),
+            idle: Duration::from_millis(idle_ms),
+            body_read: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn the_gate_admits_up_to_its_bound_and_frees_slots_on_drop() {
+        let gate = Gate::new(2);
+        let a = gate.try_admit().unwrap();
+        let b = gate.try_admit().unwrap();
+        assert_eq!(gate.open(), 2);
+        assert!(gate.try_admit().is_none());
+        drop(a);
+        assert_eq!(gate.open(), 1);
+        let c = gate.try_admit().unwrap();
+        assert!(gate.try_admit().is_none());
+        drop((b, c));
+        assert_eq!(gate.open(), 0);
+        assert_eq!(Gate::new(0).max, 1, "a zero bound still admits one");
+    }
+
+    #[test]
+    fn the_503_is_minimal_and_complete() {
+        let answer = service_unavailable(4);
+        let text = std::str::from_utf8(&answer).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        assert!(
+            head.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
+            "{head}"
+        );
+        assert!(head.contains("\r\nRetry-After: 1\r\n"), "{head}");
+        assert!(head.contains("\r\nConnection: close\r\n"), "{head}");
+        assert!(
+            head.contains(&format!("\r\nContent-Length: {}", body.len())),
+            "{head}"
+        );
+        assert!(body.contains("maximum of 4 open connections"), "{body}");
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_reads_the_503_then_end_of_stream() {
+        let gate = Gate::new(1);
+        let (client, server) = tokio::io::duplex(4096);
+        gate.refuse(server);
+        let (mut read, mut write) = tokio::io::split(client);
+        // The client's request arrives after the answer was written: it is
+        // read and discarded, and the client still gets the whole answer.
+        write.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+        let mut got = Vec::new();
+        tokio::time::timeout(Duration::from_secs(5), read.read_to_end(&mut got))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got, service_unavailable(1).to_vec());
+    }
+
+    #[test]
+    fn phases_and_their_deadlines() {
+        let t = timeouts(100, 1000);
+        let start = Instant::now();
+        let activity = Activity::new(start);
+        // A fresh connection is due its first head within the header timeout.
+        assert_eq!(
+            activity.verdict(start, &t),
+            Verdict::Wait(start + t.header_read)
+        );
+        assert_eq!(
+            activity.verdict(start + t.header_read, &t),
+            Verdict::HeadTooSlow
+        );
+        // Busy: only the periodic check.
+        let guard = activity.begin();
+        let later = start + Duration::from_secs(30);
+        assert_eq!(activity.verdict(later, &t), Verdict::Wait(later + t.tick()));
+        drop(guard);
+        // Idle after the response: the idle timeout, not the header one.
+        let idle_since = match *activity.phase() {
+            Phase::Idle(since) => since,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            activity.verdict(idle_since + t.header_read, &t),
+            Verdict::Wait(idle_since + t.idle)
+        );
+        assert_eq!(activity.verdict(idle_since + t.idle, &t), Verdict::Idle);
+        // A byte of the next request: its head is due within the header timeout.
+        activity.bytes_read();
+        let head_since = match *activity.phase() {
+            Phase::Head(since) => since,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            activity.verdict(head_since, &t),
+            Verdict::Wait(head_since + t.header_read)
+        );
+        // More bytes do not restart that clock.
+        activity.bytes_read();
+        assert_eq!(*activity.phase(), Phase::Head(head_since));
+        assert_eq!(timeouts(0, 0).tick(), MIN_TICK);
+    }
+
+    /// A body that never sends anything.
+    struct Silent;
+
+    impl http_body::Body for Silent {
+        type Data = Bytes;
+        type Error = Infallible;
+        fn poll_frame(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+            Poll::Pending
+        }
+    }
+
+    #[tokio::test]
+    async fn a_silent_body_times_out_and_raises_the_flag() {
+        let expired = Arc::new(AtomicBool::new(false));
+        let timeout = Duration::from_millis(50);
+        let started = Instant::now();
+        let body = TimedBody::new(Silent, started, timeout, Arc::clone(&expired));
+        let err = tokio::time::timeout(Duration::from_secs(5), body.collect())
+            .await
+            .unwrap()
+            .unwrap_err();
+        assert!(started.elapsed() >= timeout);
+        assert!(matches!(err, BodyReadError::TimedOut(t) if t == timeout));
+        assert_eq!(
+            err.to_string(),
+            "the request body did not arrive within 50 ms"
+        );
+        assert!(expired.load(Ordering::Relaxed));
+    }
+
+    #[tokio::test]
+    async fn a_complete_body_is_passed_through_even_past_its_deadline() {
+        let expired = Arc::new(AtomicBool::new(false));
+        let long_ago = Instant::now() - Duration::from_secs(60);
+        let body = TimedBody::new(
+            http_body_util::Full::new(Bytes::from_static(b"hello")),
+            long_ago,
+            Duration::from_secs(1),
+            Arc::clone(&expired),
+        );
+        assert_eq!(body.size_hint().exact(), Some(5));
+        let bytes = body.collect().await.unwrap().to_bytes();
+        assert_eq!(&bytes[..], b"hello");
+        assert!(!expired.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn the_408_says_what_happened_and_closes() {
+        let resp = body_timeout_response(Duration::from_secs(1));
+        assert_eq!(resp.status(), StatusCode::REQUEST_TIMEOUT);
+        assert_eq!(resp.headers()[header::CONNECTION], "close");
+        assert_eq!(seconds(Duration::from_millis(1500)), "1.5 s");
+        assert_eq!(seconds(Duration::from_secs(10)), "10 s");
+    }
+
+    /// A connection that never ends by itself; a graceful close ends it.
+    struct FakeConn {
+        closed: Arc<AtomicBool>,
+    }
+
+    impl Future for FakeConn {
+        type Output = Result<(), hyper::Error>;
+        fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
+            if self.closed.load(Ordering::Relaxed) {
+                Poll::Ready(Ok(()))
+            } else {
+                Poll::Pending
+            }
+        }
+    }
+
+    impl GracefulClose for FakeConn {
+        fn close_gracefully(self: Pin<&mut Self>) {
+            self.closed.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn fake() -> (FakeConn, Arc<AtomicBool>) {
+        let closed = Arc::new(AtomicBool::new(false));
+        (
+            FakeConn {
+                closed: Arc::clone(&closed),
+            },
+            closed,
+        )
+    }
+
+    #[tokio::test]
+    async fn the_watchdog_closes_idle_connections_gracefully_and_drops_slow_heads() {
+        let t = timeouts(200, 100);
+        let drain = Drain::default();
+        // Idle after a request: closed gracefully about `idle` later.
+        let activity = Activity::new(Instant::now());
+        drop(activity.begin());
+        let (conn, closed) = fake();
+        let started = Instant::now();
+        let ended = tokio::time::timeout(
+            Duration::from_secs(5),
+            drive(conn, &activity, t, drain.watcher()),
+        )
+        .await
+        .unwrap();
+        assert!(ended.is_ok(), "{ended:?}");
+        assert!(closed.load(Ordering::Relaxed));
+        assert!(started.elapsed() >= t.idle);
+        // A fresh connection that sends nothing: dropped at the header timeout.
+        let activity = Activity::new(Instant::now());
+        let (conn, closed) = fake();
+        let ended = tokio::time::timeout(
+            Duration::from_secs(5),
+            drive(conn, &activity, t, drain.watcher()),
+        )
+        .await
+        .unwrap();
+        assert!(matches!(ended, Err(ConnectionError::HeadTimedOut(_))));
+        assert!(!closed.load(Ordering::Relaxed));
+        // Busy: left alone however long it takes.
+        let activity = Activity::new(Instant::now());
+        let _busy = activity.begin();
+        let (conn, _) = fake();
+        let outcome = tokio::time::timeout(
+            Duration::from_millis(500),
+            drive(conn, &activity, t, drain.watcher()),
+        )
+        .await;
+        assert!(outcome.is_err(), "a busy connection was ended: {outcome:?}");
+    }
+
+    #[tokio::test]
+    async fn shutdown_closes_gracefully_and_drain_waits_for_every_connection() {
+        let t = timeouts(60_000, 60_000);
+        let drain = Drain::default();
+        let activity = Activity::new(Instant::now());
+        let _busy = activity.begin();
+        let (conn, closed) = fake();
+        let watcher = drain.watcher();
+        let task = tokio::spawn(async move { drive(conn, &activity, t, watcher).await });
+        assert_eq!(drain.open(), 1);
+        tokio::time::timeout(Duration::from_secs(5), drain.finish())
+            .await
+            .unwrap();
+        assert!(closed.load(Ordering::Relaxed));
+        assert!(task.await.unwrap().is_ok());
+    }
+}
