@@ -94,10 +94,13 @@ impl SandboxPool {
             max_queued: config.max_queued,
             max_queued_per_key: config.max_queued_per_client,
         });
-        // Every admitted run may wait for the CPU; the process gate bounds them.
+        // Every admitted run may wait for the CPU; the process gate bounds
+        // them. One client computes in at most half the slots (rounded up):
+        // a run is never preempted, so a client spinning in every slot would
+        // make everybody else wait for its CPU budget to run out.
         let cpu = FairGate::new(GateSize {
             capacity: workers,
-            per_key: workers,
+            per_key: workers.div_ceil(2),
             max_queued: processes,
             max_queued_per_key: processes,
         });

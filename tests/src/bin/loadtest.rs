@@ -35,6 +35,10 @@ use toolforge_tests::server::{self, Server, ServerConfig};
 
 const CLIENT_TOKEN: &str = "loadtest-client-token-0b7e";
 const UPSTREAM_TOKEN: &str = "loadtest-upstream-token-91c2";
+/// The misbehaving client signs in as someone else, as it would for real:
+/// the server shares Code Mode fairly per credential.
+const BAD_CLIENT_TOKEN: &str = "loadtest-bad-client-token-3f4a";
+const BAD_UPSTREAM_TOKEN: &str = "loadtest-bad-upstream-token-5d6e";
 const HEALTHY_ZONE: &str = "0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a";
 /// The upstream answers this zone only after `--slow-upstream-ms`.
 const SLOW_ZONE: &str = "5105105105105105105105105105105a";
@@ -299,8 +303,9 @@ fn serve_upstream(mut stream: TcpStream, slow: Duration, stop: &AtomicBool) {
 
 // --- clients -------------------------------------------------------------
 
-/// The bytes of one MCP `tools/call` POST on a keep-alive connection.
-fn call_bytes(addr: SocketAddr, id: u64, tool: &str, arguments: Value) -> Vec<u8> {
+/// The bytes of one MCP `tools/call` POST on a keep-alive connection, as
+/// the client holding `token`.
+fn call_bytes(addr: SocketAddr, token: &str, id: u64, tool: &str, arguments: Value) -> Vec<u8> {
     let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                       "params": {"name": tool, "arguments": arguments}})
     .to_string();
@@ -317,7 +322,7 @@ fn call_bytes(addr: SocketAddr, id: u64, tool: &str, arguments: Value) -> Vec<u8
                 "MCP-Protocol-Version".to_owned(),
                 HANDSHAKE_VERSION.to_owned(),
             ),
-            ("Authorization".to_owned(), format!("Bearer {CLIENT_TOKEN}")),
+            ("Authorization".to_owned(), format!("Bearer {token}")),
         ],
         body: Some(body.into_bytes()),
     };
@@ -327,9 +332,16 @@ fn call_bytes(addr: SocketAddr, id: u64, tool: &str, arguments: Value) -> Vec<u8
 /// The well-behaved call of a scenario.
 fn good_call(scenario: Scenario, addr: SocketAddr) -> Vec<u8> {
     match scenario {
-        Scenario::Direct => call_bytes(addr, 1, "zones_get", json!({"zone_id": HEALTHY_ZONE})),
+        Scenario::Direct => call_bytes(
+            addr,
+            CLIENT_TOKEN,
+            1,
+            "zones_get",
+            json!({"zone_id": HEALTHY_ZONE}),
+        ),
         Scenario::CodeMode => call_bytes(
             addr,
+            CLIENT_TOKEN,
             1,
             "execute",
             json!({"code": format!(
@@ -437,7 +449,7 @@ struct Mischief {
 /// a body (even `i`), or part of a request head (odd `i`).
 fn stall_bytes(addr: SocketAddr, i: usize) -> Vec<u8> {
     let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {CLIENT_TOKEN}\r\n\
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {BAD_CLIENT_TOKEN}\r\n\
          Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n\
          MCP-Protocol-Version: {HANDSHAKE_VERSION}\r\n"
     );
@@ -532,7 +544,7 @@ fn hold_stalled(
 /// Loops `execute` runs of `code` until `stop` (each run bounded by the
 /// sandbox's own limits and [`REQUEST_TIMEOUT`]).
 fn endless_executes(addr: SocketAddr, code: &str, stop: &AtomicBool, tally: &Mutex<Mischief>) {
-    let request = call_bytes(addr, 9, "execute", json!({"code": code}));
+    let request = call_bytes(addr, BAD_CLIENT_TOKEN, 9, "execute", json!({"code": code}));
     let mut conn: Option<KeepAlive> = None;
     while !stop.load(Ordering::SeqCst) {
         if conn.is_none() {
@@ -606,7 +618,8 @@ fn start_server(o: &Options, upstream: &Upstream) -> Result<Server, String> {
         }
         .to_owned(),
     ])
-    .token(CLIENT_TOKEN, UPSTREAM_TOKEN);
+    .token(CLIENT_TOKEN, UPSTREAM_TOKEN)
+    .token(BAD_CLIENT_TOKEN, BAD_UPSTREAM_TOKEN);
     for arg in &o.server_args {
         config = config.arg(arg.clone());
     }
