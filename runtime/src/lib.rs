@@ -45,11 +45,11 @@
 
 pub mod catalogue;
 pub mod cli;
-pub mod cloudflare;
 pub mod codemode;
 pub mod config;
 pub mod credential;
 pub mod outcome;
+pub mod profile;
 pub mod redact;
 pub mod request;
 pub mod sandbox;
