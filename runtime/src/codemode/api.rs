@@ -7,11 +7,12 @@
 //! tools do), builds the path and query with the matched tool's own
 //! parameter rules (per-segment encoding, OpenAPI query styles; unknown
 //! query parameters are sent form-encoded), encodes the body, and sends it
-//! to the configured base URL with the server-held credential. A 2xx answers `{status, result,
-//! result_info?}` (the profile's envelope unwrapped); anything else rejects
-//! the code's promise with the same explanation a direct tool gives
-//! (method, path, status, the API's messages, the permissions to grant on
-//! 401/403). The token is scrubbed from everything returned.
+//! to the configured base URL with the server-held credential. A 2xx
+//! answers `{status, result, result_info?}` (the profile's envelope
+//! unwrapped); anything else rejects the code's promise with the same
+//! explanation a direct tool gives (method, path, status, the API's
+//! messages, the permissions to grant on 401/403). The token is scrubbed
+//! from everything returned.
 
 use std::sync::Arc;
 
