@@ -35,11 +35,56 @@ pub mod zones;
 mod schemas;
 pub use toolforge_runtime;
 use toolforge_runtime::catalogue::{Catalogue, Product};
+use toolforge_runtime::profile::AccountFill;
+use toolforge_runtime::profile::AccountList;
+use toolforge_runtime::profile::EnvelopeKind;
+use toolforge_runtime::profile::MergedSelector;
+use toolforge_runtime::profile::MergedVariant;
+use toolforge_runtime::profile::Profile;
+use toolforge_runtime::profile::Refusals;
 /// `source.json`: the release this crate was generated from.
 pub const SOURCE: &str = include_str!("../source.json");
 /// Every product with its tools.
 pub static CATALOGUE: Catalogue = Catalogue {
     api: "cloudflare",
+    profile: Profile {
+        base_url: Some("https://api.cloudflare.com/client/v4"),
+        envelope: EnvelopeKind::SuccessResult,
+        refusals: Refusals {
+            grant: "This call needs the token permission(s) {permissions}; grant them to the API token at dash.cloudflare.com/profile/api-tokens, or use a role that includes them.",
+            unknown: "The API documents no specific permission for this call; check the API token's permissions and resources at dash.cloudflare.com/profile/api-tokens (the account or zone must be included).",
+            empty_list: Some(
+                "Note: the list is empty. If you expected items, the API token may lack the permission(s) {permissions} (the API filters lists by permission instead of refusing them); check the token at dash.cloudflare.com/profile/api-tokens.",
+            ),
+        },
+        accounts: AccountFill::FromList(AccountList {
+            args: &["account_id", "accountId", "account_identifier"],
+            path: "/accounts?per_page=50",
+            items: "/result",
+            id_field: "id",
+            name_field: "name",
+            total: Some("/result_info/total_count"),
+            permission: Some("Account Settings Read"),
+        }),
+        merged: Some(MergedSelector {
+            arg: "account_or_zone",
+            id_arg: "account_or_zone_id",
+            variants: &[
+                MergedVariant {
+                    value: "accounts",
+                    id: "account_id",
+                    noun: "account",
+                },
+                MergedVariant {
+                    value: "zones",
+                    id: "zone_id",
+                    noun: "zone",
+                },
+            ],
+        }),
+        execute_example: "async () => { const r = await api.request({ method: \"GET\", path: \"/zones\", query: { per_page: 5 } }); return r.result.map(z => ({ id: z.id, name: z.name })); }",
+        ..Profile::generic("CLOUDFLARE_API_TOKEN")
+    },
     products: &[
         Product {
             name: "accounts",

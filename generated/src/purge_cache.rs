@@ -61,9 +61,7 @@ pub static PURGE_CACHE: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare {
-        list: false,
-    },
+    envelope: Envelope::Result { list: false },
     deprecated: false,
     ts_declaration: "/** Evicts cached content for a zone by URL, tag, host, prefix or entirely. (POST /zones/{zone_id}/purge_cache) */\npurge_cache(args: { zone_id: string; body: { files: string[] } | { tags: string[] } | { hosts: string[] } | { prefixes: string[] } | { purge_everything: boolean } }): Promise<{ result?: { id: string } | null }>;",
 };

@@ -94,9 +94,7 @@ pub static RULESETS_CREATE: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare {
-        list: false,
-    },
+    envelope: Envelope::Result { list: false },
     deprecated: false,
     ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Creates a ruleset with its rules in an account or a zone. (POST /{account_or_zone}/{account_or_zone_id}/rulesets) */\nrulesets_create(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; rules?: Array<{ action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }> }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
 };
@@ -250,9 +248,7 @@ pub static RULESETS_GET: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare {
-        list: false,
-    },
+    envelope: Envelope::Result { list: false },
     deprecated: false,
     ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Returns the latest version of a ruleset with its rules. (GET /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}) */\nrulesets_get(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
 };
@@ -338,7 +334,7 @@ pub static RULESETS_LIST: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare { list: true },
+    envelope: Envelope::Result { list: true },
     deprecated: false,
     ts_declaration: "/** Lists the rulesets of an account or a zone, without their rules. (GET /{account_or_zone}/{account_or_zone_id}/rulesets) */\nrulesets_list(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; page?: number; per_page?: number }): Promise<{ result?: Array<{ id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
 };
@@ -415,9 +411,7 @@ pub static RULESETS_PHASES_ENTRYPOINT_GET: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare {
-        list: false,
-    },
+    envelope: Envelope::Result { list: false },
     deprecated: false,
     ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Returns the entry point ruleset that runs first in a phase. (GET /{account_or_zone}/{account_or_zone_id}/rulesets/phases/{ruleset_phase}/entrypoint) */\nrulesets_phases_entrypoint_get(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_phase: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\" }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
 };
@@ -509,9 +503,7 @@ pub static RULESETS_PHASES_ENTRYPOINT_UPDATE: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare {
-        list: false,
-    },
+    envelope: Envelope::Result { list: false },
     deprecated: false,
     ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Replaces the rules of a phase's entry point ruleset, creating it if missing. (PUT /{account_or_zone}/{account_or_zone_id}/rulesets/phases/{ruleset_phase}/entrypoint) */\nrulesets_phases_entrypoint_update(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_phase: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; rules?: Array<{ action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }> }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
 };
@@ -608,9 +600,7 @@ pub static RULESETS_RULES_CREATE: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare {
-        list: false,
-    },
+    envelope: Envelope::Result { list: false },
     deprecated: false,
     ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Appends or inserts one rule into a ruleset. (POST /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/rules) */\nrulesets_rules_create(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
 };
@@ -696,9 +686,7 @@ pub static RULESETS_RULES_DELETE: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare {
-        list: false,
-    },
+    envelope: Envelope::Result { list: false },
     deprecated: false,
     ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Removes one rule from a ruleset. (DELETE /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/rules/{rule_id}) */\nrulesets_rules_delete(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; rule_id: string }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
 };
@@ -802,9 +790,7 @@ pub static RULESETS_RULES_EDIT: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare {
-        list: false,
-    },
+    envelope: Envelope::Result { list: false },
     deprecated: false,
     ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Changes one rule of a ruleset. (PATCH /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/rules/{rule_id}) */\nrulesets_rules_edit(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; rule_id: string; action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
 };
@@ -896,9 +882,7 @@ pub static RULESETS_UPDATE: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare {
-        list: false,
-    },
+    envelope: Envelope::Result { list: false },
     deprecated: false,
     ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Replaces a ruleset's description and rules, creating a new version. (PUT /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}) */\nrulesets_update(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; rules?: Array<{ action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }> }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
 };
@@ -993,7 +977,7 @@ pub static RULESETS_VERSIONS_LIST: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare { list: true },
+    envelope: Envelope::Result { list: true },
     deprecated: false,
     ts_declaration: "/** Lists the stored versions of a ruleset. (GET /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/versions) */\nrulesets_versions_list(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; page?: number; per_page?: number }): Promise<{ result?: Array<{ id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
 };

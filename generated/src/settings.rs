@@ -54,9 +54,7 @@ pub static SETTINGS_LIST: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare {
-        list: false,
-    },
+    envelope: Envelope::Result { list: false },
     deprecated: false,
     ts_declaration: "/** Returns every setting of a zone with its current value. (GET /zones/{zone_id}/settings) */\nsettings_list(args: { zone_id: string }): Promise<{ result?: Array<{ id: string; value: any; editable?: boolean; modified_on?: string | null }> }>;",
 };

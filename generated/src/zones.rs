@@ -59,9 +59,7 @@ pub static ZONES_CREATE: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare {
-        list: false,
-    },
+    envelope: Envelope::Result { list: false },
     deprecated: false,
     ts_declaration: "/** Adds a domain to an account as a new zone. (POST /zones) */\nzones_create(args: { name: string; type?: \"full\" | \"partial\" | \"secondary\"; account: { id: string } }): Promise<{ result?: { id: string; name: string; status: \"initializing\" | \"pending\" | \"active\" | \"moved\"; paused?: boolean; type?: \"full\" | \"partial\" | \"secondary\"; account?: { id?: string; name?: string }; name_servers?: string[]; original_registrar?: string | null; activated_on?: string | null; plan?: any; created_on?: string; modified_on?: string } }>;",
 };
@@ -116,9 +114,7 @@ pub static ZONES_DELETE: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare {
-        list: false,
-    },
+    envelope: Envelope::Result { list: false },
     deprecated: false,
     ts_declaration: "/** Removes a zone and everything configured on it. (DELETE /zones/{zone_id}) */\nzones_delete(args: { zone_id: string }): Promise<{ result?: { id: string } | null }>;",
 };
@@ -187,9 +183,7 @@ pub static ZONES_EDIT: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare {
-        list: false,
-    },
+    envelope: Envelope::Result { list: false },
     deprecated: false,
     ts_declaration: "/** Changes the plan, type or vanity name servers of a zone. (PATCH /zones/{zone_id}) */\nzones_edit(args: { zone_id: string; paused?: boolean; plan?: { id?: string }; type?: \"full\" | \"partial\" | \"secondary\"; vanity_name_servers?: string[] }): Promise<{ result?: { id: string; name: string; status: \"initializing\" | \"pending\" | \"active\" | \"moved\"; paused?: boolean; type?: \"full\" | \"partial\" | \"secondary\"; account?: { id?: string; name?: string }; name_servers?: string[]; original_registrar?: string | null; activated_on?: string | null; plan?: any; created_on?: string; modified_on?: string } }>;",
 };
@@ -244,9 +238,7 @@ pub static ZONES_GET: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare {
-        list: false,
-    },
+    envelope: Envelope::Result { list: false },
     deprecated: false,
     ts_declaration: "/** Fetches one zone by identifier. (GET /zones/{zone_id}) */\nzones_get(args: { zone_id: string }): Promise<{ result?: { id: string; name: string; status: \"initializing\" | \"pending\" | \"active\" | \"moved\"; paused?: boolean; type?: \"full\" | \"partial\" | \"secondary\"; account?: { id?: string; name?: string }; name_servers?: string[]; original_registrar?: string | null; activated_on?: string | null; plan?: any; created_on?: string; modified_on?: string } }>;",
 };
@@ -373,7 +365,7 @@ pub static ZONES_LIST: ToolDef = ToolDef {
             schema: Some(crate::schemas::S_77064CBA003C77A6),
         },
     ],
-    envelope: Envelope::Cloudflare { list: true },
+    envelope: Envelope::Result { list: true },
     deprecated: false,
     ts_declaration: "/** Lists zones visible to the token, with optional filters. (GET /zones) */\nzones_list(args: { name?: string; status?: \"initializing\" | \"pending\" | \"active\" | \"moved\"; \"account.id\"?: string; \"account.name\"?: string; page?: number; per_page?: number; order?: \"name\" | \"status\" | \"account.id\" | \"account.name\"; direction?: \"asc\" | \"desc\"; match?: \"any\" | \"all\" }): Promise<{ result?: Array<{ id: string; name: string; status: \"initializing\" | \"pending\" | \"active\" | \"moved\"; paused?: boolean; type?: \"full\" | \"partial\" | \"secondary\"; account?: { id?: any; name?: any }; name_servers?: any[]; original_registrar?: string | null; activated_on?: string | null; plan?: any; created_on?: string; modified_on?: string }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
 };

@@ -11,6 +11,9 @@ use serde_json::Value;
 pub struct Catalogue {
     /// API name.
     pub api: String,
+    /// What the runtime needs to know about the API beyond its tools,
+    /// decided by the policy.
+    pub profile: Profile,
     /// Products in name order, each with tools in name order.
     pub products: Vec<Product>,
     /// Operations that got no tool, with the reason, in `path, method` order.
@@ -331,6 +334,114 @@ pub enum Envelope {
         /// Has `result_info`.
         list: bool,
     },
+}
+
+/// The API profile the policy decides, emitted into the generated
+/// catalogue as `toolforge_runtime::profile::Profile` (see that type for
+/// what the runtime does with each field). Unset fields keep the runtime's
+/// generic defaults (`Profile::generic`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Profile {
+    /// Environment variable holding the upstream token.
+    pub token_env: String,
+    /// Base URL used when the server is given none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Shape of the API's response bodies.
+    pub envelope: BodyShape,
+    /// Refusal texts, when not the generic ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refusals: Option<Refusals>,
+    /// How an omitted account argument is filled, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accounts: Option<AccountList>,
+    /// The merged-path selector, when the API has merged paths.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merged: Option<MergedSelector>,
+    /// Code Mode: the example of the `execute` description, when not the
+    /// generic one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execute_example: Option<String>,
+}
+
+impl Profile {
+    /// The profile of an API without special rules.
+    pub fn generic(api: &str) -> Self {
+        Self {
+            token_env: crate::policy::token_env_name(api),
+            base_url: None,
+            envelope: BodyShape::Bare,
+            refusals: None,
+            accounts: None,
+            merged: None,
+            execute_example: None,
+        }
+    }
+}
+
+/// Shape of an API's response bodies (`toolforge_runtime::profile::EnvelopeKind`).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BodyShape {
+    /// Bodies are the payload itself.
+    Bare,
+    /// `{success, errors, messages, result, result_info?}`.
+    SuccessResult,
+}
+
+/// How refused calls are explained (`{permissions}` becomes the tool's
+/// permissions).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Refusals {
+    /// 401/403 advice when the tool documents permissions.
+    pub grant: String,
+    /// 401/403 advice when it documents none.
+    pub unknown: String,
+    /// The note on an empty list from a tool that documents permissions,
+    /// when the API filters lists by permission.
+    pub empty_list: Option<String>,
+}
+
+/// The listing that finds a credential's only account, and the path
+/// arguments it fills.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct AccountList {
+    /// Path arguments naming an account.
+    pub args: Vec<String>,
+    /// Path and query of the `GET` listing the accounts.
+    pub path: String,
+    /// JSON pointer to the array of accounts in the answer.
+    pub items: String,
+    /// Field of an account holding its ID.
+    pub id_field: String,
+    /// Field of an account holding its name.
+    pub name_field: String,
+    /// JSON pointer to the total count, when the answer is paginated.
+    pub total: Option<String>,
+    /// The permission the listing needs.
+    pub permission: Option<String>,
+}
+
+/// The selector argument of merged-path tools.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct MergedSelector {
+    /// The selector argument.
+    pub arg: String,
+    /// The id argument after it.
+    pub id_arg: String,
+    /// The values the selector takes.
+    pub variants: Vec<MergedVariant>,
+}
+
+/// One value of a [`MergedSelector`].
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct MergedVariant {
+    /// The selector value, also the first path segment.
+    pub value: String,
+    /// The id's name in the real path.
+    pub id: String,
+    /// What the id names, in the singular.
+    pub noun: String,
 }
 
 /// An operation that got no tool.

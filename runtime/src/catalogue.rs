@@ -3,11 +3,18 @@
 //! Everything here is `&'static` data so a generated crate is a set of
 //! constant tables: cheap to compile, zero work at start-up.
 
+use crate::profile::Profile;
+
 /// A whole generated catalogue: every product and tool of one API release.
 #[derive(Debug)]
 pub struct Catalogue {
-    /// API name, e.g. `cloudflare`.
+    /// API name, e.g. `petstore`: shown in the server's name, instructions
+    /// and tool descriptions, never compared (behaviour comes from `profile`).
     pub api: &'static str,
+    /// What the runtime needs to know about the API beyond its tools
+    /// (base URL, token variable, envelope, refusals, account filling),
+    /// decided by the generator's policy.
+    pub profile: Profile,
     /// Products in name order.
     pub products: &'static [Product],
     /// JSON text of `source.json` (release URL, sha256, generator version).
@@ -257,9 +264,10 @@ pub enum Envelope {
     None,
     /// The body is not an object; the output is `{result: body}`.
     Wrapped,
-    /// Cloudflare `{success, errors, messages, result, result_info?}`:
-    /// the output is `{result}` plus `result_info` when `list` is true.
-    Cloudflare {
+    /// The `{success, errors, messages, result, result_info?}` envelope
+    /// (see [`crate::profile::EnvelopeKind::SuccessResult`]): the output is
+    /// `{result}` plus `result_info` when `list` is true.
+    Result {
         /// The endpoint is paginated and returns `result_info`.
         list: bool,
     },

@@ -24,9 +24,7 @@ use serde_json::{Map, Value, json};
 
 use crate::catalogue::{Catalogue, ToolDef};
 use crate::codemode::{Mode, ModeSetup};
-use crate::config::{
-    Exposure, UpstreamConfig, default_upstream, token_env_name, validate_upstream,
-};
+use crate::config::{Exposure, UpstreamConfig, validate_upstream};
 use crate::credential::Credential;
 use crate::request::build_request;
 use crate::sandbox::{Limits, SandboxConfig, WorkerCommand};
@@ -359,7 +357,7 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
     if args.spec_artifact.is_some() && args.mode != Mode::CodeMode {
         bail!("--spec-artifact is used only with --mode codemode");
     }
-    let upstream_raw = match (&args.upstream, default_upstream(catalogue.api)) {
+    let upstream_raw = match (&args.upstream, catalogue.profile.base_url) {
         (Some(u), _) => u.clone(),
         (None, Some(d)) => d.to_owned(),
         (None, None) => {
@@ -374,7 +372,7 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
     let token_env = args
         .token_env
         .clone()
-        .unwrap_or_else(|| token_env_name(catalogue.api));
+        .unwrap_or_else(|| catalogue.profile.token_env.to_owned());
     let credential_hint = match transport {
         Transport::Stdio => format!("set `{token_env}` in the server's environment"),
         Transport::Http if args.insecure_no_auth => {

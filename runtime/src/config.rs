@@ -1,5 +1,5 @@
-//! Server configuration: exposure policy, upstream base URL rules and
-//! per-API defaults.
+//! Server configuration: exposure policy and upstream base URL rules (the
+//! per-API defaults are in the catalogue's [`crate::profile::Profile`]).
 
 use std::collections::BTreeSet;
 use std::net::IpAddr;
@@ -8,32 +8,6 @@ use std::time::Duration;
 use url::{Host, Url};
 
 use crate::catalogue::{Catalogue, ToolDef};
-
-/// Base URL of an API whose default is known, by catalogue `api` name.
-pub fn default_upstream(api: &str) -> Option<&'static str> {
-    match api {
-        "cloudflare" => Some("https://api.cloudflare.com/client/v4"),
-        _ => None,
-    }
-}
-
-/// Environment variable holding the upstream token for `api`
-/// (`CLOUDFLARE_API_TOKEN` for `cloudflare`): the API name upper-cased,
-/// non-alphanumerics as `_`, then `_API_TOKEN`.
-pub fn token_env_name(api: &str) -> String {
-    let mut name: String = api
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    name.push_str("_API_TOKEN");
-    name
-}
 
 /// A configuration value the server refuses to start with.
 #[derive(Debug, thiserror::Error)]
@@ -224,7 +198,7 @@ mod tests {
 
     #[test]
     fn upstream_rules() {
-        assert!(validate_upstream("https://api.cloudflare.com/client/v4", false).is_ok());
+        assert!(validate_upstream("https://api.example.com/client/v4", false).is_ok());
         for bad in ["http://api.example.com", "ftp://x", "http://127.0.0.1:9/"] {
             let err = validate_upstream(bad, false).unwrap_err();
             assert!(matches!(err, ConfigError::UpstreamNotHttps { .. }), "{bad}");
@@ -243,16 +217,5 @@ mod tests {
         assert!(!err.to_string().contains("pw"), "{err}");
         assert!(validate_upstream("https://h/?k=1", false).is_err());
         assert!(validate_upstream("not a url", false).is_err());
-    }
-
-    #[test]
-    fn token_env_names() {
-        assert_eq!(token_env_name("cloudflare"), "CLOUDFLARE_API_TOKEN");
-        assert_eq!(token_env_name("git-hub"), "GIT_HUB_API_TOKEN");
-        assert_eq!(
-            default_upstream("cloudflare"),
-            Some("https://api.cloudflare.com/client/v4")
-        );
-        assert_eq!(default_upstream("other"), None);
     }
 }

@@ -19,7 +19,7 @@ pub enum CredentialError {
     /// The token is empty (or only whitespace).
     #[error("the upstream token from {source_label} is empty")]
     Empty {
-        /// Where the token came from, e.g. ``env `CLOUDFLARE_API_TOKEN` ``.
+        /// Where the token came from, e.g. ``env `PETSTORE_API_TOKEN` ``.
         source_label: String,
     },
     /// The token holds characters that cannot go into an HTTP header.

@@ -1,7 +1,9 @@
 //! Runtime support for toolforge-generated MCP tool crates.
 //!
 //! A generated crate is a set of constant tables built from the types in
-//! [`catalogue`]. At call time, [`build_request`] turns a tool's arguments
+//! [`catalogue`], including the API's [`profile`] (base URL, token variable,
+//! envelope, refusal texts, account filling): the runtime reads API
+//! behaviour from it and never compares API names. At call time, [`build_request`] turns a tool's arguments
 //! into an upstream [`HttpRequest`]: the route is chosen, path parameters are
 //! encoded so each stays inside its own segment, query, header and cookie
 //! parameters follow the OpenAPI 3 `style` / `explode` rules, and the body is
@@ -45,11 +47,11 @@
 
 pub mod catalogue;
 pub mod cli;
-pub mod cloudflare;
 pub mod codemode;
 pub mod config;
 pub mod credential;
 pub mod outcome;
+pub mod profile;
 pub mod redact;
 pub mod request;
 pub mod sandbox;

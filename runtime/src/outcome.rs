@@ -1,24 +1,24 @@
 //! Turning an upstream response into an MCP tool result.
 //!
 //! A 2xx gives the body as text, plus `structuredContent` when the tool has
-//! an output schema (unwrapped from the Cloudflare envelope). Anything else
+//! an output schema (unwrapped from the API's envelope). Anything else
 //! gives a tool error (`isError: true`) naming method, path (no query),
 //! status and the API's own messages, with explanations for 401/403 (which
-//! permission to grant), 429 (when to retry) and redirects (not followed).
+//! permission to grant, in the words of the catalogue's
+//! [`crate::profile::Refusals`]), 429 (when to retry) and redirects (not
+//! followed).
 
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
 use crate::catalogue::{Envelope, ToolDef};
-use crate::cloudflare::error_messages;
 use crate::credential::Credential;
+use crate::profile::{Profile, error_messages};
 use crate::upstream::UpstreamResponse;
 
 /// How much of an unstructured error body is quoted.
 const BODY_SNIPPET_CHARS: usize = 1000;
-/// Where Cloudflare API tokens are managed.
-const CLOUDFLARE_TOKENS_URL: &str = "dash.cloudflare.com/profile/api-tokens";
 
 /// What the mapping needs to know about the call.
 #[derive(Debug, Clone, Copy)]
@@ -30,8 +30,8 @@ pub struct Call<'a> {
     /// The credential used: the response is already scrubbed of it
     /// ([`crate::upstream`]); composed error texts are scrubbed once more.
     pub credential: Option<&'a Credential>,
-    /// The API is Cloudflare (envelope errors, token advice).
-    pub cloudflare: bool,
+    /// The catalogue's profile (envelope, refusal texts).
+    pub profile: &'a Profile,
 }
 
 /// A tool error result with one text block.
@@ -69,8 +69,7 @@ pub fn map_response(call: Call<'_>, resp: UpstreamResponse) -> CallToolResult {
 
     if status.is_success() {
         if let Some(v) = &json
-            && call.cloudflare
-            && v.get("success") == Some(&Value::Bool(false))
+            && call.profile.envelope.reports_failure(v)
         {
             let mut msg = format!(
                 "{method} {path} answered {status_text} but the API reported failure (`success: false`)"
@@ -119,34 +118,15 @@ pub fn map_response(call: Call<'_>, resp: UpstreamResponse) -> CallToolResult {
     }
     if matches!(status.as_u16(), 401 | 403) {
         msg.push('\n');
-        msg.push_str(&permission_advice(call.tool, call.cloudflare));
+        msg.push_str(&permission_advice(call.tool, call.profile));
     }
     refuse(msg)
 }
 
-/// The explanation of a refused call from the tool's permissions.
-pub fn permission_advice(tool: &ToolDef, cloudflare: bool) -> String {
-    let perms = tool
-        .permissions
-        .iter()
-        .map(|p| format!("`{p}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    match (tool.permissions.is_empty(), cloudflare) {
-        (false, true) => format!(
-            "This call needs the token permission(s) {perms}; grant them to the API token at {CLOUDFLARE_TOKENS_URL}, or use a role that includes them."
-        ),
-        (false, false) => format!(
-            "This call needs the permission(s) {perms}; grant them to the credential the server uses."
-        ),
-        (true, true) => format!(
-            "The API documents no specific permission for this call; check the API token's permissions and resources at {CLOUDFLARE_TOKENS_URL} (the account or zone must be included)."
-        ),
-        (true, false) => {
-            "The API documents no specific permission for this call; check the credential's access."
-                .to_owned()
-        }
-    }
+/// The explanation of a refused call from the tool's permissions, in the
+/// words of `profile`.
+pub fn permission_advice(tool: &ToolDef, profile: &Profile) -> String {
+    profile.refusals.advice(tool)
 }
 
 fn success(
@@ -197,7 +177,7 @@ fn success(
 /// The `structuredContent` of a successful JSON body.
 pub fn structured(envelope: Envelope, body: Value) -> Value {
     match (envelope, body) {
-        (Envelope::Cloudflare { list }, Value::Object(mut obj)) if obj.contains_key("result") => {
+        (Envelope::Result { list }, Value::Object(mut obj)) if obj.contains_key("result") => {
             let mut out = Map::new();
             out.insert("result".into(), obj.remove("result").unwrap_or(Value::Null));
             if list && let Some(info) = obj.remove("result_info") {
@@ -210,26 +190,14 @@ pub fn structured(envelope: Envelope, body: Value) -> Value {
     }
 }
 
-/// The note for an empty list from a tool that needs permissions
-/// (Cloudflare filters lists by permission instead of refusing them).
+/// The note for an empty list from a tool that needs permissions, for
+/// APIs that filter lists by permission instead of refusing them
+/// ([`crate::profile::Refusals::empty_list`]).
 pub(crate) fn empty_list_note(call: Call<'_>, json: Option<&Value>) -> Option<String> {
-    if !call.cloudflare || call.tool.permissions.is_empty() {
+    if !call.profile.envelope.list(json?)?.is_empty() {
         return None;
     }
-    let result = json?.get("result")?.as_array()?;
-    if !result.is_empty() {
-        return None;
-    }
-    let perms = call
-        .tool
-        .permissions
-        .iter()
-        .map(|p| format!("`{p}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    Some(format!(
-        "Note: the list is empty. If you expected items, the API token may lack the permission(s) {perms} (the API filters lists by permission instead of refusing them); check the token at {CLOUDFLARE_TOKENS_URL}."
-    ))
+    call.profile.refusals.empty_list_note(call.tool)
 }
 
 fn push_messages(msg: &mut String, body: &Value, text: Option<&str>) {

@@ -18,6 +18,7 @@ use toolforge_runtime::catalogue::{
     ToolDef,
 };
 use toolforge_runtime::config::{Exposure, UpstreamConfig, validate_upstream};
+use toolforge_runtime::profile::{EnvelopeKind, Profile};
 use toolforge_runtime::server::auth::{TokenTable, digest_hex};
 use toolforge_runtime::server::http::{ClientAuth, HttpOptions, serve_listener};
 use toolforge_runtime::server::{Core, CoreOptions};
@@ -66,13 +67,17 @@ static DNS_LIST: ToolDef = ToolDef {
     ],
     body: None,
     responses: &[],
-    envelope: Envelope::Cloudflare { list: true },
+    envelope: Envelope::Result { list: true },
     deprecated: false,
     ts_declaration: "",
 };
 
 static CATALOGUE: Catalogue = Catalogue {
     api: "cloudflare",
+    profile: Profile {
+        envelope: EnvelopeKind::SuccessResult,
+        ..Profile::generic("CLOUDFLARE_API_TOKEN")
+    },
     products: &[Product {
         name: "dns_records",
         tools: &[&DNS_LIST],

@@ -260,6 +260,7 @@ pub fn build_catalogue_with(
     skipped.sort();
     Ok(Catalogue {
         api: config.api.clone(),
+        profile: ctx.policy.profile(&config.api),
         products,
         skipped,
     })

@@ -230,12 +230,11 @@ pub(crate) fn collect(
             merged.is_some_and(|m| m.selector == p.name && p.location == Location::Path);
         let is_merged_id =
             merged.is_some_and(|m| m.id_param == p.name && p.location == Location::Path);
-        let schema = if is_selector {
-            json!({"type": "string", "enum": ["accounts", "zones"],
-                   "description": "Whether the call targets an account or a zone; picks the real path."})
-        } else if is_merged_id {
-            json!({"type": "string", "maxLength": 32,
-                   "description": "The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."})
+        let schema = if let Some(m) = merged.filter(|_| is_selector) {
+            let values: Vec<&str> = m.variants.iter().map(|v| v.value.as_str()).collect();
+            json!({"type": "string", "enum": values, "description": m.selector_description})
+        } else if let Some(m) = merged.filter(|_| is_merged_id) {
+            json!({"type": "string", "maxLength": 32, "description": m.id_description})
         } else {
             param_schema(input, p)?
         };
@@ -315,9 +314,9 @@ pub(crate) fn routes(path: &str, params: &[Param], merged: Option<&MergedPath>) 
     let rest = template.strip_prefix(&prefix).unwrap_or("");
     m.variants
         .iter()
-        .map(|(value, _, _)| Route {
-            when: Some((selector_arg.clone(), value.clone())),
-            template: format!("/{value}/{{{id_arg}}}{rest}"),
+        .map(|v| Route {
+            when: Some((selector_arg.clone(), v.value.clone())),
+            template: format!("/{}/{{{id_arg}}}{rest}", v.value),
         })
         .collect()
 }

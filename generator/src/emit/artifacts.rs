@@ -49,12 +49,8 @@ pub fn split_merged_paths(spec: &mut Value, policy: &Policy) {
             new.insert(path, item);
             continue;
         };
-        for (value, concrete, real_id) in &m.variants {
-            let scope = if value == "accounts" {
-                "account"
-            } else {
-                "zone"
-            };
+        for variant in &m.variants {
+            let (real_id, scope) = (variant.id.as_str(), variant.noun.as_str());
             let mut item = item.clone();
             if let Value::Object(obj) = &mut item {
                 for (key, entry) in obj.iter_mut() {
@@ -65,7 +61,7 @@ pub fn split_merged_paths(spec: &mut Value, policy: &Policy) {
                     }
                 }
             }
-            new.insert(concrete.clone(), item);
+            new.insert(variant.path.clone(), item);
         }
     }
     *paths = new;

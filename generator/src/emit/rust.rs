@@ -9,7 +9,8 @@ use super::deferred::Deferred;
 use super::interned::ToolSchemas;
 use crate::error::{GenerateError, Result};
 use crate::ir::{
-    BodyArgs, BodyKind, Catalogue, Envelope, HttpMethod, Location, Product, Style, Tool,
+    BodyArgs, BodyKind, BodyShape, Catalogue, Envelope, HttpMethod, Location, Product, Profile,
+    Style, Tool,
 };
 use crate::naming::{module_ident, static_ident};
 
@@ -194,7 +195,7 @@ fn tool_tokens(
     let envelope = match tool.envelope {
         Envelope::None => quote!(Envelope::None),
         Envelope::Wrapped => quote!(Envelope::Wrapped),
-        Envelope::Cloudflare { list } => quote!(Envelope::Cloudflare { list: #list }),
+        Envelope::Cloudflare { list } => quote!(Envelope::Result { list: #list }),
     };
     let deprecated = tool.deprecated;
     let ts_declaration = lit(&super::typescript::tool_declaration(tool));
@@ -310,6 +311,90 @@ pub fn product_module(
         })
 }
 
+fn opt_lit(s: Option<&str>) -> TokenStream {
+    match s {
+        Some(s) => {
+            let l = lit(s);
+            quote!(Some(#l))
+        }
+        None => quote!(None),
+    }
+}
+
+/// The catalogue's `profile` expression (the fields the policy set, the
+/// rest from `Profile::generic`) and the `use` of the
+/// `toolforge_runtime::profile` names it needs.
+fn profile_expr(p: &Profile) -> (TokenStream, TokenStream) {
+    let mut used = vec!["Profile"];
+    let mut fields = Vec::new();
+    if let Some(url) = &p.base_url {
+        let url = lit(url);
+        fields.push(quote!(base_url: Some(#url)));
+    }
+    match p.envelope {
+        BodyShape::Bare => {}
+        BodyShape::SuccessResult => {
+            used.push("EnvelopeKind");
+            fields.push(quote!(envelope: EnvelopeKind::SuccessResult));
+        }
+    }
+    if let Some(r) = &p.refusals {
+        used.push("Refusals");
+        let (grant, unknown) = (lit(&r.grant), lit(&r.unknown));
+        let empty_list = opt_lit(r.empty_list.as_deref());
+        fields.push(quote!(refusals: Refusals {
+            grant: #grant,
+            unknown: #unknown,
+            empty_list: #empty_list,
+        }));
+    }
+    if let Some(a) = &p.accounts {
+        used.extend(["AccountFill", "AccountList"]);
+        let args = a.args.iter().map(|s| lit(s));
+        let (path, items) = (lit(&a.path), lit(&a.items));
+        let (id_field, name_field) = (lit(&a.id_field), lit(&a.name_field));
+        let total = opt_lit(a.total.as_deref());
+        let permission = opt_lit(a.permission.as_deref());
+        fields.push(quote!(accounts: AccountFill::FromList(AccountList {
+            args: &[#(#args),*],
+            path: #path,
+            items: #items,
+            id_field: #id_field,
+            name_field: #name_field,
+            total: #total,
+            permission: #permission,
+        })));
+    }
+    if let Some(m) = &p.merged {
+        used.extend(["MergedSelector", "MergedVariant"]);
+        let (arg, id_arg) = (lit(&m.arg), lit(&m.id_arg));
+        let variants = m.variants.iter().map(|v| {
+            let (value, id, noun) = (lit(&v.value), lit(&v.id), lit(&v.noun));
+            quote!(MergedVariant { value: #value, id: #id, noun: #noun })
+        });
+        fields.push(quote!(merged: Some(MergedSelector {
+            arg: #arg,
+            id_arg: #id_arg,
+            variants: &[#(#variants),*],
+        })));
+    }
+    if let Some(example) = &p.execute_example {
+        let example = lit(example);
+        fields.push(quote!(execute_example: #example));
+    }
+    let token_env = lit(&p.token_env);
+    let expr = if fields.is_empty() {
+        quote!(Profile::generic(#token_env))
+    } else {
+        quote!(Profile { #(#fields,)* ..Profile::generic(#token_env) })
+    };
+    used.sort_unstable();
+    // One `use` per name: prettyplease and rustfmt wrap a long `{…}` list
+    // differently, and `cargo fmt` must leave `lib.rs` as emitted.
+    let names = used.into_iter().map(ident);
+    (expr, quote!(#(use toolforge_runtime::profile::#names;)*))
+}
+
 /// `lib.rs`: module declarations and the catalogue; `interned` declares
 /// the private `schemas` module of shared schema texts.
 pub fn lib_rs(cat: &Catalogue, interned: bool, spec: bool, header: &str) -> Result<String> {
@@ -325,6 +410,7 @@ pub fn lib_rs(cat: &Catalogue, interned: bool, spec: bool, header: &str) -> Resu
         .collect();
     let names = cat.products.iter().map(|p| lit(&p.name));
     let api = lit(&cat.api);
+    let (profile, profile_use) = profile_expr(&cat.profile);
     let mod_docs = cat
         .products
         .iter()
@@ -353,6 +439,7 @@ pub fn lib_rs(cat: &Catalogue, interned: bool, spec: bool, header: &str) -> Resu
 
         pub use toolforge_runtime;
         use toolforge_runtime::catalogue::{Catalogue, Product};
+        #profile_use
 
         /// `source.json`: the release this crate was generated from.
         pub const SOURCE: &str = include_str!("../source.json");
@@ -360,6 +447,7 @@ pub fn lib_rs(cat: &Catalogue, interned: bool, spec: bool, header: &str) -> Resu
         /// Every product with its tools.
         pub static CATALOGUE: Catalogue = Catalogue {
             api: #api,
+            profile: #profile,
             products: &[#(Product { name: #names, tools: #mods::TOOLS }),*],
             source: SOURCE,
             spec: #spec_expr,

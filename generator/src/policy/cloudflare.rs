@@ -1,33 +1,155 @@
 //! Cloudflare policy: products and forge-style names from paths, merged
-//! account/zone paths, token-group permissions and the response envelope.
+//! account/zone paths, token-group permissions, the response envelope, and
+//! the runtime profile (base URL, envelope, refusal texts, default account).
+//!
+//! This module is the one place that knows Cloudflare: the runtime learns
+//! all of it from the profile this policy emits ([`Cloudflare::profile`]),
+//! so the names below (account arguments, scopes) exist once.
 
 use serde_json::{Map, Value, json};
 
-use super::{MergedPath, OpRef};
-use crate::ir::{Envelope, HttpMethod};
+use super::{ApiPolicy, MergedPath, MergedRoute, OpRef};
+use crate::ir::{
+    AccountList, BodyShape, Envelope, HttpMethod, MergedSelector, MergedVariant, Profile, Refusals,
+};
 use crate::naming::{fit_tool_name, snake};
+
+/// Cloudflare's API v4 base URL (the spec's `servers` entry).
+pub const BASE_URL: &str = "https://api.cloudflare.com/client/v4";
+/// Where API tokens are managed, quoted in refusal texts.
+pub const TOKENS_URL: &str = "dash.cloudflare.com/profile/api-tokens";
+/// Path parameters that name an account: optional in tool schemas, filled
+/// by the runtime with the credential's only account.
+pub const ACCOUNT_ARGS: [&str; 3] = ["account_id", "accountId", "account_identifier"];
+/// The selector argument of merged account/zone tools (also the scope word
+/// of their scope-qualified names).
+pub const SCOPE_ARG: &str = "account_or_zone";
+/// The id argument of merged account/zone tools.
+pub const SCOPE_ID_ARG: &str = "account_or_zone_id";
+/// How many accounts the runtime's account listing asks for.
+const ACCOUNTS_PAGE: u32 = 50;
+
+/// A scope a path can start with (`/accounts/{account_id}/…`).
+#[derive(Debug, Clone, Copy)]
+pub struct Scope {
+    /// First path segment, also the merged selector's value.
+    pub value: &'static str,
+    /// The id parameter after it in real paths.
+    pub id: &'static str,
+    /// The scope word (singular), used in names and descriptions.
+    pub noun: &'static str,
+}
+
+/// The scopes merged paths split into, in selector order.
+pub const SCOPES: [Scope; 2] = [
+    Scope {
+        value: "accounts",
+        id: "account_id",
+        noun: "account",
+    },
+    Scope {
+        value: "zones",
+        id: "zone_id",
+        noun: "zone",
+    },
+];
+
+/// The Cloudflare [`ApiPolicy`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Cloudflare;
+
+impl ApiPolicy for Cloudflare {
+    fn product(&self, op: &OpRef<'_>) -> String {
+        product(op.path)
+    }
+
+    fn name_candidates(&self, op: &OpRef<'_>, _product: &str) -> Vec<String> {
+        name_candidates(op)
+    }
+
+    fn permissions(&self, op: &OpRef<'_>) -> Vec<String> {
+        permissions(op.op)
+    }
+
+    fn merged_path(&self, path: &str) -> Option<MergedPath> {
+        merged_path(path)
+    }
+
+    fn path_param_optional(&self, name: &str) -> bool {
+        is_account_param(name) || name == SCOPE_ID_ARG
+    }
+
+    fn output(&self, success: Option<&Value>) -> (Envelope, Option<Value>) {
+        output(success)
+    }
+
+    /// The envelope, refusal texts naming the token page, the default
+    /// account from `GET /accounts`, the account/zone selector, and an
+    /// `execute` example listing zones.
+    fn profile(&self, api: &str) -> Profile {
+        let own = |s: &str| s.to_owned();
+        Profile {
+            base_url: Some(own(BASE_URL)),
+            envelope: BodyShape::SuccessResult,
+            refusals: Some(Refusals {
+                grant: format!(
+                    "This call needs the token permission(s) {{permissions}}; grant them to the API token at {TOKENS_URL}, or use a role that includes them."
+                ),
+                unknown: format!(
+                    "The API documents no specific permission for this call; check the API token's permissions and resources at {TOKENS_URL} (the account or zone must be included)."
+                ),
+                empty_list: Some(format!(
+                    "Note: the list is empty. If you expected items, the API token may lack the permission(s) {{permissions}} (the API filters lists by permission instead of refusing them); check the token at {TOKENS_URL}."
+                )),
+            }),
+            accounts: Some(AccountList {
+                args: ACCOUNT_ARGS.map(own).to_vec(),
+                path: format!("/accounts?per_page={ACCOUNTS_PAGE}"),
+                items: own("/result"),
+                id_field: own("id"),
+                name_field: own("name"),
+                total: Some(own("/result_info/total_count")),
+                permission: Some(own("Account Settings Read")),
+            }),
+            merged: Some(MergedSelector {
+                arg: own(SCOPE_ARG),
+                id_arg: own(SCOPE_ID_ARG),
+                variants: SCOPES
+                    .iter()
+                    .map(|s| MergedVariant {
+                        value: own(s.value),
+                        id: own(s.id),
+                        noun: own(s.noun),
+                    })
+                    .collect(),
+            }),
+            execute_example: Some(own(
+                r#"async () => { const r = await api.request({ method: "GET", path: "/zones", query: { per_page: 5 } }); return r.result.map(z => ({ id: z.id, name: z.name })); }"#,
+            )),
+            ..Profile::generic(api)
+        }
+    }
+}
 
 /// Path parameters that name an account.
 pub fn is_account_param(name: &str) -> bool {
-    matches!(name, "account_id" | "accountId" | "account_identifier")
+    ACCOUNT_ARGS.contains(&name)
 }
 
-/// Splits a path into its scope word (`account`, `zone`, `user`…) and the
-/// segments after the scope.
+/// Splits a path into its scope word (`account`, `zone`, `account_or_zone`)
+/// and the segments after the scope.
 fn scope_and_rest(path: &str) -> (Option<&'static str>, Vec<&str>) {
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let is_param = |s: &str| s.starts_with('{') && s.ends_with('}');
     match segs.as_slice() {
         [first, second, rest @ ..] if is_param(first) && is_param(second) => {
-            (Some("account_or_zone"), rest.to_vec())
+            (Some(SCOPE_ARG), rest.to_vec())
         }
-        [first, second, rest @ ..]
-            if *first == "accounts" && is_param(second) && !rest.is_empty() =>
-        {
-            (Some("account"), rest.to_vec())
-        }
-        [first, second, rest @ ..] if *first == "zones" && is_param(second) && !rest.is_empty() => {
-            (Some("zone"), rest.to_vec())
+        [first, second, rest @ ..] if is_param(second) && !rest.is_empty() => {
+            match SCOPES.iter().find(|s| s.value == *first) {
+                Some(scope) => (Some(scope.noun), rest.to_vec()),
+                None => (None, segs),
+            }
         }
         _ => (None, segs),
     }
@@ -153,7 +275,8 @@ pub fn permissions(op: &Value) -> Vec<String> {
     out
 }
 
-/// Recognises `/{account_or_zone}/{account_or_zone_id}/…` (any names).
+/// Recognises `/{account_or_zone}/{account_or_zone_id}/…` (any names whose
+/// selector mentions both an account and a zone).
 pub fn merged_path(path: &str) -> Option<MergedPath> {
     let trimmed = path.strip_prefix('/')?;
     let mut parts = trimmed.splitn(3, '/');
@@ -169,18 +292,20 @@ pub fn merged_path(path: &str) -> Option<MergedPath> {
     Some(MergedPath {
         selector: selector.to_string(),
         id_param: id.to_string(),
-        variants: vec![
-            (
-                "accounts".into(),
-                format!("/accounts/{{account_id}}{rest}"),
-                "account_id".into(),
-            ),
-            (
-                "zones".into(),
-                format!("/zones/{{zone_id}}{rest}"),
-                "zone_id".into(),
-            ),
-        ],
+        selector_description: "Whether the call targets an account or a zone; picks the real path."
+            .into(),
+        id_description: format!(
+            "The account ID (when {SCOPE_ARG} is `accounts`; defaults to the session's only account) or the zone ID."
+        ),
+        variants: SCOPES
+            .iter()
+            .map(|s| MergedRoute {
+                value: s.value.into(),
+                path: format!("/{}/{{{}}}{rest}", s.value, s.id),
+                id: s.id.into(),
+                noun: s.noun.into(),
+            })
+            .collect(),
     })
 }
 
@@ -320,10 +445,11 @@ mod tests {
         let m =
             merged_path("/{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}").unwrap();
         assert_eq!(
-            m.variants[0].1,
+            m.variants[0].path,
             "/accounts/{account_id}/rulesets/{ruleset_id}"
         );
-        assert_eq!(m.variants[1].1, "/zones/{zone_id}/rulesets/{ruleset_id}");
+        assert_eq!(m.variants[1].path, "/zones/{zone_id}/rulesets/{ruleset_id}");
+        assert_eq!(m.variants[0].noun, "account");
         assert!(merged_path("/zones/{zone_id}/x").is_none());
     }
 

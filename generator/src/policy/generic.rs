@@ -1,10 +1,18 @@
-//! The generic policy: products from tags, names from `operationId`.
+//! The generic policy: products from tags, names from `operationId`, no
+//! permissions, bare bodies, the generic runtime profile. These are the
+//! defaults of [`ApiPolicy`]; [`Generic`] overrides nothing.
 
 use serde_json::{Value, json};
 
-use super::OpRef;
+use super::{ApiPolicy, OpRef};
 use crate::ir::Envelope;
 use crate::naming::{Shorten, dedupe_words, fit_tool_name, fit_tool_name_by, snake};
+
+/// The generic [`ApiPolicy`]: every default.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Generic;
+
+impl ApiPolicy for Generic {}
 
 /// First tag, else the first literal path segment, else `default`.
 pub fn product(op: &OpRef<'_>) -> String {
@@ -136,11 +144,6 @@ fn fallback_candidates(op: &OpRef<'_>, key: &str) -> Vec<String> {
         out.push(fit_tool_name_by(&by_path, key, Shorten::Right));
     }
     out
-}
-
-/// Generic specs carry no permission data.
-pub fn permissions(_op: &Value) -> Vec<String> {
-    Vec::new()
 }
 
 /// The success body is the output when it is an object; other shapes are

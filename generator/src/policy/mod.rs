@@ -1,6 +1,9 @@
 //! API policies: the rules that differ between APIs (products, names,
-//! permissions, merged paths, envelopes), applied while building the IR.
-//! Emit code never looks at the policy.
+//! permissions, merged paths, envelopes, and the runtime profile), applied
+//! while building the IR. Emit code never looks at the policy.
+//!
+//! [`ApiPolicy`] carries the generic behaviour as its defaults
+//! ([`generic`]); an API overrides what differs ([`cloudflare`]).
 
 pub mod cloudflare;
 pub mod generic;
@@ -8,7 +11,7 @@ pub mod generic;
 use serde_json::Value;
 
 use crate::config::PolicyKind;
-use crate::ir::{Envelope, HttpMethod};
+use crate::ir::{Envelope, HttpMethod, Profile};
 
 /// One operation as found in the spec, before it becomes a tool.
 #[derive(Debug, Clone, Copy)]
@@ -42,76 +45,150 @@ pub struct MergedPath {
     pub selector: String,
     /// Wire name of the id path parameter (`account_or_zone_id`).
     pub id_param: String,
-    /// `(selector value, concrete path with real parameter names, real id name)`.
-    pub variants: Vec<(String, String, String)>,
+    /// Description of the selector argument in tool schemas.
+    pub selector_description: String,
+    /// Description of the id argument in tool schemas.
+    pub id_description: String,
+    /// The concrete routes, in selector order.
+    pub variants: Vec<MergedRoute>,
 }
 
-/// The policy in force for one generation.
+/// One concrete route of a [`MergedPath`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergedRoute {
+    /// Selector value, also the first path segment (`accounts`).
+    pub value: String,
+    /// Concrete path with the real parameter names (`/accounts/{account_id}/…`).
+    pub path: String,
+    /// Real name of the id parameter (`account_id`).
+    pub id: String,
+    /// What the id names, in the singular (`account`): the resolved spec
+    /// describes the parameter as `The account identifier.`
+    pub noun: String,
+}
+
+/// The rules that differ between APIs. Every method's default is the
+/// generic behaviour (products from tags, names from `operationId`, no
+/// permissions, no merged paths, bare bodies, [`Profile::generic`]); an
+/// API's policy overrides only what its spec does differently, as
+/// prost-build's `ServiceGenerator` does for services. [`cloudflare`] is
+/// the worked example: a new API gets a module like it and a
+/// [`PolicyKind`] variant.
+pub trait ApiPolicy: Sync + std::fmt::Debug {
+    /// The product an operation belongs to (`^[a-z0-9_]+$`).
+    fn product(&self, op: &OpRef<'_>) -> String {
+        generic::product(op)
+    }
+
+    /// Candidate tool names, best first.
+    fn name_candidates(&self, op: &OpRef<'_>, product: &str) -> Vec<String> {
+        generic::name_candidates(op, product)
+    }
+
+    /// Permissions the operation requires (data for refusal texts).
+    fn permissions(&self, _op: &OpRef<'_>) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Splits a merged path (one operation for several path prefixes).
+    fn merged_path(&self, _path: &str) -> Option<MergedPath> {
+        None
+    }
+
+    /// A path parameter the runtime can fill itself, so the tool schema
+    /// marks it optional (it must then be in the profile's account
+    /// arguments or be the merged id).
+    fn path_param_optional(&self, _name: &str) -> bool {
+        false
+    }
+
+    /// Detects the success envelope of a converted success schema and
+    /// returns the envelope kind plus the tool's output schema.
+    fn output(&self, success: Option<&Value>) -> (Envelope, Option<Value>) {
+        generic::output(success)
+    }
+
+    /// What the runtime needs to know about API `api` beyond its tools,
+    /// emitted into the generated catalogue.
+    fn profile(&self, api: &str) -> Profile {
+        Profile::generic(api)
+    }
+}
+
+/// The policy in force for one generation: the [`ApiPolicy`] that
+/// forge.json's `policy` names (its methods are reached through `Deref`).
 #[derive(Debug, Clone, Copy)]
 pub struct Policy {
     kind: PolicyKind,
+    rules: &'static dyn ApiPolicy,
 }
 
 impl Policy {
     /// Policy of the given kind.
     pub fn new(kind: PolicyKind) -> Self {
-        Self { kind }
+        let rules: &'static dyn ApiPolicy = match kind {
+            PolicyKind::Cloudflare => &cloudflare::Cloudflare,
+            PolicyKind::Generic => &generic::Generic,
+        };
+        Self { kind, rules }
     }
 
     /// Which kind.
     pub fn kind(&self) -> PolicyKind {
         self.kind
     }
+}
 
-    /// The product an operation belongs to (`^[a-z0-9_]+$`).
-    pub fn product(&self, op: &OpRef<'_>) -> String {
-        match self.kind {
-            PolicyKind::Cloudflare => cloudflare::product(op.path),
-            PolicyKind::Generic => generic::product(op),
-        }
+impl std::ops::Deref for Policy {
+    type Target = dyn ApiPolicy;
+
+    fn deref(&self) -> &Self::Target {
+        self.rules
     }
+}
 
-    /// Candidate tool names, best first.
-    pub fn name_candidates(&self, op: &OpRef<'_>, product: &str) -> Vec<String> {
-        match self.kind {
-            PolicyKind::Cloudflare => cloudflare::name_candidates(op),
-            PolicyKind::Generic => generic::name_candidates(op, product),
-        }
-    }
-
-    /// Permissions the operation requires.
-    pub fn permissions(&self, op: &OpRef<'_>) -> Vec<String> {
-        match self.kind {
-            PolicyKind::Cloudflare => cloudflare::permissions(op.op),
-            PolicyKind::Generic => generic::permissions(op.op),
-        }
-    }
-
-    /// Splits a merged path (Cloudflare `/{account_or_zone}/{account_or_zone_id}/…`).
-    pub fn merged_path(&self, path: &str) -> Option<MergedPath> {
-        match self.kind {
-            PolicyKind::Cloudflare => cloudflare::merged_path(path),
-            PolicyKind::Generic => None,
-        }
-    }
-
-    /// A path parameter the runtime can fill itself, so the tool schema
-    /// marks it optional.
-    pub fn path_param_optional(&self, name: &str) -> bool {
-        match self.kind {
-            PolicyKind::Cloudflare => {
-                cloudflare::is_account_param(name) || name == "account_or_zone_id"
+/// The environment variable holding an API's upstream token: the API name
+/// upper-cased, non-alphanumerics as `_`, then `_API_TOKEN`
+/// (`CLOUDFLARE_API_TOKEN` for `cloudflare`).
+pub fn token_env_name(api: &str) -> String {
+    let mut name: String = api
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
             }
-            PolicyKind::Generic => false,
-        }
+        })
+        .collect();
+    name.push_str("_API_TOKEN");
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_env_names() {
+        assert_eq!(token_env_name("cloudflare"), "CLOUDFLARE_API_TOKEN");
+        assert_eq!(token_env_name("git-hub"), "GIT_HUB_API_TOKEN");
     }
 
-    /// Detects the success envelope of a converted success schema and
-    /// returns the envelope kind plus the tool's output schema.
-    pub fn output(&self, success: Option<&Value>) -> (Envelope, Option<Value>) {
-        match self.kind {
-            PolicyKind::Cloudflare => cloudflare::output(success),
-            PolicyKind::Generic => generic::output(success),
-        }
+    #[test]
+    fn the_generic_policy_is_the_defaults() {
+        let generic = Policy::new(PolicyKind::Generic);
+        assert_eq!(
+            generic.merged_path("/{account_or_zone}/{account_or_zone_id}/x"),
+            None
+        );
+        assert!(!generic.path_param_optional("account_id"));
+        assert_eq!(
+            generic.profile("cloudflare"),
+            Profile::generic("cloudflare")
+        );
+        let cf = Policy::new(PolicyKind::Cloudflare);
+        assert!(cf.path_param_optional("account_id"));
+        assert!(cf.profile("other").accounts.is_some());
     }
 }

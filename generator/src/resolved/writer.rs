@@ -277,7 +277,7 @@ impl Writer<'_> {
                 None => entries.insert(path.clone(), (path.as_str(), item, None)),
                 Some(m) => {
                     for i in 0..m.variants.len() {
-                        let concrete = m.variants[i].1.clone();
+                        let concrete = m.variants[i].path.clone();
                         entries.insert(concrete, (path.as_str(), item, Some((m.clone(), i))));
                     }
                 }
@@ -319,12 +319,8 @@ impl Writer<'_> {
     ) -> Result<usize> {
         let (item, _) = deref(self.doc, item, pointer)?;
         let mut item = item.clone();
-        let (value, _, real_id) = &m.variants[idx];
-        let scope = if value == "accounts" {
-            "account"
-        } else {
-            "zone"
-        };
+        let variant = &m.variants[idx];
+        let (real_id, scope) = (variant.id.as_str(), variant.noun.as_str());
         if let Value::Object(obj) = &mut item {
             for (key, entry) in obj.iter_mut() {
                 let params = if key == "parameters" {

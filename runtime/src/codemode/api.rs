@@ -3,15 +3,16 @@
 //!
 //! For each call the host matches method and path against the catalogue's
 //! route templates ([`RouteTable`]), fills a literal `{account_id}` with the
-//! credential's only account (Cloudflare, as direct tools do), builds the
-//! path and query with the matched tool's own parameter rules (per-segment
-//! encoding, OpenAPI query styles; unknown query parameters are sent
-//! form-encoded), encodes the body, and sends it to the configured base URL
-//! with the server-held credential. A 2xx answers `{status, result,
-//! result_info?}` (the Cloudflare envelope unwrapped); anything else rejects
-//! the code's promise with the same explanation a direct tool gives
-//! (method, path, status, the API's messages, the permissions to grant on
-//! 401/403). The token is scrubbed from everything returned.
+//! credential's only account (when the profile fills accounts, as direct
+//! tools do), builds the path and query with the matched tool's own
+//! parameter rules (per-segment encoding, OpenAPI query styles; unknown
+//! query parameters are sent form-encoded), encodes the body, and sends it
+//! to the configured base URL with the server-held credential. A 2xx
+//! answers `{status, result, result_info?}` (the profile's envelope
+//! unwrapped); anything else rejects the code's promise with the same
+//! explanation a direct tool gives (method, path, status, the API's
+//! messages, the permissions to grant on 401/403). The token is scrubbed
+//! from everything returned.
 
 use std::sync::Arc;
 
@@ -83,22 +84,21 @@ impl ApiHost {
         let status = response.status;
         // Already scrubbed by the upstream client, before any decoding.
         let body = response.body.clone();
-        let json: Option<Value> = std::str::from_utf8(&body)
+        let mut json: Option<Value> = std::str::from_utf8(&body)
             .ok()
             .filter(|t| !t.trim().is_empty())
             .and_then(|t| serde_json::from_str(t).ok());
-        let cloudflare = self.direct.cloudflare();
+        let profile = self.direct.profile();
         let refused = !status.is_success()
-            || (cloudflare
-                && json
-                    .as_ref()
-                    .is_some_and(|v| v.get("success") == Some(&Value::Bool(false))));
+            || json
+                .as_ref()
+                .is_some_and(|v| profile.envelope.reports_failure(v));
         if refused {
             let call = Call {
                 tool,
                 path: &path,
                 credential: Some(credential),
-                cloudflare,
+                profile,
             };
             let result = map_response(call, response);
             let text: Vec<String> = result
@@ -112,7 +112,7 @@ impl ApiHost {
             tool,
             path: &path,
             credential: Some(credential),
-            cloudflare,
+            profile,
         };
         if let Some(note) = empty_list_note(call, json.as_ref()) {
             self.notes
@@ -120,20 +120,18 @@ impl ApiHost {
         }
         let mut out = Map::new();
         out.insert("status".into(), json!(status.as_u16()));
-        match json {
-            Some(Value::Object(mut envelope)) if cloudflare && envelope.contains_key("result") => {
-                out.insert(
-                    "result".into(),
-                    envelope.remove("result").unwrap_or(Value::Null),
-                );
-                if let Some(info) = envelope.remove("result_info").filter(|v| !v.is_null()) {
+        let unwrapped = json.as_mut().and_then(|v| profile.envelope.unwrap(v));
+        match (unwrapped, json) {
+            (Some((result, info)), _) => {
+                out.insert("result".into(), result);
+                if let Some(info) = info {
                     out.insert("result_info".into(), info);
                 }
             }
-            Some(value) => {
+            (None, Some(value)) => {
                 out.insert("result".into(), value);
             }
-            None => {
+            (None, None) => {
                 let result = match String::from_utf8(body) {
                     Ok(text) if text.trim().is_empty() => Value::Null,
                     Ok(text) => Value::String(text),
@@ -230,7 +228,7 @@ impl ApiHost {
                 args.insert((*arg).to_owned(), Value::String(value.clone()));
                 continue;
             }
-            if !(self.direct.cloudflare() && matched.is_account_arg(arg)) {
+            if !matched.is_account_arg(self.direct.profile(), arg) {
                 return Err(format!(
                     "api.request: path segment `{}` is a template placeholder; replace it with a real value (find one with a list call first)",
                     shown(value)

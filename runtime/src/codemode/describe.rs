@@ -9,6 +9,7 @@
 use std::collections::BTreeSet;
 
 use crate::catalogue::{Annotations, Envelope, Method, ToolDef};
+use crate::profile::{AccountFill, Profile};
 
 /// Name of the spec query tool.
 pub const SEARCH: &str = "search";
@@ -20,12 +21,13 @@ pub const CODE: &str = "code";
 /// What the descriptions need to know.
 #[derive(Debug, Clone)]
 pub struct Facts {
-    /// API name, e.g. `cloudflare`.
+    /// API name, e.g. `petstore`.
     pub api: &'static str,
     /// Release name from `source.json`.
     pub release: String,
-    /// The API is Cloudflare (envelope, default account).
-    pub cloudflare: bool,
+    /// The catalogue's profile (envelope, account filling, merged paths,
+    /// the `execute` example).
+    pub profile: &'static Profile,
     /// Cap on API calls per run.
     pub max_requests: u32,
     /// Truncation budget in bytes.
@@ -78,11 +80,11 @@ fn kb(bytes: usize) -> usize {
 pub fn search_tool(facts: &Facts) -> &'static ToolDef {
     let api = facts.api;
     let release = &facts.release;
-    let scopes = if facts.cloudflare {
-        " Account and zone variants are separate paths (/accounts/{account_id}/…, /zones/{zone_id}/…)."
-    } else {
-        ""
-    };
+    let scopes = facts
+        .profile
+        .merged
+        .map(|m| format!(" {}", m.search_note()))
+        .unwrap_or_default();
     let description = format!(
         r#"Search the {api} API's OpenAPI spec (release {release}) with JavaScript, to find operations, parameters and schemas before calling execute. No network.
 `code` is an async arrow function; its return value (JSON) is the result, console.log output is returned too. Return only what you need: the spec is large.
@@ -109,19 +111,15 @@ pub fn execute_tool(facts: &Facts) -> &'static ToolDef {
     let api = facts.api;
     let max = facts.max_requests;
     let size = kb(facts.truncate_bytes);
-    let (result_type, account, example) = if facts.cloudflare {
-        (
-            "{ status: number; result: any; result_info?: any }",
-            " A literal {account_id} in the path means the token's only account.",
-            r#"async () => { const r = await api.request({ method: "GET", path: "/zones", query: { per_page: 5 } }); return r.result.map(z => ({ id: z.id, name: z.name })); }"#,
-        )
-    } else {
-        (
-            "{ status: number; result: any }",
-            "",
-            r#"async () => { const r = await api.request({ method: "GET", path: "/items", query: { limit: 5 } }); return r.result; }"#,
-        )
+    let profile = facts.profile;
+    let result_type = profile.envelope.request_result_type();
+    let account = match &profile.accounts {
+        AccountFill::FromList(list) => list.args.first().map_or_else(String::new, |arg| {
+            format!(" A literal {{{arg}}} in the path means the token's only account.")
+        }),
+        AccountFill::Never => String::new(),
     };
+    let example = profile.execute_example;
     let description = format!(
         r#"Call the {api} API with JavaScript; find paths and parameters with search first.
 `code` is an async arrow function using:

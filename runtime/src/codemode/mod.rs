@@ -170,7 +170,7 @@ impl Engine {
         let facts = Facts {
             api: catalogue.api,
             release,
-            cloudflare: direct.cloudflare(),
+            profile: direct.profile(),
             max_requests: config.limits.max_requests,
             truncate_bytes: setup.truncate_bytes,
             read_only: direct.tools().iter().all(|t| t.annotations.read_only),
@@ -197,8 +197,9 @@ impl Engine {
                 } else {
                     spec
                 });
-                let routes =
-                    RouteTable::new(catalogue.tools(), |t| direct.lookup(t.name).is_some());
+                let routes = RouteTable::new(catalogue.tools(), &catalogue.profile, |t| {
+                    direct.lookup(t.name).is_some()
+                });
                 (
                     vec![
                         describe::search_tool(&facts),

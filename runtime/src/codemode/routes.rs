@@ -12,7 +12,7 @@
 use percent_encoding::percent_decode_str;
 
 use crate::catalogue::{Method, ParamDef, ParamLocation, ToolDef};
-use crate::cloudflare::{ACCOUNT_ARGS, SCOPE_ARG, SCOPE_ID_ARG};
+use crate::profile::{MergedSelector, Profile};
 
 /// Most close matches named in an error.
 const MAX_SUGGESTIONS: usize = 4;
@@ -71,11 +71,11 @@ pub struct Matched {
 }
 
 impl Matched {
-    /// Whether argument `arg` of this match names an account (so a literal
-    /// `{account_id}` in its place asks for the default account).
-    pub fn is_account_arg(&self, arg: &str) -> bool {
-        ACCOUNT_ARGS.contains(&arg)
-            || (arg == SCOPE_ID_ARG && self.selector == Some((SCOPE_ARG, "accounts")))
+    /// Whether argument `arg` of this match names an account that
+    /// `profile` fills (so a literal `{account_id}` in its place asks for the
+    /// default account).
+    pub fn is_account_arg(&self, profile: &Profile, arg: &str) -> bool {
+        profile.is_account_arg(arg, self.selector)
     }
 }
 
@@ -247,12 +247,15 @@ fn template_segments(template: &'static str) -> Vec<Seg> {
 #[derive(Debug, Default)]
 pub struct RouteTable {
     entries: Vec<Entry>,
+    merged: Option<MergedSelector>,
 }
 
 impl RouteTable {
-    /// Indexes the routes of `tools`; `exposed` says which tools may be called.
+    /// Indexes the routes of `tools` of a catalogue with `profile`;
+    /// `exposed` says which tools may be called.
     pub fn new<'a>(
         tools: impl IntoIterator<Item = &'static ToolDef>,
+        profile: &Profile,
         exposed: impl Fn(&ToolDef) -> bool + 'a,
     ) -> Self {
         let mut entries = Vec::new();
@@ -270,7 +273,10 @@ impl RouteTable {
                 });
             }
         }
-        Self { entries }
+        Self {
+            entries,
+            merged: profile.merged,
+        }
     }
 
     /// Number of templates.
@@ -320,7 +326,7 @@ impl RouteTable {
         if !entry.exposed {
             return Err(RouteError::Hidden {
                 method: entry.tool.method.as_str(),
-                template: display_template(entry),
+                template: display_template(entry, self.merged.as_ref()),
                 tool: entry.tool.name,
             });
         }
@@ -367,7 +373,11 @@ impl RouteTable {
                 }
                 (
                     d,
-                    format!("{} {}", e.tool.method.as_str(), display_template(e)),
+                    format!(
+                        "{} {}",
+                        e.tool.method.as_str(),
+                        display_template(e, self.merged.as_ref())
+                    ),
                 )
             })
             .collect();
@@ -402,19 +412,19 @@ fn raw_tool(tool: &'static ToolDef) -> &'static ToolDef {
     }))
 }
 
-/// The template as the spec shows it: a merged tool's `{account_or_zone_id}`
-/// becomes `{account_id}` / `{zone_id}`.
-fn display_template(entry: &Entry) -> String {
-    match entry.selector {
-        Some((SCOPE_ARG, scope)) => {
-            let id = if scope == "accounts" {
-                "{account_id}"
-            } else {
-                "{zone_id}"
-            };
-            entry.template.replace(&format!("{{{SCOPE_ID_ARG}}}"), id)
-        }
-        _ => entry.template.to_owned(),
+/// The template as the spec shows it: a merged tool's ID placeholder
+/// (`{account_or_zone_id}`) becomes the variant's (`{account_id}` /
+/// `{zone_id}`).
+fn display_template(entry: &Entry, merged: Option<&MergedSelector>) -> String {
+    let variant = match (entry.selector, merged) {
+        (Some((arg, value)), Some(m)) if arg == m.arg => m.variant(value).map(|v| (m.id_arg, v)),
+        _ => None,
+    };
+    match variant {
+        Some((id_arg, v)) => entry
+            .template
+            .replace(&format!("{{{id_arg}}}"), &format!("{{{}}}", v.id)),
+        None => entry.template.to_owned(),
     }
 }
 

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::catalogue::Envelope;
+use crate::profile::testing::{ENVELOPED, GENERIC, TOKENS_URL};
 use crate::request::testing::custom;
 use crate::upstream::UpstreamResponse;
 
@@ -35,7 +36,7 @@ fn call(tool: &'static ToolDef) -> Call<'static> {
         tool,
         path: "/zones/z1/dns_records",
         credential: None,
-        cloudflare: true,
+        profile: &ENVELOPED,
     }
 }
 
@@ -43,7 +44,7 @@ fn listing_tool() -> &'static ToolDef {
     custom(|t| {
         t.name = "dns_records_list";
         t.output_schema = Some(r#"{"type":"object"}"#);
-        t.envelope = Envelope::Cloudflare { list: true };
+        t.envelope = Envelope::Result { list: true };
         t.permissions = &["DNS Read"];
     })
 }
@@ -52,11 +53,11 @@ fn listing_tool() -> &'static ToolDef {
 fn envelope_mapping() {
     let body = json!({"success": true, "errors": [], "messages": [], "result": [1], "result_info": {"page": 1}});
     assert_eq!(
-        structured(Envelope::Cloudflare { list: true }, body.clone()),
+        structured(Envelope::Result { list: true }, body.clone()),
         json!({"result": [1], "result_info": {"page": 1}})
     );
     assert_eq!(
-        structured(Envelope::Cloudflare { list: false }, body),
+        structured(Envelope::Result { list: false }, body),
         json!({"result": [1]})
     );
     assert_eq!(
@@ -70,7 +71,7 @@ fn envelope_mapping() {
     );
     // an envelope without `result` still gives an object
     assert_eq!(
-        structured(Envelope::Cloudflare { list: false }, json!({"x": 1})),
+        structured(Envelope::Result { list: false }, json!({"x": 1})),
         json!({"result": {"x": 1}})
     );
 }
@@ -97,7 +98,7 @@ fn empty_list_is_flagged_with_the_permission() {
     assert!(t.contains("the list is empty"), "{t}");
     assert!(t.contains("`DNS Read`"), "{t}");
     // no permissions documented: no note
-    let plain = custom(|t| t.envelope = Envelope::Cloudflare { list: true });
+    let plain = custom(|t| t.envelope = Envelope::Result { list: true });
     let r = map_response(call(plain), resp(200, body));
     assert!(!text(&r).contains("empty"));
 }
@@ -113,7 +114,7 @@ fn refusals_are_explained_from_permissions() {
         "403 Forbidden",
         "code 10000: Authentication error",
         "needs the token permission(s) `DNS Read`",
-        "dash.cloudflare.com/profile/api-tokens",
+        TOKENS_URL,
         "role that includes them",
     ] {
         assert!(t.contains(want), "missing {want:?} in {t}");
@@ -122,12 +123,12 @@ fn refusals_are_explained_from_permissions() {
     assert!(t.contains("did not accept the credential"), "{t}");
     assert!(t.contains("`DNS Read`"), "{t}");
     let generic = Call {
-        cloudflare: false,
+        profile: &GENERIC,
         ..call(listing_tool())
     };
     let t = text(&map_response(generic, resp(403, r#"{"message":"nope"}"#)));
     assert!(t.contains("- nope"), "{t}");
-    assert!(!t.contains("dash.cloudflare.com"), "{t}");
+    assert!(!t.contains(TOKENS_URL), "{t}");
 }
 
 #[test]

@@ -133,7 +133,7 @@ pub struct SandboxConfig {
     /// the limit itself before it is killed. Default 500 ms.
     pub kill_grace: Duration,
     /// How long a worker may take to start a job (it first indexes the spec,
-    /// ~0.5–1.5 s for the full Cloudflare release) before it is considered
+    /// ~0.5–1.5 s for the full flagship release) before it is considered
     /// hung and killed. Default 60 s.
     pub startup_limit: Duration,
 }

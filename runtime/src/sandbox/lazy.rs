@@ -1,6 +1,6 @@
 //! The `spec` global of `search`: a pre-indexed spec materialised lazily.
 //!
-//! Parsing the full Cloudflare spec (24 MB of JSON) with `JSON.parse` in
+//! Parsing a full flagship spec (24 MB of JSON) with `JSON.parse` in
 //! QuickJS takes ~0.8 s, far too slow for a fresh runtime per call. Instead
 //! each worker parses the spec once into a [`SpecIndex`]: every JSON subtree
 //! larger than [`INLINE_BYTES`] becomes an indexed node, smaller subtrees stay

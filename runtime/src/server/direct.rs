@@ -1,6 +1,7 @@
 //! The direct tool pipeline shared by every mode: validate the arguments
-//! against the tool's input schema, fill Cloudflare's default account, build
-//! the request, send it with the caller's credential and map the response.
+//! against the tool's input schema, fill an omitted account argument as the
+//! catalogue's profile says, build the request, send it with the caller's
+//! credential and map the response.
 //!
 //! `--mode direct` lists these tools one by one; `--mode code` reaches them
 //! from sandboxed JavaScript (`codemode.<tool>(args)`), and `--mode codemode`
@@ -13,9 +14,10 @@ use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 
 use crate::catalogue::{Catalogue, ToolDef};
-use crate::cloudflare::{AccountCache, account_slot};
 use crate::credential::Credential;
 use crate::outcome::{Call, map_response, tool_error};
+use crate::profile::accounts::AccountCache;
+use crate::profile::{AccountFill, Profile};
 use crate::request::{Args, build_request};
 use crate::upstream::{Upstream, path_only};
 use crate::validate::Validators;
@@ -29,7 +31,6 @@ pub struct Direct {
     validators: Validators,
     upstream: Upstream,
     accounts: AccountCache,
-    cloudflare: bool,
     max_argument_bytes: usize,
     credential_hint: String,
 }
@@ -51,7 +52,6 @@ impl Direct {
             index,
             upstream,
             accounts: AccountCache::default(),
-            cloudflare: catalogue.api == "cloudflare",
             max_argument_bytes,
             credential_hint,
         }
@@ -83,9 +83,9 @@ impl Direct {
         &self.accounts
     }
 
-    /// The API is Cloudflare (envelope, default account, token advice).
-    pub fn cloudflare(&self) -> bool {
-        self.cloudflare
+    /// The catalogue's profile (envelope, account filling, refusal texts).
+    pub fn profile(&self) -> &'static Profile {
+        &self.catalogue.profile
     }
 
     /// Largest accepted tool arguments (approximate JSON bytes).
@@ -134,7 +134,7 @@ impl Direct {
                     tool,
                     path: path_only(&request.path_and_query),
                     credential: Some(credential),
-                    cloudflare: self.cloudflare,
+                    profile: self.profile(),
                 },
                 resp,
             ),
@@ -143,18 +143,20 @@ impl Direct {
     }
 
     /// Fills an omitted account argument of `tool` with the credential's only
-    /// account (Cloudflare); the error text is already redacted.
+    /// account, when the profile fills accounts; the error text is already
+    /// redacted.
     pub(crate) async fn fill_account(
         &self,
         tool: &'static ToolDef,
         args: &mut Args,
         credential: &Credential,
     ) -> Result<(), String> {
-        if self.cloudflare
-            && let Some(arg) = account_slot(tool, args)
+        let profile = self.profile();
+        if let AccountFill::FromList(list) = &profile.accounts
+            && let Some(arg) = profile.account_slot(tool, args)
         {
             self.accounts
-                .fill(tool, arg, args, &self.upstream, Some(credential))
+                .fill(list, tool, arg, args, &self.upstream, Some(credential))
                 .await
                 .map_err(|e| credential.redact(&e.to_string()))?;
         }

@@ -4,10 +4,11 @@
 //! Everything per-process is built once in [`Core::new`] (or
 //! [`Core::with_mode`]): the exposed tool set, the encoded listing, empty
 //! validator slots, and for the Code Mode modes the sandbox pool. Per direct
-//! call, the core validates the arguments, fills Cloudflare's default
-//! account, builds the request, sends it with the caller's upstream
-//! credential and maps the response ([`direct`], [`crate::outcome`]); the
-//! Code Mode tools run in the sandbox ([`crate::codemode`]).
+//! call, the core validates the arguments, fills an omitted account
+//! argument (as the catalogue's profile says), builds the request, sends it
+//! with the caller's upstream credential and maps the response
+//! ([`direct`], [`crate::outcome`]); the Code Mode tools run in the sandbox
+//! ([`crate::codemode`]).
 
 pub mod auth;
 pub mod connections;
@@ -82,7 +83,7 @@ pub struct CoreOptions {
     /// Largest accepted tool arguments (approximate JSON size in bytes).
     pub max_argument_bytes: usize,
     /// How the operator provides an upstream token (for error messages),
-    /// e.g. ``set `CLOUDFLARE_API_TOKEN` ``.
+    /// e.g. ``set `PETSTORE_API_TOKEN` ``.
     pub credential_hint: String,
 }
 
@@ -134,7 +135,6 @@ impl Core {
             .ok()
             .and_then(|v| v.get("release").and_then(Value::as_str).map(str::to_owned))
             .unwrap_or_else(|| "unknown".into());
-        let cloudflare = catalogue.api == "cloudflare";
         let direct = Arc::new(Direct::new(
             catalogue,
             tools.clone(),
@@ -170,10 +170,11 @@ impl Core {
                 "The {api} API (release {release}) as typed JavaScript functions: the `code` tool runs an async function that calls codemode.<tool>(args); the server adds the credential."
             ),
         };
-        if cloudflare && mode != Mode::CodeMode {
-            instructions.push_str(
-                " Account-scoped tools use the token's only account when `account_id` is omitted.",
-            );
+        if mode != Mode::CodeMode
+            && let Some(note) = catalogue.profile.account_note()
+        {
+            instructions.push(' ');
+            instructions.push_str(&note);
         }
         let info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(

@@ -513,6 +513,7 @@ mod tests {
         .leak();
         let catalogue = Box::leak(Box::new(Catalogue {
             api: "example",
+            profile: crate::profile::Profile::generic("EXAMPLE_API_TOKEN"),
             products,
             source: "{}",
             spec: "",

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::catalogue::{Envelope, Method, ParamDef, ParamLocation, ParamStyle, Product, Route};
 use crate::config::validate_upstream;
+use crate::profile::testing::ENVELOPED;
 use crate::request::testing::custom;
 
 #[derive(Default)]
@@ -132,7 +133,7 @@ fn catalogue() -> &'static Catalogue {
         t.input_schema = r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32}},"additionalProperties":false}"#;
         t.output_schema = Some(r#"{"type":"object"}"#);
         t.annotations.read_only = true;
-        t.envelope = Envelope::Cloudflare { list: false };
+        t.envelope = Envelope::Result { list: false };
         t.permissions = &["Account Settings Read"];
         t.routes = leak(vec![Route {
             when: None,
@@ -145,7 +146,7 @@ fn catalogue() -> &'static Catalogue {
         t.input_schema = r#"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"]},"account_or_zone_id":{"type":"string"}},"required":["account_or_zone"]}"#;
         t.output_schema = Some(r#"{"type":"object"}"#);
         t.annotations.read_only = true;
-        t.envelope = Envelope::Cloudflare { list: true };
+        t.envelope = Envelope::Result { list: true };
         t.permissions = &["Things Read"];
         t.routes = leak(vec![
             Route {
@@ -193,7 +194,8 @@ fn catalogue() -> &'static Catalogue {
         },
     ]);
     Box::leak(Box::new(Catalogue {
-        api: "cloudflare",
+        api: "enveloped",
+        profile: ENVELOPED,
         products,
         source: r#"{"release":"t-1"}"#,
         spec: "",

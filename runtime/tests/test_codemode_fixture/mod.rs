@@ -22,6 +22,9 @@ use toolforge_runtime::catalogue::{
 use toolforge_runtime::codemode::{Mode, ModeSetup};
 use toolforge_runtime::config::{Exposure, UpstreamConfig, validate_upstream};
 use toolforge_runtime::credential::Credential;
+use toolforge_runtime::profile::{
+    AccountFill, AccountList, EnvelopeKind, MergedSelector, MergedVariant, Profile, Refusals,
+};
 use toolforge_runtime::sandbox::{Limits, SandboxConfig, WorkerCommand};
 use toolforge_runtime::server::{Core, CoreOptions};
 
@@ -98,7 +101,7 @@ const fn tool(
         params,
         body,
         responses: &[],
-        envelope: Envelope::Cloudflare { list },
+        envelope: Envelope::Result { list },
         deprecated: false,
         ts_declaration,
     }
@@ -273,9 +276,51 @@ pub const SPEC: &str = r#"{"openapi":"3.0.3","info":{"title":"fixture","version"
 "/zones/{zone_id}/rulesets":{"get":{"summary":"List zone rulesets","tags":["Rulesets"]}},
 "/zones/{zone_id}/firewall/rules":{"get":{"summary":"List firewall rules","tags":["Firewall"]}}}}"#;
 
+/// The profile the generator's Cloudflare policy emits (as in
+/// `generated/src/lib.rs`).
+pub static PROFILE: Profile = Profile {
+    base_url: Some("https://api.cloudflare.com/client/v4"),
+    envelope: EnvelopeKind::SuccessResult,
+    refusals: Refusals {
+        grant: "This call needs the token permission(s) {permissions}; grant them to the API token at dash.cloudflare.com/profile/api-tokens, or use a role that includes them.",
+        unknown: "The API documents no specific permission for this call; check the API token's permissions and resources at dash.cloudflare.com/profile/api-tokens (the account or zone must be included).",
+        empty_list: Some(
+            "Note: the list is empty. If you expected items, the API token may lack the permission(s) {permissions} (the API filters lists by permission instead of refusing them); check the token at dash.cloudflare.com/profile/api-tokens.",
+        ),
+    },
+    accounts: AccountFill::FromList(AccountList {
+        args: &["account_id", "accountId", "account_identifier"],
+        path: "/accounts?per_page=50",
+        items: "/result",
+        id_field: "id",
+        name_field: "name",
+        total: Some("/result_info/total_count"),
+        permission: Some("Account Settings Read"),
+    }),
+    merged: Some(MergedSelector {
+        arg: "account_or_zone",
+        id_arg: "account_or_zone_id",
+        variants: &[
+            MergedVariant {
+                value: "accounts",
+                id: "account_id",
+                noun: "account",
+            },
+            MergedVariant {
+                value: "zones",
+                id: "zone_id",
+                noun: "zone",
+            },
+        ],
+    }),
+    execute_example: r#"async () => { const r = await api.request({ method: "GET", path: "/zones", query: { per_page: 5 } }); return r.result.map(z => ({ id: z.id, name: z.name })); }"#,
+    ..Profile::generic("CLOUDFLARE_API_TOKEN")
+};
+
 /// The fixture catalogue.
 pub static CATALOGUE: Catalogue = Catalogue {
     api: "cloudflare",
+    profile: PROFILE,
     products: &[Product {
         name: "test",
         tools: &[

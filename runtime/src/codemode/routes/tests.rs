@@ -1,5 +1,6 @@
 use super::*;
 use crate::catalogue::Route;
+use crate::profile::testing::{ENVELOPED, GENERIC};
 use crate::request::testing::tool;
 
 fn table() -> RouteTable {
@@ -69,7 +70,7 @@ fn table() -> RouteTable {
         &[],
         None,
     );
-    RouteTable::new([list, get, delete, export, merged, file], |t| {
+    RouteTable::new([list, get, delete, export, merged, file], &ENVELOPED, |t| {
         t.name != "dns_records_delete"
     })
 }
@@ -95,9 +96,10 @@ fn concrete_paths_match_their_templates() {
     assert_eq!(m.segments[3].0, "r/1");
     let m = t.resolve("GET", "/accounts/a1/rulesets").unwrap();
     assert_eq!(m.selector, Some(("account_or_zone", "accounts")));
-    assert!(m.is_account_arg("account_or_zone_id"));
+    assert!(m.is_account_arg(&ENVELOPED, "account_or_zone_id"));
+    assert!(!m.is_account_arg(&GENERIC, "account_or_zone_id"));
     let m = t.resolve("GET", "/zones/z/rulesets").unwrap();
-    assert!(!m.is_account_arg("account_or_zone_id"));
+    assert!(!m.is_account_arg(&ENVELOPED, "account_or_zone_id"));
     assert_eq!(
         t.resolve("GET", "/files/a.json").unwrap().tool.name,
         "file_get"

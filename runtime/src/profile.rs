@@ -1,0 +1,341 @@
+//! The API profile: everything API-specific the runtime needs beyond the
+//! tools themselves, as static data in the catalogue.
+//!
+//! The generator's policy decides the profile and emits it into the
+//! generated `CATALOGUE` (`generator/src/policy/*.rs`); the runtime only
+//! reads it and never compares API names. A profile says
+//!
+//! - where the API lives ([`Profile::base_url`]) and which environment
+//!   variable holds its token ([`Profile::token_env`]);
+//! - the shape of its response bodies ([`EnvelopeKind`]): bare payloads, or
+//!   a `{success, errors, messages, result, result_info?}` envelope whose
+//!   `success: false` is a failure even with a 2xx status;
+//! - how refused calls (401/403) are explained and whether an empty list
+//!   from a tool that needs permissions is flagged ([`Refusals`]);
+//! - which path arguments name an account and how an omitted one is filled
+//!   ([`AccountFill`]: the credential's only account, from one cached list
+//!   request);
+//! - the selector of merged paths, one tool for several path prefixes
+//!   ([`MergedSelector`]);
+//! - the example in the Code Mode `execute` description.
+//!
+//! [`Profile::generic`] is what any OpenAPI API gets; an API's policy
+//! overrides fields of it. Adding an API means writing its generator policy
+//! (the profile is one of its methods) and, only for a behaviour no profile
+//! can express yet, a new variant here.
+//!
+//! ```
+//! use toolforge_runtime::profile::{AccountFill, EnvelopeKind, Profile};
+//!
+//! static PROFILE: Profile = Profile {
+//!     base_url: Some("https://api.example.com/v1"),
+//!     envelope: EnvelopeKind::SuccessResult,
+//!     ..Profile::generic("EXAMPLE_API_TOKEN")
+//! };
+//! assert_eq!(PROFILE.accounts, AccountFill::Never);
+//! assert!(PROFILE.envelope.reports_failure(&serde_json::json!({"success": false})));
+//! ```
+
+pub mod accounts;
+
+use serde_json::Value;
+
+use crate::catalogue::{ParamLocation, ToolDef};
+use crate::request::Args;
+
+pub use accounts::{AccountFill, AccountList};
+
+/// Where `{permissions}` goes in the [`Refusals`] texts.
+pub const PERMISSIONS_PLACEHOLDER: &str = "{permissions}";
+
+/// What a catalogue says about its API, decided by the generator's policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Profile {
+    /// Base URL used when `--upstream` is not given; `None` makes the flag
+    /// required.
+    pub base_url: Option<&'static str>,
+    /// Environment variable holding the upstream token for stdio (and HTTP
+    /// with `--insecure-no-auth`) unless `--token-env` names another; the
+    /// generator names it `<API>_API_TOKEN`.
+    pub token_env: &'static str,
+    /// Shape of the API's response bodies.
+    pub envelope: EnvelopeKind,
+    /// How refused calls and empty lists are explained.
+    pub refusals: Refusals,
+    /// Path arguments naming an account, and how an omitted one is filled.
+    pub accounts: AccountFill,
+    /// The selector argument of merged-path tools, when the API has them.
+    pub merged: Option<MergedSelector>,
+    /// Code Mode: the example ending the `execute` tool's description (an
+    /// async arrow function calling `api.request`).
+    pub execute_example: &'static str,
+}
+
+impl Profile {
+    /// The profile of an API with no special rules: no default base URL,
+    /// bare bodies, refusals explained from the tool's permissions only,
+    /// no account filling, no merged paths. `token_env` is the variable
+    /// holding the upstream token.
+    pub const fn generic(token_env: &'static str) -> Self {
+        Self {
+            base_url: None,
+            token_env,
+            envelope: EnvelopeKind::Bare,
+            refusals: Refusals::GENERIC,
+            accounts: AccountFill::Never,
+            merged: None,
+            execute_example: r#"async () => { const r = await api.request({ method: "GET", path: "/items", query: { limit: 5 } }); return r.result; }"#,
+        }
+    }
+
+    /// The argument of `tool` to fill with the default account because
+    /// the caller omitted it (absent, `null` or empty): a path argument
+    /// naming an account, or the ID of a merged route whose selector picks
+    /// an account scope. `None` when the profile fills no accounts.
+    pub fn account_slot(&self, tool: &ToolDef, args: &Args) -> Option<&'static str> {
+        let AccountFill::FromList(_) = self.accounts else {
+            return None;
+        };
+        let missing = |arg: &str| match args.get(arg) {
+            None | Some(Value::Null) => true,
+            Some(Value::String(s)) => s.is_empty(),
+            Some(_) => false,
+        };
+        let selector = self
+            .merged
+            .and_then(|m| Some((m.arg, args.get(m.arg)?.as_str()?)));
+        tool.params
+            .iter()
+            .filter(|p| p.location == ParamLocation::Path)
+            .find(|p| self.is_account_arg(p.arg, selector) && missing(p.arg))
+            .map(|p| p.arg)
+    }
+
+    /// Whether path argument `arg` names an account, given the merged
+    /// route's selector (`(argument, value)`) when there is one. Always
+    /// false when the profile fills no accounts.
+    pub fn is_account_arg(&self, arg: &str, selector: Option<(&str, &str)>) -> bool {
+        let AccountFill::FromList(list) = &self.accounts else {
+            return false;
+        };
+        if list.args.contains(&arg) {
+            return true;
+        }
+        match (self.merged, selector) {
+            (Some(m), Some((selector_arg, value))) if m.id_arg == arg && m.arg == selector_arg => {
+                m.variant(value).is_some_and(|v| list.args.contains(&v.id))
+            }
+            _ => false,
+        }
+    }
+
+    /// The sentence the server instructions add about omitted account
+    /// arguments (direct and `code` modes), when the profile fills them.
+    pub fn account_note(&self) -> Option<String> {
+        let AccountFill::FromList(list) = &self.accounts else {
+            return None;
+        };
+        let arg = list.args.first()?;
+        Some(format!(
+            "Account-scoped tools use the token's only account when `{arg}` is omitted."
+        ))
+    }
+}
+
+/// The shape of an API's response bodies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvelopeKind {
+    /// Bodies are the payload itself.
+    Bare,
+    /// Every body is `{success, errors, messages, result, result_info?}`:
+    /// `success: false` is a failure even with a 2xx status, the payload is
+    /// `result`, and paginated lists add `result_info`.
+    SuccessResult,
+}
+
+impl EnvelopeKind {
+    /// A 2xx `body` that reports failure in the envelope (`success: false`).
+    pub fn reports_failure(self, body: &Value) -> bool {
+        match self {
+            Self::Bare => false,
+            Self::SuccessResult => body.get("success") == Some(&Value::Bool(false)),
+        }
+    }
+
+    /// The list a successful `body` returns, if it is one: `result` in an
+    /// envelope, the body itself when bare.
+    pub fn list(self, body: &Value) -> Option<&Vec<Value>> {
+        match self {
+            Self::Bare => body.as_array(),
+            Self::SuccessResult => body.get("result")?.as_array(),
+        }
+    }
+
+    /// Splits a successful envelope into its payload and its non-null
+    /// `result_info`; `None` when bodies are bare or `body` is not an
+    /// envelope (an object with `result`).
+    pub fn unwrap(self, body: &mut Value) -> Option<(Value, Option<Value>)> {
+        match (self, body) {
+            (Self::SuccessResult, Value::Object(envelope)) if envelope.contains_key("result") => {
+                let result = envelope.remove("result").unwrap_or(Value::Null);
+                let info = envelope.remove("result_info").filter(|v| !v.is_null());
+                Some((result, info))
+            }
+            _ => None,
+        }
+    }
+
+    /// The TypeScript type `api.request` resolves with in Code Mode.
+    pub fn request_result_type(self) -> &'static str {
+        match self {
+            Self::Bare => "{ status: number; result: any }",
+            Self::SuccessResult => "{ status: number; result: any; result_info?: any }",
+        }
+    }
+}
+
+/// How refused calls are explained. The texts are sentences; each
+/// [`PERMISSIONS_PLACEHOLDER`] becomes the tool's permissions, quoted and
+/// comma-separated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusals {
+    /// Added to a 401/403 when the tool documents permissions.
+    pub grant: &'static str,
+    /// Added to a 401/403 when the tool documents none.
+    pub unknown: &'static str,
+    /// Added to an empty list from a tool that documents permissions, for
+    /// APIs that filter lists by permission instead of refusing them;
+    /// `None`: empty lists are not flagged.
+    pub empty_list: Option<&'static str>,
+}
+
+impl Refusals {
+    /// Wording for any API: grant the permissions to the server's credential.
+    pub const GENERIC: Self = Self {
+        grant: "This call needs the permission(s) {permissions}; grant them to the credential the server uses.",
+        unknown: "The API documents no specific permission for this call; check the credential's access.",
+        empty_list: None,
+    };
+
+    /// The explanation of a refused call to `tool`.
+    pub fn advice(&self, tool: &ToolDef) -> String {
+        if tool.permissions.is_empty() {
+            self.unknown.to_owned()
+        } else {
+            fill_permissions(self.grant, tool)
+        }
+    }
+
+    /// The note for an empty list from `tool`, when the profile flags them
+    /// and the tool documents permissions.
+    pub fn empty_list_note(&self, tool: &ToolDef) -> Option<String> {
+        let text = self.empty_list?;
+        (!tool.permissions.is_empty()).then(|| fill_permissions(text, tool))
+    }
+}
+
+fn fill_permissions(text: &str, tool: &ToolDef) -> String {
+    let perms = tool
+        .permissions
+        .iter()
+        .map(|p| format!("`{p}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    text.replace(PERMISSIONS_PLACEHOLDER, &perms)
+}
+
+/// The selector of merged paths: one tool serves several path prefixes
+/// (`/{scope}/{id}/…`), and argument `arg` picks the variant whose prefix
+/// replaces `{arg}` (see [`crate::catalogue::Route::when`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MergedSelector {
+    /// The selector argument.
+    pub arg: &'static str,
+    /// The ID argument that follows it in the path.
+    pub id_arg: &'static str,
+    /// The values the selector takes.
+    pub variants: &'static [MergedVariant],
+}
+
+impl MergedSelector {
+    /// The variant the selector value `value` picks.
+    pub fn variant(&self, value: &str) -> Option<&'static MergedVariant> {
+        self.variants.iter().find(|v| v.value == value)
+    }
+
+    /// The sentence of the Code Mode `search` description that explains
+    /// the variants are separate paths in the spec.
+    pub fn search_note(&self) -> String {
+        let nouns: Vec<&str> = self.variants.iter().map(|v| v.noun).collect();
+        let nouns = match nouns.split_last() {
+            Some((last, [])) => (*last).to_owned(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => return String::new(),
+        };
+        let mut chars = nouns.chars();
+        let nouns: String = chars
+            .next()
+            .map(|c| c.to_uppercase().chain(chars).collect())
+            .unwrap_or_default();
+        let paths: Vec<String> = self
+            .variants
+            .iter()
+            .map(|v| format!("/{}/{{{}}}/…", v.value, v.id))
+            .collect();
+        format!(
+            "{nouns} variants are separate paths ({}).",
+            paths.join(", ")
+        )
+    }
+}
+
+/// One value of a [`MergedSelector`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MergedVariant {
+    /// The selector value, also the first path segment (`accounts`).
+    pub value: &'static str,
+    /// The ID's name in the real path (`account_id`): the resolved spec
+    /// for Code Mode shows `/{value}/{id}/…`.
+    pub id: &'static str,
+    /// What the ID names, in the singular (`account`).
+    pub noun: &'static str,
+}
+
+/// The API's error messages from a body: `errors[].code` and `.message`
+/// (as enveloped APIs report them), else `message`, `error`, `detail` or
+/// `error_description`. Read from every error body, whatever the profile.
+pub fn error_messages(body: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(errors) = body.get("errors").and_then(Value::as_array) {
+        for e in errors.iter().take(10) {
+            let message = e
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| e.to_string());
+            match e.get("code") {
+                Some(code) if !code.is_null() => out.push(format!("code {code}: {message}")),
+                _ => out.push(message),
+            }
+        }
+    }
+    if out.is_empty() {
+        for key in ["message", "error", "detail", "error_description"] {
+            match body.get(key) {
+                Some(Value::String(s)) => out.push(s.clone()),
+                Some(Value::Object(o)) => {
+                    if let Some(m) = o.get("message").and_then(Value::as_str) {
+                        out.push(m.to_owned());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
+mod tests;
