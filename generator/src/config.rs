@@ -1,18 +1,29 @@
 //! `forge.json`: the pin (which spec release), the policy, the generated
 //! crate's names and generator options.
+//!
+//! The types derive their JSON Schema ([`json_schema`]); the committed
+//! `generator/forge.schema.json` is that text (a test keeps it up to date)
+//! and `forge.json` names it in `$schema` for editors. Unknown fields are
+//! refused with their name, the file, a JSON pointer and the line.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::{GenerateError, Result};
 
 /// The whole `forge.json` file.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
+#[schemars(title = "forge.json")]
 pub struct ForgeConfig {
+    /// The JSON Schema of this file, for editors (the repository uses
+    /// `generator/forge.schema.json`); the generator ignores it.
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
     /// Short API name (`cloudflare`), used in docs and the catalogue.
     pub api: String,
     /// The pinned spec release.
@@ -35,7 +46,7 @@ fn default_output() -> PathBuf {
 }
 
 /// The pinned release: a file owned by the project or a published URL.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SpecPin {
     /// Human release name (tag, date or commit).
@@ -47,11 +58,12 @@ pub struct SpecPin {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// Lower-case hex sha256 of the file's bytes.
+    #[schemars(regex(pattern = r"^[0-9a-fA-F]{64}$"))]
     pub sha256: String,
 }
 
 /// API-specific policy applied to the IR.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum PolicyKind {
     /// Cloudflare rules (merged account/zone paths, permissions, envelope).
@@ -61,7 +73,7 @@ pub enum PolicyKind {
 }
 
 /// Package and binary names of the generated crate.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CrateNames {
     /// Cargo package name.
@@ -78,7 +90,7 @@ fn default_runtime_path() -> String {
 }
 
 /// Knobs of the generator.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct GeneratorOptions {
     /// Deepest schema nesting accepted.
@@ -95,12 +107,12 @@ pub struct GeneratorOptions {
     /// Which JSON Schema dialect tool input schemas use.
     pub schema_profile: SchemaProfile,
     /// Move subschemas repeated within one tool schema into its `$defs`
-    /// (full profile only; see [`crate::schema::share_repeated`]).
+    /// (full profile only; see `schema::share_repeated`).
     pub share_subschemas: bool,
 }
 
 /// The JSON Schema profile of tool input schemas.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
 #[serde(rename_all = "lowercase")]
 pub enum SchemaProfile {
     /// JSON Schema 2020-12 as converted (`$defs` for recursion, `oneOf`,
@@ -108,12 +120,12 @@ pub enum SchemaProfile {
     #[default]
     Full,
     /// Inlined and simplified for strict clients (OpenAI strict, Gemini):
-    /// see [`crate::schema::strict`].
+    /// see `schema::strict`.
     Strict,
 }
 
 /// Policy for operations that are malformed (dangling refs, bad schemas…).
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum InvalidOperation {
     /// Refuse the whole spec with a typed error (default: nothing slips by).
@@ -139,11 +151,25 @@ impl Default for GeneratorOptions {
 
 impl ForgeConfig {
     /// Parses `forge.json` text; `file` is used in error messages.
+    ///
+    /// Errors name the JSON pointer of the offending value (for an unknown
+    /// field, the field itself) and serde's message with the line and
+    /// column: ``forge.json: /options/naem_lock: unknown field `naem_lock`,
+    /// expected one of … at line 19 column 15``.
     pub fn parse(text: &str, file: &Path) -> Result<Self> {
-        serde_json::from_str(text).map_err(|e| GenerateError::Config {
+        let fail = |pointer: String, e: serde_json::Error| GenerateError::Config {
             file: file.to_path_buf(),
-            message: e.to_string(),
-        })
+            message: if pointer.is_empty() {
+                e.to_string()
+            } else {
+                format!("{pointer}: {e}")
+            },
+        };
+        let mut de = serde_json::Deserializer::from_str(text);
+        let config: Self = serde_path_to_error::deserialize(&mut de)
+            .map_err(|e| fail(json_pointer(e.path()), e.into_inner()))?;
+        de.end().map_err(|e| fail(String::new(), e))?;
+        Ok(config)
     }
 
     /// A config for an ad-hoc spec with the generic policy.
@@ -155,6 +181,7 @@ impl ForgeConfig {
         }
         let package = format!("{}-tools", stem.trim_end_matches('-'));
         Self {
+            schema: None,
             api: api.to_string(),
             spec: SpecPin {
                 release: "unpinned".into(),
@@ -171,6 +198,64 @@ impl ForgeConfig {
             output: default_output(),
             options: GeneratorOptions::default(),
         }
+    }
+}
+
+/// The JSON pointer of a deserialisation path (`""` for the document).
+fn json_pointer(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for seg in path.iter() {
+        out.push('/');
+        match seg {
+            Segment::Seq { index } => out.push_str(&index.to_string()),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                out.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            }
+            Segment::Unknown => out.push('?'),
+        }
+    }
+    out
+}
+
+/// The JSON Schema (2020-12) of `forge.json`, derived from [`ForgeConfig`]:
+/// pretty-printed, object keys sorted, ending in a newline, so the text is
+/// the same whatever order the types list their fields in or `serde_json`
+/// keeps maps in. `toolforge schema` prints it; the committed
+/// `generator/forge.schema.json` is this text.
+pub fn json_schema() -> String {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<ForgeConfig>();
+    let sorted = sort_keys(schema.to_value());
+    let mut text = serde_json::to_string_pretty(&sorted).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// Sorts object keys and unwraps doc-comment lines in descriptions (editors
+/// show them as one paragraph).
+fn sort_keys(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| match (k.as_str(), v) {
+                        ("description", Value::String(d)) => {
+                            let d = d.split('\n').map(str::trim).collect::<Vec<_>>().join(" ");
+                            (k, Value::String(d))
+                        }
+                        (_, v) => (k, sort_keys(v)),
+                    })
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sort_keys).collect()),
+        other => other,
     }
 }
 
@@ -229,8 +314,69 @@ mod tests {
     }
 
     #[test]
-    fn unknown_fields_are_refused() {
+    fn type_errors_name_the_file() {
         let err = ForgeConfig::parse("{\"api\":1}", Path::new("forge.json")).unwrap_err();
-        assert!(err.to_string().starts_with("forge.json:"), "{err}");
+        let msg = err.to_string();
+        assert!(msg.starts_with("forge.json: /api: invalid type"), "{msg}");
+        assert!(msg.contains("line 1"), "{msg}");
+    }
+
+    fn minimal(extra_top: &str, extra_options: &str) -> String {
+        format!(
+            r#"{{
+  {extra_top}"api": "x",
+  "spec": {{"release": "r", "path": "a.yaml", "sha256": "00"}},
+  "policy": "generic",
+  "crate": {{"package": "x-tools", "binary": "x-mcp"}},
+  "options": {{{extra_options}}}
+}}"#
+        )
+    }
+
+    #[test]
+    fn unknown_fields_are_refused_with_their_name_pointer_and_line() {
+        let file = Path::new("forge.json");
+        let err = ForgeConfig::parse(&minimal("", r#""naem_lock": {}"#), file).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("forge.json: /options/naem_lock: unknown field `naem_lock`, expected one of `max_schema_depth`"),
+            "{msg}"
+        );
+        assert!(msg.ends_with("at line 6 column 25"), "{msg}");
+        let err = ForgeConfig::parse(&minimal(r#""polcy": "x", "#, ""), file).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("forge.json: /polcy: unknown field `polcy`"),
+            "{msg}"
+        );
+        // `$schema` is the one extra top-level key, and only at the top.
+        let c = ForgeConfig::parse(&minimal(r#""$schema": "s.json", "#, ""), file).unwrap();
+        assert_eq!(c.schema.as_deref(), Some("s.json"));
+        let err = ForgeConfig::parse(&minimal("", r#""$schema": "s.json""#), file).unwrap_err();
+        assert!(err.to_string().contains("unknown field `$schema`"), "{err}");
+    }
+
+    #[test]
+    fn schema_key_survives_a_rewrite() {
+        let file = Path::new("forge.json");
+        let c = ForgeConfig::parse(&minimal(r#""$schema": "s.json", "#, ""), file).unwrap();
+        let text = serde_json::to_string_pretty(&c).unwrap();
+        assert!(
+            text.starts_with("{\n  \"$schema\": \"s.json\",\n"),
+            "{text}"
+        );
+        assert_eq!(ForgeConfig::parse(&text, file).unwrap(), c);
+        let c = ForgeConfig::parse(&minimal("", ""), file).unwrap();
+        let text = serde_json::to_string_pretty(&c).unwrap();
+        assert!(!text.contains("$schema"), "{text}");
+    }
+
+    #[test]
+    fn trailing_text_is_refused() {
+        let err = ForgeConfig::parse(&(minimal("", "") + " x"), Path::new("f.json")).unwrap_err();
+        assert!(
+            err.to_string().starts_with("f.json: trailing characters"),
+            "{err}"
+        );
     }
 }

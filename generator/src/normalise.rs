@@ -1,5 +1,5 @@
-//! OpenAPI 3.1 → 3.0 model, in place, so the rest of the pipeline (and
-//! `openapiv3`) sees one dialect.
+//! OpenAPI 3.1 → 3.0 model, in place, so the rest of the pipeline sees one
+//! dialect.
 //!
 //! The walk is iterative (an explicit stack), so arbitrarily deep input
 //! cannot overflow the call stack. Only schema positions are rewritten;

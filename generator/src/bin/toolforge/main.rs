@@ -8,7 +8,9 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use toolforge_generator::config::{ForgeConfig, PolicyKind, SchemaProfile, sha256_hex, verify_pin};
+use toolforge_generator::config::{
+    ForgeConfig, PolicyKind, SchemaProfile, json_schema, sha256_hex, verify_pin,
+};
 use toolforge_generator::ir::Catalogue;
 use toolforge_generator::{CrateLayout, OutputFile, generate_into};
 
@@ -104,6 +106,12 @@ enum Command {
         /// Published URL of the release.
         #[arg(long)]
         url: Option<String>,
+    },
+    /// Print the JSON Schema of forge.json (the committed `generator/forge.schema.json`).
+    Schema {
+        /// Write it to this file (only when its bytes change) instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -411,6 +419,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 dest.display(),
                 loaded.config.spec.sha256
             );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Schema { out } => {
+            let text = json_schema();
+            match out {
+                None => print!("{text}"),
+                Some(path) => {
+                    if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
+                        std::fs::write(&path, &text)
+                            .with_context(|| format!("writing {}", path.display()))?;
+                    }
+                    println!("toolforge schema: {} is up to date", path.display());
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Diff(args) => diff::run(args),
