@@ -123,10 +123,10 @@ pub fn default_server(doc: &Document, spec_url: Option<&str>) -> Result<Option<S
         url: url.to_owned(),
         variables,
     };
-    if server.is_relative() {
-        if let Some(base) = spec_url.filter(|b| b.contains("://")) {
-            server.url = resolve(base, &server.url);
-        }
+    if server.is_relative()
+        && let Some(base) = spec_url.filter(|b| b.contains("://"))
+    {
+        server.url = resolve(base, &server.url);
     }
     if let Some((scheme, _)) = server.url.split_once("://") {
         let scheme = fill_defaults(scheme, &server.variables);
