@@ -344,9 +344,14 @@ pub enum Envelope {
 pub struct Profile {
     /// Environment variable holding the upstream token.
     pub token_env: String,
-    /// Base URL used when the server is given none.
+    /// Base URL used when the server is given none: the spec's first
+    /// server, a template whose `{name}` placeholders are `server_vars`
+    /// (relative when the spec names no host and forge.json no `spec.url`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
+    /// The variables `base_url` uses, in the spec's order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub server_vars: Vec<ServerVar>,
     /// Shape of the API's response bodies.
     pub envelope: BodyShape,
     /// Refusal texts, when not the generic ones.
@@ -370,6 +375,7 @@ impl Profile {
         Self {
             token_env: crate::policy::token_env_name(api),
             base_url: None,
+            server_vars: Vec::new(),
             envelope: BodyShape::Bare,
             refusals: None,
             accounts: None,
@@ -377,6 +383,43 @@ impl Profile {
             execute_example: None,
         }
     }
+}
+
+/// The default server: the spec's first `servers` entry, or what the
+/// policy puts in its place.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Server {
+    /// URL template (`https://{region}.api.example.com/v1`).
+    pub url: String,
+    /// The variables the template uses, in the spec's order.
+    pub variables: Vec<ServerVar>,
+}
+
+impl Server {
+    /// A server without variables.
+    pub fn fixed(url: &str) -> Self {
+        Self {
+            url: url.to_owned(),
+            variables: Vec::new(),
+        }
+    }
+
+    /// Whether the URL names no scheme and host (`/v1`, `v2`, empty).
+    pub fn is_relative(&self) -> bool {
+        !self.url.contains("://")
+    }
+}
+
+/// One variable of a [`Server`] URL (`toolforge_runtime::profile::ServerVar`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ServerVar {
+    /// Placeholder name (`region` for `{region}`).
+    pub name: String,
+    /// The value used unless the server is told another.
+    pub default: String,
+    /// The allowed values (the spec's `enum`); empty: any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allowed: Vec<String>,
 }
 
 /// Shape of an API's response bodies (`toolforge_runtime::profile::EnvelopeKind`).

@@ -18,6 +18,7 @@ pub mod policy;
 pub mod refs;
 pub mod resolved;
 pub mod schema;
+pub mod servers;
 
 pub use config::ForgeConfig;
 pub use emit::{CrateLayout, OutputFile};

@@ -69,10 +69,19 @@ fn the_policy_decides_the_profile_under_any_api_name() {
 #[test]
 fn a_generic_policy_under_the_flagship_name_gets_the_generic_profile() {
     let g = generate_with("cloudflare", PolicyKind::Generic);
-    assert_eq!(g.catalogue.profile, Profile::generic("cloudflare"));
+    // Only the spec's server, as any API gets it.
+    let want = Profile {
+        base_url: Some("https://api.cloudflare.com/client/v4".to_owned()),
+        ..Profile::generic("cloudflare")
+    };
+    assert_eq!(g.catalogue.profile, want);
     let lib = lib_rs(&g);
     assert!(
-        lib.contains("profile: Profile::generic(\"CLOUDFLARE_API_TOKEN\"),"),
+        lib.contains("base_url: Some(\"https://api.cloudflare.com/client/v4\"),"),
+        "{lib}"
+    );
+    assert!(
+        lib.contains("..Profile::generic(\"CLOUDFLARE_API_TOKEN\")"),
         "{lib}"
     );
     for unwanted in ["EnvelopeKind", "AccountFill", "MergedSelector", "Refusals"] {
@@ -85,4 +94,109 @@ fn the_emitted_profile_is_deterministic() {
     let a = lib_rs(&generate_with("x", PolicyKind::Cloudflare));
     let b = lib_rs(&generate_with("x", PolicyKind::Cloudflare));
     assert_eq!(a, b);
+}
+
+/// A one-operation spec with the given `servers` YAML, generated under the
+/// generic policy.
+fn generate_servers(
+    servers: &str,
+    spec_url: Option<&str>,
+) -> toolforge_generator::Result<Generated> {
+    let mut config: ForgeConfig = common::config();
+    config.api = "example".to_owned();
+    config.policy = PolicyKind::Generic;
+    config.spec.url = spec_url.map(str::to_owned);
+    let spec = format!(
+        "openapi: 3.0.3\ninfo: {{title: Example, version: '1'}}\n{servers}\npaths:\n  /items:\n    get:\n      operationId: listItems\n      responses:\n        '200': {{description: ok}}\n"
+    );
+    generate(
+        spec.as_bytes(),
+        "example.yaml",
+        &config,
+        &common::layout(&config),
+    )
+}
+
+fn readme_md(g: &Generated) -> String {
+    let file = g.files.iter().find(|f| f.path == "README.md").unwrap();
+    String::from_utf8(file.contents.clone()).unwrap()
+}
+
+#[test]
+fn server_variables_are_emitted_into_the_profile() {
+    let g = generate_servers(
+        "servers:\n  - url: 'https://{region}.api.example.com/{basePath}'\n    variables:\n      region: {default: eu, enum: [eu, us]}\n      basePath: {default: v1}",
+        None,
+    )
+    .unwrap();
+    let p = &g.catalogue.profile;
+    assert_eq!(
+        p.base_url.as_deref(),
+        Some("https://{region}.api.example.com/{basePath}")
+    );
+    assert_eq!(p.server_vars.len(), 2);
+    let lib = lib_rs(&g);
+    for want in [
+        "use toolforge_runtime::profile::ServerVar;",
+        "base_url: Some(\"https://{region}.api.example.com/{basePath}\"),",
+        "name: \"region\",",
+        "default: \"eu\",",
+        "allowed: &[\"eu\", \"us\"],",
+        "name: \"basePath\",",
+        "allowed: &[],",
+    ] {
+        assert!(lib.contains(want), "lib.rs lacks {want:?}:\n{lib}");
+    }
+    let readme = readme_md(&g);
+    assert!(readme.contains("## Upstream"), "{readme}");
+    assert!(
+        readme.contains("`region` = `eu` (one of `eu`, `us`), `basePath` = `v1`"),
+        "{readme}"
+    );
+    assert!(readme.contains("--server-var name=value"), "{readme}");
+}
+
+#[test]
+fn relative_or_missing_servers_need_upstream() {
+    let g = generate_servers("servers:\n  - url: /v1", None).unwrap();
+    assert_eq!(g.catalogue.profile.base_url.as_deref(), Some("/v1"));
+    let readme = readme_md(&g);
+    assert!(
+        readme.contains("`/v1` is relative") && readme.contains("needs `--upstream URL`"),
+        "{readme}"
+    );
+    let g = generate_servers(
+        "servers:\n  - url: /v1",
+        Some("https://example.com/specs/openapi.yaml"),
+    )
+    .unwrap();
+    assert_eq!(
+        g.catalogue.profile.base_url.as_deref(),
+        Some("https://example.com/v1")
+    );
+    assert!(!readme_md(&g).contains("## Upstream"));
+    let g = generate_servers("", None).unwrap();
+    assert_eq!(g.catalogue.profile, Profile::generic("example"));
+    assert!(readme_md(&g).contains("declares no server"));
+    let g = generate_servers("servers:\n  - url: http://api.example.com", None).unwrap();
+    let readme = readme_md(&g);
+    assert!(readme.contains("plain http"), "{readme}");
+    assert!(readme.contains("--allow-loopback-upstream"), "{readme}");
+}
+
+#[test]
+fn bad_servers_are_typed_errors_with_pointers() {
+    let err =
+        generate_servers("servers:\n  - url: 'https://{region}.example.com'", None).unwrap_err();
+    assert_eq!(err.kind(), "Invalid");
+    assert_eq!(err.pointer(), Some("/servers/0/url"));
+    let err = generate_servers(
+        "servers:\n  - url: 'https://{region}.example.com'\n    variables:\n      region: {default: ap, enum: [eu, us]}",
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(err.pointer(), Some("/servers/0/variables/region/enum"));
+    let err = generate_servers("servers:\n  - url: 'ftp://example.com'", None).unwrap_err();
+    assert_eq!(err.pointer(), Some("/servers/0/url"));
+    assert!(err.to_string().contains("`ftp`"), "{err}");
 }

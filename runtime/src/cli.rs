@@ -24,8 +24,9 @@ use serde_json::{Map, Value, json};
 
 use crate::catalogue::{Catalogue, ToolDef};
 use crate::codemode::{Mode, ModeSetup};
-use crate::config::{Exposure, UpstreamConfig, validate_upstream};
+use crate::config::{Exposure, UpstreamConfig, upstream_base};
 use crate::credential::Credential;
+use crate::profile::servers::parse_server_var;
 use crate::request::build_request;
 use crate::sandbox::{Limits, SandboxConfig, WorkerCommand};
 use crate::server::auth::{TOKENS_ENV, TokenTable};
@@ -116,9 +117,14 @@ struct ServeArgs {
     /// HTTP listen address (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:8787")]
     listen: SocketAddr,
-    /// API base URL (https; default: the API's public base URL when known).
+    /// API base URL (https; default: the spec's first server, variables
+    /// filled).
     #[arg(long)]
     upstream: Option<String>,
+    /// A variable of the spec's server URL (`{name}`), instead of its
+    /// default; repeatable.
+    #[arg(long = "server-var", value_name = "NAME=VALUE", value_parser = parse_server_var)]
+    server_vars: Vec<(String, String)>,
     /// Allow a plain-http upstream on a loopback host (for tests).
     #[arg(long)]
     allow_loopback_upstream: bool,
@@ -357,17 +363,12 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
     if args.spec_artifact.is_some() && args.mode != Mode::CodeMode {
         bail!("--spec-artifact is used only with --mode codemode");
     }
-    let upstream_raw = match (&args.upstream, catalogue.profile.base_url) {
-        (Some(u), _) => u.clone(),
-        (None, Some(d)) => d.to_owned(),
-        (None, None) => {
-            return Err(crate::config::ConfigError::NoUpstream {
-                api: catalogue.api.to_owned(),
-            }
-            .into());
-        }
-    };
-    let base = validate_upstream(&upstream_raw, args.allow_loopback_upstream)?;
+    let base = upstream_base(
+        catalogue,
+        args.upstream.as_deref(),
+        &args.server_vars,
+        args.allow_loopback_upstream,
+    )?;
     let exposure = Exposure::new(catalogue, args.products.clone(), args.read_only)?;
     let token_env = args
         .token_env
@@ -562,6 +563,34 @@ mod tests {
         let cli = Cli::try_parse_from(["bin", "describe", "x"]).unwrap();
         assert!(matches!(cli.command, Some(Command::Describe { .. })));
         assert!(Cli::try_parse_from(["bin", "--transport", "carrier-pigeon"]).is_err());
+    }
+
+    #[test]
+    fn server_var_flags_repeat_and_need_name_value() {
+        let cli = Cli::try_parse_from([
+            "bin",
+            "--transport",
+            "stdio",
+            "--server-var",
+            "region=us",
+            "--server-var",
+            "basePath=v2/beta",
+        ])
+        .unwrap();
+        assert_eq!(
+            cli.serve.server_vars,
+            [
+                ("region".to_owned(), "us".to_owned()),
+                ("basePath".to_owned(), "v2/beta".to_owned())
+            ]
+        );
+        let cli = Cli::try_parse_from(["bin", "serve", "--server-var", "a=b"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Some(Command::Serve(args)) if args.server_vars.len() == 1
+        ));
+        let err = Cli::try_parse_from(["bin", "--server-var", "region"]).unwrap_err();
+        assert!(err.to_string().contains("name=value"), "{err}");
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //! generated `CATALOGUE` (`generator/src/policy/*.rs`); the runtime only
 //! reads it and never compares API names. A profile says
 //!
-//! - where the API lives ([`Profile::base_url`]) and which environment
-//!   variable holds its token ([`Profile::token_env`]);
+//! - where the API lives ([`Profile::base_url`], a URL template whose
+//!   [`Profile::server_vars`] are filled by [`servers::server_url`]) and
+//!   which environment variable holds its token ([`Profile::token_env`]);
 //! - the shape of its response bodies ([`EnvelopeKind`]): bare payloads, or
 //!   a `{success, errors, messages, result, result_info?}` envelope whose
 //!   `success: false` is a failure even with a 2xx status;
@@ -37,6 +38,7 @@
 //! ```
 
 pub mod accounts;
+pub mod servers;
 
 use serde_json::Value;
 
@@ -44,6 +46,7 @@ use crate::catalogue::{ParamLocation, ToolDef};
 use crate::request::Args;
 
 pub use accounts::{AccountFill, AccountList};
+pub use servers::ServerVar;
 
 /// Where `{permissions}` goes in the [`Refusals`] texts.
 pub const PERMISSIONS_PLACEHOLDER: &str = "{permissions}";
@@ -51,9 +54,14 @@ pub const PERMISSIONS_PLACEHOLDER: &str = "{permissions}";
 /// What a catalogue says about its API, decided by the generator's policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Profile {
-    /// Base URL used when `--upstream` is not given; `None` makes the flag
+    /// Base URL used when `--upstream` is not given (the spec's first
+    /// server), a template whose `{name}` placeholders are
+    /// [`Profile::server_vars`]; `None`, or a relative URL, makes the flag
     /// required.
     pub base_url: Option<&'static str>,
+    /// The variables of [`Profile::base_url`], filled from their defaults
+    /// or `--server-var name=value`.
+    pub server_vars: &'static [ServerVar],
     /// Environment variable holding the upstream token for stdio (and HTTP
     /// with `--insecure-no-auth`) unless `--token-env` names another; the
     /// generator names it `<API>_API_TOKEN`.
@@ -79,6 +87,7 @@ impl Profile {
     pub const fn generic(token_env: &'static str) -> Self {
         Self {
             base_url: None,
+            server_vars: &[],
             token_env,
             envelope: EnvelopeKind::Bare,
             refusals: Refusals::GENERIC,

@@ -258,9 +258,15 @@ pub fn build_catalogue_with(
         })
         .collect();
     skipped.sort();
+    let mut profile = ctx.policy.profile(&config.api);
+    let server = crate::servers::default_server(doc, config.spec.url.as_deref())?;
+    if let Some(server) = ctx.policy.default_server(server) {
+        profile.base_url = Some(server.url);
+        profile.server_vars = server.variables;
+    }
     Ok(Catalogue {
         api: config.api.clone(),
-        profile: ctx.policy.profile(&config.api),
+        profile,
         products,
         skipped,
     })

@@ -331,6 +331,15 @@ fn profile_expr(p: &Profile) -> (TokenStream, TokenStream) {
         let url = lit(url);
         fields.push(quote!(base_url: Some(#url)));
     }
+    if !p.server_vars.is_empty() {
+        used.push("ServerVar");
+        let vars = p.server_vars.iter().map(|v| {
+            let (name, default) = (lit(&v.name), lit(&v.default));
+            let allowed = v.allowed.iter().map(|a| lit(a));
+            quote!(ServerVar { name: #name, default: #default, allowed: &[#(#allowed),*] })
+        });
+        fields.push(quote!(server_vars: &[#(#vars),*]));
+    }
     match p.envelope {
         BodyShape::Bare => {}
         BodyShape::SuccessResult => {

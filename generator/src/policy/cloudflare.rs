@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use super::{ApiPolicy, MergedPath, MergedRoute, OpRef};
 use crate::ir::{
     AccountList, BodyShape, Envelope, HttpMethod, MergedSelector, MergedVariant, Profile, Refusals,
+    Server,
 };
 use crate::naming::{fit_tool_name, snake};
 
@@ -89,7 +90,6 @@ impl ApiPolicy for Cloudflare {
     fn profile(&self, api: &str) -> Profile {
         let own = |s: &str| s.to_owned();
         Profile {
-            base_url: Some(own(BASE_URL)),
             envelope: BodyShape::SuccessResult,
             refusals: Some(Refusals {
                 grant: format!(
@@ -128,6 +128,13 @@ impl ApiPolicy for Cloudflare {
             )),
             ..Profile::generic(api)
         }
+    }
+
+    /// Always [`BASE_URL`]: the releases (2023-12-04, 2024-08-06) and the
+    /// sample declare it as their only server, and a spec declaring another
+    /// (or none) still describes the same API.
+    fn default_server(&self, _spec: Option<Server>) -> Option<Server> {
+        Some(Server::fixed(BASE_URL))
     }
 }
 

@@ -11,7 +11,7 @@ pub mod generic;
 use serde_json::Value;
 
 use crate::config::PolicyKind;
-use crate::ir::{Envelope, HttpMethod, Profile};
+use crate::ir::{Envelope, HttpMethod, Profile, Server};
 
 /// One operation as found in the spec, before it becomes a tool.
 #[derive(Debug, Clone, Copy)]
@@ -113,6 +113,12 @@ pub trait ApiPolicy: Sync + std::fmt::Debug {
     fn profile(&self, api: &str) -> Profile {
         Profile::generic(api)
     }
+
+    /// The default server (the profile's `base_url` and `server_vars`),
+    /// given the spec's first server (`None`: the spec declares none).
+    fn default_server(&self, spec: Option<Server>) -> Option<Server> {
+        spec
+    }
 }
 
 /// The policy in force for one generation: the [`ApiPolicy`] that
@@ -190,5 +196,21 @@ mod tests {
         let cf = Policy::new(PolicyKind::Cloudflare);
         assert!(cf.path_param_optional("account_id"));
         assert!(cf.profile("other").accounts.is_some());
+    }
+
+    #[test]
+    fn the_default_server_is_the_spec_s_except_for_cloudflare() {
+        let spec = Server::fixed("https://{region}.example.com");
+        let generic = Policy::new(PolicyKind::Generic);
+        assert_eq!(
+            generic.default_server(Some(spec.clone())),
+            Some(spec.clone())
+        );
+        assert_eq!(generic.default_server(None), None);
+        let cf = Policy::new(PolicyKind::Cloudflare);
+        let fixed = Some(Server::fixed(cloudflare::BASE_URL));
+        assert_eq!(cf.default_server(Some(spec)), fixed);
+        assert_eq!(cf.default_server(None), fixed);
+        assert_eq!(cf.default_server(fixed.clone()), fixed);
     }
 }
