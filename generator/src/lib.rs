@@ -18,6 +18,7 @@ pub mod policy;
 pub mod refs;
 pub mod resolved;
 pub mod schema;
+mod yaml_scan;
 
 pub use config::ForgeConfig;
 pub use emit::{CrateLayout, OutputFile};

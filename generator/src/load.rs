@@ -3,11 +3,14 @@
 //!
 //! Both parsers refuse nesting deeper than 128 levels, so hostile input
 //! yields a [`GenerateError::Syntax`] rather than a stack overflow. YAML
-//! aliases are bounded too (found by the fuzz target `loader`): a document
-//! may expand to at most [`yaml_node_limit`] nodes (the parser's own
-//! repetition limit counts alias jumps, not what they expand to, so one
-//! wide anchor aliased many times would otherwise grow quadratically with
-//! the input).
+//! needs two more bounds, both found by the fuzz target `loader`:
+//! - flow collections (`[`, `{`) nesting beyond 128 levels are refused
+//!   before the YAML scanner runs, since its time grows with the square of
+//!   that nesting (see the private `yaml_scan` module);
+//! - aliases: a document may expand to at most [`yaml_node_limit`] nodes
+//!   (the parser's own repetition limit counts alias jumps, not what they
+//!   expand to, so one wide anchor aliased many times would otherwise grow
+//!   quadratically with the input).
 
 use serde_json::{Map, Number, Value};
 
@@ -120,7 +123,19 @@ pub fn yaml_node_limit(len: usize) -> usize {
     len.saturating_add(YAML_ALIAS_SLACK)
 }
 
+/// Deepest flow nesting scanned (the deserializer refuses more than 128
+/// levels of any nesting anyway).
+const YAML_MAX_FLOW_DEPTH: usize = 128;
+
 fn parse_yaml(bytes: &[u8], file: &str) -> Result<Value> {
+    if let Some((line, column)) = crate::yaml_scan::flow_depth_beyond(bytes, YAML_MAX_FLOW_DEPTH) {
+        return Err(syntax(
+            file,
+            &format!(
+                "YAML: flow collections (`[`, `{{`) nest deeper than {YAML_MAX_FLOW_DEPTH} levels at line {line} column {column}"
+            ),
+        ));
+    }
     let limit = yaml_node_limit(bytes.len());
     let left = std::cell::Cell::new(limit);
     let mut value = serde::de::DeserializeSeed::deserialize(
@@ -521,6 +536,37 @@ mod tests {
         let d = load(text.as_bytes(), "fine.yaml").unwrap();
         assert_eq!(d.root["b"][199][199], "x");
         assert!(yaml_node_limit(0) < yaml_node_limit(text.len()));
+    }
+
+    #[test]
+    fn deep_flow_nesting_is_refused_before_the_yaml_scanner() {
+        // 100,000 levels: the YAML scanner alone would take hours (its time
+        // grows with the square of the nesting). Found by the `loader`
+        // fuzz target.
+        let text = format!(
+            "openapi: 3.0.0\na: {}1{}\n",
+            "{a: ".repeat(100_000),
+            "}".repeat(100_000)
+        );
+        let started = std::time::Instant::now();
+        let e = load(text.as_bytes(), "deep.yaml").unwrap_err();
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        assert!(matches!(e, GenerateError::Syntax { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .contains("nest deeper than 128 levels at line 2 column 516"),
+            "{e}"
+        );
+        // 128 levels and less: as before (the deserializer counts the root too).
+        let text = format!("a: {}1{}\n", "[".repeat(128), "]".repeat(128));
+        let e = load(text.as_bytes(), "deep.yaml").unwrap_err();
+        assert!(e.to_string().contains("recursion limit exceeded"), "{e}");
+        let text = format!(
+            "openapi: 3.0.0\na: {}1{}\n",
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        assert!(load(text.as_bytes(), "ok.yaml").is_ok());
     }
 
     /// The bounded builder gives what `yaml_serde::Value`'s own
