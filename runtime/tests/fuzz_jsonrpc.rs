@@ -12,19 +12,33 @@
 //!   random cancellations by the transport's line reader ([`LineFramer`]).
 //!   Property: the lines (and the oversized ones dropped) are exactly those
 //!   of splitting the stream at `\n`, whatever the chunking.
+//! - `stdio_session`: a whole MCP session over the stdio transport
+//!   ([`serve_io`], a one-tool catalogue, no credential, no network): a
+//!   handshake or not, then lines as `jsonrpc_line` makes them. Properties:
+//!   no panic in the transport, the guard or rmcp; the session ends once
+//!   the input does; every line written is a JSON-RPC 2.0 object.
 //!
 //! `TOOLFORGE_FUZZ_SECS=60 cargo test -p toolforge-runtime --test fuzz_jsonrpc`
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, ReadBuf};
 use toolforge_fuzz::json::{Doc, random_value};
 use toolforge_fuzz::mutate::havoc;
 use toolforge_fuzz::{Pool, Rng, Target};
+use toolforge_runtime::catalogue::{
+    Annotations, Catalogue, Envelope, Method, ParamDef, ParamLocation, ParamStyle, Product, Route,
+    ToolDef,
+};
+use toolforge_runtime::config::{Exposure, UpstreamConfig, validate_upstream};
 use toolforge_runtime::server::fuzzing::{Framed, LineFramer, Verdict, classify, decode_line};
+use toolforge_runtime::server::stdio::serve_io;
+use toolforge_runtime::server::{Core, CoreOptions};
 
 /// Largest generated input (the stdio transport's lines are bounded by
 /// the CLI well above the 1 MiB argument limit).
@@ -623,4 +637,208 @@ fn check_stream(input: &[u8]) -> Result<String, String> {
             .count()
             .min(4)
     ))
+}
+
+static DNS_LIST: ToolDef = ToolDef {
+    name: "dns_records_list",
+    operation_id: "dns-records-list",
+    product: "dns_records",
+    title: "List DNS records",
+    description: "Lists a zone's DNS records.",
+    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32},"per_page":{"type":"number"}},"required":["zone_id"],"additionalProperties":false}"#,
+    output_schema: Some(r#"{"type":"object","properties":{"result":{"type":"array"}}}"#),
+    annotations: Annotations {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: true,
+    },
+    permissions: &["DNS Read"],
+    method: Method::Get,
+    routes: &[Route {
+        when: None,
+        template: "/zones/{zone_id}/dns_records",
+    }],
+    params: &[ParamDef {
+        arg: "zone_id",
+        name: "zone_id",
+        location: ParamLocation::Path,
+        style: ParamStyle::Simple,
+        explode: false,
+        required: true,
+        allow_reserved: false,
+    }],
+    body: None,
+    responses: &[],
+    envelope: Envelope::Cloudflare { list: true },
+    deprecated: false,
+    ts_declaration: "",
+};
+
+static CATALOGUE: Catalogue = Catalogue {
+    api: "cloudflare",
+    products: &[Product {
+        name: "dns_records",
+        tools: &[&DNS_LIST],
+    }],
+    source: r#"{"release":"fuzz"}"#,
+    spec: "",
+};
+
+thread_local! {
+    static SESSION_RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+}
+
+/// The server core, built once (inside the runtime: the upstream client
+/// wants one). Without a credential, tool calls never reach the network.
+fn session_core() -> Arc<Core> {
+    static CORE: OnceLock<Arc<Core>> = OnceLock::new();
+    Arc::clone(CORE.get_or_init(|| {
+        SESSION_RUNTIME.with(|runtime| {
+            let _guard = runtime.enter();
+            let options = CoreOptions {
+                exposure: Exposure::default(),
+                upstream: UpstreamConfig {
+                    base: validate_upstream("http://127.0.0.1:9/client/v4", true).unwrap(),
+                    timeout: Duration::from_secs(1),
+                    max_body_bytes: 1 << 16,
+                },
+                output_schemas: false,
+                max_argument_bytes: 4096,
+                credential_hint: "set `CLOUDFLARE_API_TOKEN`".into(),
+            };
+            Arc::new(Core::new(&CATALOGUE, options).unwrap())
+        })
+    }))
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}"#;
+
+#[test]
+fn stdio_session() {
+    let seeds = vec![
+        format!(
+            "{INITIALIZE}\n{}\n{}\n",
+            SEEDS[1],
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"dns_records_list","arguments":{"zone_id":"z"}}}"#
+        )
+        .into_bytes(),
+        format!("{}\n{}\n", SEEDS[2], SEEDS[3]).into_bytes(),
+        b"garbage\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n".to_vec(),
+    ];
+    toolforge_fuzz::run(
+        target(
+            "stdio_session",
+            "cargo test -p toolforge-runtime --test fuzz_jsonrpc stdio_session",
+            seeds,
+        ),
+        generate_session,
+        check_session,
+    );
+}
+
+fn generate_session(rng: &mut Rng, pool: &Pool) -> Vec<u8> {
+    if rng.one_in(3) {
+        let mut out = pool.pick(rng).to_vec();
+        let other = pool.pick(rng).to_vec();
+        havoc(rng, &mut out, TOKENS, &other, 1 << 16);
+        return out;
+    }
+    let mut out = Vec::new();
+    if !rng.one_in(4) {
+        out.extend_from_slice(INITIALIZE.as_bytes());
+        out.push(b'\n');
+        if !rng.one_in(4) {
+            out.extend_from_slice(SEEDS[1].as_bytes());
+            out.push(b'\n');
+        }
+    }
+    for _ in 0..rng.range(1, 6) {
+        let mut line = match rng.below(4) {
+            0 => pool.seed(rng).to_vec(),
+            _ => {
+                let mut doc = Doc::new(message(rng));
+                if rng.one_in(3) {
+                    doc.mutate(rng, KEYS, STRINGS);
+                }
+                doc.render(false)
+            }
+        };
+        if rng.one_in(4) {
+            let other = pool.pick(rng).to_vec();
+            havoc(rng, &mut line, TOKENS, &other, 1 << 14);
+        }
+        out.extend_from_slice(&line);
+        out.extend_from_slice(if rng.one_in(6) { b"\r\n" } else { b"\n" });
+    }
+    out
+}
+
+fn check_session(input: &[u8]) -> Result<String, String> {
+    let core = session_core();
+    SESSION_RUNTIME.with(|runtime| {
+        runtime.block_on(async {
+            let (client, server) = tokio::io::duplex(1 << 16);
+            let (server_read, server_write) = tokio::io::split(server);
+            let session = tokio::spawn(serve_io(
+                core,
+                None,
+                1 << 20,
+                server_read,
+                server_write,
+                std::future::pending(),
+            ));
+            let (mut client_read, mut client_write) = tokio::io::split(client);
+            let write = async {
+                let _ = client_write.write_all(input).await;
+                let _ = client_write.shutdown().await;
+            };
+            let mut output = Vec::new();
+            let read = client_read.read_to_end(&mut output);
+            let talk = async { tokio::join!(write, read) };
+            if tokio::time::timeout(Duration::from_secs(10), talk)
+                .await
+                .is_err()
+            {
+                return Err("the output did not end within 10 s of the input's end".to_string());
+            }
+            let ended = match tokio::time::timeout(Duration::from_secs(10), session).await {
+                Err(_) => {
+                    return Err("the session did not end within 10 s of the input's end".into());
+                }
+                Ok(Err(e)) if e.is_panic() => return Err(format!("the session panicked: {e}")),
+                Ok(Err(e)) => return Err(format!("the session task failed: {e}")),
+                Ok(Ok(result)) => result.map_or_else(
+                    |e| format!("error {}", shape(&e.to_string())),
+                    |()| "ok".into(),
+                ),
+            };
+            let mut lines = 0;
+            let mut errors = Vec::new();
+            for line in output.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                let v: Value = serde_json::from_slice(line).map_err(|e| {
+                    format!(
+                        "an output line is not JSON ({e}): {}",
+                        String::from_utf8_lossy(line)
+                    )
+                })?;
+                if v["jsonrpc"] != "2.0" {
+                    return Err(format!("an output line is not JSON-RPC 2.0: {v}"));
+                }
+                if let Some(code) = v["error"]["code"].as_i64() {
+                    errors.push(code);
+                }
+                lines += 1;
+            }
+            errors.sort_unstable();
+            errors.dedup();
+            Ok(format!(
+                "{ended}, {} lines, errors {errors:?}",
+                lines.min(4)
+            ))
+        })
+    })
 }
