@@ -19,6 +19,7 @@ pub mod refs;
 pub mod resolved;
 pub mod schema;
 pub mod servers;
+mod yaml_scan;
 
 pub use config::ForgeConfig;
 pub use emit::{CrateLayout, OutputFile};

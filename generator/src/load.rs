@@ -2,7 +2,15 @@
 //! document (3.1 documents are normalised, Swagger 2.0 is refused).
 //!
 //! Both parsers refuse nesting deeper than 128 levels, so hostile input
-//! yields a [`GenerateError::Syntax`] rather than a stack overflow.
+//! yields a [`GenerateError::Syntax`] rather than a stack overflow. YAML
+//! needs two more bounds, both found by the fuzz target `loader`:
+//! - flow collections (`[`, `{`) nesting beyond 128 levels are refused
+//!   before the YAML scanner runs, since its time grows with the square of
+//!   that nesting (see the private `yaml_scan` module);
+//! - aliases: a document may expand to at most [`yaml_node_limit`] nodes
+//!   (the parser's own repetition limit counts alias jumps, not what they
+//!   expand to, so one wide anchor aliased many times would otherwise grow
+//!   quadratically with the input).
 
 use serde_json::{Map, Number, Value};
 
@@ -105,9 +113,36 @@ fn minor_version(version: &str) -> Option<u32> {
     minor.parse().ok()
 }
 
+/// Aliases may add this many nodes beyond one per input byte.
+const YAML_ALIAS_SLACK: usize = 1_000_000;
+
+/// Most nodes a YAML document of `len` bytes may expand to. Without
+/// aliases a document has at most about one node per byte, so only alias
+/// expansion comes near this.
+pub fn yaml_node_limit(len: usize) -> usize {
+    len.saturating_add(YAML_ALIAS_SLACK)
+}
+
+/// Deepest flow nesting scanned (the deserializer refuses more than 128
+/// levels of any nesting anyway).
+const YAML_MAX_FLOW_DEPTH: usize = 128;
+
 fn parse_yaml(bytes: &[u8], file: &str) -> Result<Value> {
-    let mut value: yaml_serde::Value =
-        yaml_serde::from_slice(bytes).map_err(|e| syntax(file, &format!("YAML: {e}")))?;
+    if let Some((line, column)) = crate::yaml_scan::flow_depth_beyond(bytes, YAML_MAX_FLOW_DEPTH) {
+        return Err(syntax(
+            file,
+            &format!(
+                "YAML: flow collections (`[`, `{{`) nest deeper than {YAML_MAX_FLOW_DEPTH} levels at line {line} column {column}"
+            ),
+        ));
+    }
+    let limit = yaml_node_limit(bytes.len());
+    let left = std::cell::Cell::new(limit);
+    let mut value = serde::de::DeserializeSeed::deserialize(
+        YamlBudget { left: &left, limit },
+        yaml_serde::Deserializer::from_slice(bytes),
+    )
+    .map_err(|e| syntax(file, &format!("YAML: {e}")))?;
     value
         .apply_merge()
         .map_err(|e| syntax(file, &format!("YAML merge key (`<<`): {e}")))?;
@@ -171,6 +206,161 @@ fn yaml_to_json(value: yaml_serde::Value) -> std::result::Result<Value, (Vec<Str
         }
         Y::Tagged(tagged) => yaml_to_json(tagged.value)?,
     })
+}
+
+/// Builds a `yaml_serde::Value` as its own `Deserialize` does (same
+/// nodes, tags and duplicate-key errors), counting nodes down from `left`
+/// as the deserializer expands aliases: fails when none are left, before
+/// an alias bomb can take the memory.
+#[derive(Clone, Copy)]
+struct YamlBudget<'a> {
+    left: &'a std::cell::Cell<usize>,
+    limit: usize,
+}
+
+impl YamlBudget<'_> {
+    fn take<E: serde::de::Error>(self) -> std::result::Result<(), E> {
+        match self.left.get().checked_sub(1) {
+            Some(left) => {
+                self.left.set(left);
+                Ok(())
+            }
+            None => Err(E::custom(format!(
+                "the document expands to more than {} nodes through aliases (`*name`); refusing it as an alias bomb",
+                self.limit
+            ))),
+        }
+    }
+
+    fn leaf<E: serde::de::Error>(
+        self,
+        value: yaml_serde::Value,
+    ) -> std::result::Result<yaml_serde::Value, E> {
+        self.take()?;
+        Ok(value)
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for YamlBudget<'_> {
+    type Value = yaml_serde::Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> std::result::Result<yaml_serde::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for YamlBudget<'_> {
+    type Value = yaml_serde::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, b: bool) -> std::result::Result<Self::Value, E> {
+        self.leaf(yaml_serde::Value::Bool(b))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, i: i64) -> std::result::Result<Self::Value, E> {
+        self.leaf(yaml_serde::Value::Number(i.into()))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, u: u64) -> std::result::Result<Self::Value, E> {
+        self.leaf(yaml_serde::Value::Number(u.into()))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, f: f64) -> std::result::Result<Self::Value, E> {
+        self.leaf(yaml_serde::Value::Number(f.into()))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<Self::Value, E> {
+        self.leaf(yaml_serde::Value::String(s.to_owned()))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, s: String) -> std::result::Result<Self::Value, E> {
+        self.leaf(yaml_serde::Value::String(s))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> std::result::Result<Self::Value, E> {
+        self.leaf(yaml_serde::Value::Null)
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> std::result::Result<Self::Value, E> {
+        self.leaf(yaml_serde::Value::Null)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> std::result::Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        self.take()?;
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(self)? {
+            items.push(item);
+        }
+        Ok(yaml_serde::Value::Sequence(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        use yaml_serde::mapping::Entry;
+        self.take()?;
+        let mut mapping = yaml_serde::Mapping::new();
+        while let Some(key) = map.next_key_seed(self)? {
+            match mapping.entry(key) {
+                Entry::Occupied(entry) => {
+                    return Err(serde::de::Error::custom(duplicate_key(entry.key())));
+                }
+                Entry::Vacant(entry) => {
+                    entry.insert(map.next_value_seed(self)?);
+                }
+            }
+        }
+        Ok(yaml_serde::Value::Mapping(mapping))
+    }
+
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(
+        self,
+        data: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        // A tagged node (`!tag value`): the tag, then the value.
+        use serde::de::VariantAccess;
+        self.take()?;
+        let (tag, value) = data.variant::<String>()?;
+        if tag.is_empty() {
+            return Err(serde::de::Error::custom("empty YAML tag is not allowed"));
+        }
+        let value = value.newtype_variant_seed(self)?;
+        Ok(yaml_serde::Value::Tagged(Box::new(
+            yaml_serde::value::TaggedValue {
+                tag: yaml_serde::value::Tag::new(tag),
+                value,
+            },
+        )))
+    }
+}
+
+/// yaml_serde's message for a repeated mapping key.
+fn duplicate_key(key: &yaml_serde::Value) -> String {
+    use yaml_serde::Value as Y;
+    match key {
+        Y::Null => "duplicate entry with null key".into(),
+        Y::Bool(b) => format!("duplicate entry with key `{b}`"),
+        Y::Number(n) => format!("duplicate entry with key {n}"),
+        Y::String(s) => format!("duplicate entry with key {s:?}"),
+        Y::Sequence(_) | Y::Mapping(_) | Y::Tagged(_) => "duplicate entry in YAML map".into(),
+    }
 }
 
 fn yaml_number(n: &yaml_serde::Number) -> Option<Value> {
@@ -323,6 +513,104 @@ mod tests {
         let e = load(text.as_bytes(), "bomb.yaml").unwrap_err();
         assert!(matches!(e, GenerateError::Syntax { .. }), "{e}");
         assert!(e.to_string().contains("repetition limit"), "{e}");
+    }
+
+    #[test]
+    fn yaml_alias_expansion_is_bounded() {
+        // One wide anchor aliased many times: few alias jumps (the YAML
+        // parser's repetition limit passes), but 2,000 × 2,000 nodes
+        // from 16 KB. Found by the `loader` fuzz target.
+        let mut text = String::from("openapi: 3.0.0\n");
+        text.push_str(&format!("a: &a [{}]\n", vec!["x"; 2000].join(",")));
+        text.push_str(&format!("b: [{}]\n", vec!["*a"; 2000].join(",")));
+        let started = std::time::Instant::now();
+        let e = load(text.as_bytes(), "wide.yaml").unwrap_err();
+        assert!(matches!(e, GenerateError::Syntax { .. }), "{e}");
+        assert!(e.to_string().contains("alias bomb"), "{e}");
+        assert!(e.to_string().starts_with("wide.yaml: "), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        // Anchors used within reason load as before.
+        let mut text = String::from("openapi: 3.0.0\n");
+        text.push_str(&format!("a: &a [{}]\n", vec!["x"; 200].join(",")));
+        text.push_str(&format!("b: [{}]\n", vec!["*a"; 200].join(",")));
+        let d = load(text.as_bytes(), "fine.yaml").unwrap();
+        assert_eq!(d.root["b"][199][199], "x");
+        assert!(yaml_node_limit(0) < yaml_node_limit(text.len()));
+    }
+
+    #[test]
+    fn deep_flow_nesting_is_refused_before_the_yaml_scanner() {
+        // 100,000 levels: the YAML scanner alone would take hours (its time
+        // grows with the square of the nesting). Found by the `loader`
+        // fuzz target.
+        let text = format!(
+            "openapi: 3.0.0\na: {}1{}\n",
+            "{a: ".repeat(100_000),
+            "}".repeat(100_000)
+        );
+        let started = std::time::Instant::now();
+        let e = load(text.as_bytes(), "deep.yaml").unwrap_err();
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        assert!(matches!(e, GenerateError::Syntax { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .contains("nest deeper than 128 levels at line 2 column 516"),
+            "{e}"
+        );
+        // 128 levels and less: as before (the deserializer counts the root too).
+        let text = format!("a: {}1{}\n", "[".repeat(128), "]".repeat(128));
+        let e = load(text.as_bytes(), "deep.yaml").unwrap_err();
+        assert!(e.to_string().contains("recursion limit exceeded"), "{e}");
+        let text = format!(
+            "openapi: 3.0.0\na: {}1{}\n",
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        assert!(load(text.as_bytes(), "ok.yaml").is_ok());
+    }
+
+    /// The bounded builder gives what `yaml_serde::Value`'s own
+    /// `Deserialize` gives, errors included.
+    #[test]
+    fn bounded_yaml_values_match_yaml_serde() {
+        let sample = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../specs/cloudflare-sample.yaml"),
+        )
+        .unwrap();
+        let cases: Vec<&[u8]> = vec![
+            &sample,
+            b"",
+            b"~",
+            b"a: 1\nb: [1, -2, 3.5, .inf, .nan, 18446744073709551615, -9223372036854775808]\n",
+            b"a: !custom 5\nb: !!str 7\nc: !t {x: [1]}\nd: !!binary aGk=\n",
+            b"? [1, 2]\n: x\n? {a: 1}\n: y\n1: one\ntrue: t\nnull: n\n",
+            b"base: &b {k: v}\nm:\n  <<: *b\n  k: own\nl: &l [1, *b]\nll: [*l, *l]\n",
+            b"a: 1\na: 2\n",
+            b"1: a\n1: b\n",
+            b"true: a\ntrue: b\n",
+            b"~: a\n~: b\n",
+            b"[1]: a\n[1]: b\n",
+            b"a: *nope\n",
+            b"a: [1, 2\n",
+            b"a: !<!> 1\n",
+            b"--- 1\n--- 2\n",
+            b"a: |\n  text\nb: >-\n  folded\n",
+        ];
+        for input in cases {
+            let left = std::cell::Cell::new(usize::MAX);
+            let ours = serde::de::DeserializeSeed::deserialize(
+                YamlBudget {
+                    left: &left,
+                    limit: usize::MAX,
+                },
+                yaml_serde::Deserializer::from_slice(input),
+            )
+            .map_err(|e| e.to_string());
+            let theirs =
+                yaml_serde::from_slice::<yaml_serde::Value>(input).map_err(|e| e.to_string());
+            assert_eq!(ours, theirs, "{}", String::from_utf8_lossy(input));
+        }
     }
 
     #[test]

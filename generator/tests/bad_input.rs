@@ -5,6 +5,8 @@
 // Helpers outside `#[test]` functions count as non-test code for clippy.
 #![allow(clippy::panic, clippy::unwrap_used)]
 
+mod common;
+
 use std::time::Instant;
 
 use serde_json::{Map, Value, json};
@@ -148,7 +150,12 @@ fn dangling_and_remote_refs_are_typed() {
 fn assert_deep_input_is_refused(text: &str, file: &str) {
     let doc = match load(text.as_bytes(), file) {
         Err(GenerateError::Syntax { message, .. }) => {
-            assert!(message.contains("recursion limit"), "{message}");
+            // The parser's depth bound, or (YAML flow collections) the
+            // pre-scan that keeps the YAML scanner linear.
+            assert!(
+                message.contains("recursion limit") || message.contains("nest deeper than 128"),
+                "{message}"
+            );
             return;
         }
         Err(e) => panic!("unexpected error: {e}"),
@@ -552,4 +559,46 @@ fn real_cloudflare_spec() {
         with_defs,
         validate_time
     );
+}
+
+/// Data nested in a schema (`default` here) can make a tool schema nest
+/// deeper than `artifacts/tools.json` can hold for serde_json to read it
+/// back (as `toolforge diff` does); the operation is refused with its
+/// pointer instead (or skipped, with `on_invalid_operation: skip`). The
+/// same limit as for `artifacts/spec.json`, which the `generate` fuzz
+/// target hit.
+#[test]
+fn tool_schemas_stay_readable_in_tools_json() {
+    let spec = |levels: usize| {
+        let mut deep = json!(1);
+        for _ in 0..levels {
+            deep = json!([deep]);
+        }
+        let doc = json!({
+            "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+            "paths": {"/x": {"post": {"operationId": "deep", "responses": {"200": {"description": "ok"}},
+                "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/S"}}}}}}},
+            "components": {"schemas": {"S": {"type": "array", "items": {"type": "array"}, "default": deep}}}
+        });
+        serde_json::to_vec(&doc).unwrap()
+    };
+    let mut config = common::config();
+    config.policy = toolforge_generator::config::PolicyKind::Generic;
+    config.options.resolved_spec = false;
+    let layout = common::layout(&config);
+    let ok = toolforge_generator::generate(&spec(100), "deep.json", &config, &layout).unwrap();
+    let tools = ok
+        .files
+        .iter()
+        .find(|f| f.path == "artifacts/tools.json")
+        .unwrap();
+    serde_json::from_slice::<Value>(&tools.contents).unwrap();
+    let e = toolforge_generator::generate(&spec(123), "deep.json", &config, &layout).unwrap_err();
+    assert!(
+        matches!(&e, GenerateError::TooDeep { pointer, limit: 124, .. } if pointer == "/paths/~1x/post"),
+        "{e}"
+    );
+    config.options.on_invalid_operation = toolforge_generator::config::InvalidOperation::Skip;
+    let skipped = toolforge_generator::generate(&spec(123), "deep.json", &config, &layout).unwrap();
+    assert_eq!(skipped.catalogue.skipped.len(), 1);
 }

@@ -333,6 +333,15 @@ fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> 
             share_repeated(output);
         }
     }
+    for schema in std::iter::once(&input_schema).chain(output_schema.as_ref()) {
+        if nesting(schema) > TOOL_SCHEMA_MAX_NESTING {
+            return Err(GenerateError::TooDeep {
+                file: ctx.doc.file.clone(),
+                pointer: op_ptr.to_string(),
+                limit: TOOL_SCHEMA_MAX_NESTING,
+            });
+        }
+    }
     let title = text(op.op, "summary");
     let mut description = text(op.op, "description");
     if description.is_empty() {
@@ -371,6 +380,24 @@ fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> 
         deprecated,
     };
     Ok(Built::Tool(Box::new(tool), candidates))
+}
+
+/// Most arrays and objects nested in a tool's input or output schema:
+/// `artifacts/tools.json` wraps each schema in three more, and serde_json
+/// (`toolforge diff` reads the file back) reads at most 127. Data copied
+/// into a schema (`default`, `enum`, `examples`) can nest deeper than the
+/// schema bound counts, and a `$ref` puts it deeper than it sits in the
+/// spec. (Found while fixing the same limit in `artifacts/spec.json`, which
+/// the `generate` fuzz target hit.)
+pub const TOOL_SCHEMA_MAX_NESTING: usize = 124;
+
+/// Arrays and objects nested in `value` (0 for a scalar).
+fn nesting(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(nesting).max().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 /// The routes of a tool whose path is not merged.

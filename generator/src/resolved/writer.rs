@@ -27,6 +27,14 @@ pub const SHARED_REFS_KEY: &str = "x-toolforge-shared-refs";
 /// large to inline whole; bigger ones stay `$ref`s into `components`.
 pub const SHARED_INLINE_MAX: usize = 256;
 
+/// Deepest value the written document may hold (the root is at 0): JSON
+/// readers bound nesting, serde_json (the runtime's, when it narrows the
+/// spec to the exposed operations) at 127 arrays and objects, so values
+/// stay at depth 126 or less. Found by the `generate` fuzz target: a YAML
+/// spec may nest 128 levels, and inlining puts a referenced node deeper
+/// than it was written, so the artifact could not be read back.
+pub const READABLE_DEPTH: usize = 126;
+
 /// One memoised expansion: where it was written in the output (the output
 /// only grows, except when [`Writer::truncate`] cuts it, which drops the
 /// memos past the cut), so a repeat is a copy within the buffer.
@@ -41,7 +49,8 @@ struct Memo {
 /// Writes the resolved document of `doc` as JSON: `$ref`s inlined, merged
 /// paths split by `policy` (Cloudflare `/{account_or_zone}/…` become the two
 /// real paths), and `"x-toolforge-generated": generated` as the last root
-/// member. Bounds as in [`resolve_document`](super::resolve_document).
+/// member. Bounds as in [`resolve_document`](super::resolve_document), and
+/// nesting at most [`READABLE_DEPTH`] so that the output can be read back.
 ///
 /// DAG-shaped specs (Stripe, Microsoft Graph, …) would grow to billions of
 /// values fully inlined. When the estimate ([`Cycles::document_size`]), or
@@ -86,7 +95,10 @@ fn write_with(
         doc,
         cycles,
         inline_all,
-        max_depth: limits.max_depth.saturating_mul(DEPTH_FACTOR),
+        max_depth: limits
+            .max_depth
+            .saturating_mul(DEPTH_FACTOR)
+            .min(READABLE_DEPTH),
         max_nodes,
         nodes: 0,
         branch: Vec::new(),

@@ -145,3 +145,51 @@ fn errors_name_the_pointer() {
         "{e}"
     );
 }
+
+/// Whatever the input nests, the written document parses with serde_json
+/// (which reads at most 127 nested arrays and objects), or the writer
+/// refuses it with the pointer. Found by the `generate` fuzz target: a YAML
+/// spec with a 128-level value gave an artifact serde_json refused.
+#[test]
+fn output_stays_readable_by_serde_json() {
+    let policy = Policy::new(PolicyKind::Generic);
+    for levels in [100, 124, 125, 126, 127, 128] {
+        let mut deep = json!(1);
+        for _ in 0..levels {
+            deep = json!([deep]);
+        }
+        let d = doc(json!({"openapi": "3.0.3", "paths": {}, "z": deep.clone()}));
+        let cycles = Cycles::compute(&d);
+        match write_document(&d, &cycles, &Limits::default(), &policy, "gen") {
+            Ok(bytes) => {
+                let parsed = serde_json::from_slice::<Value>(&bytes);
+                assert!(parsed.is_ok(), "{levels}: {parsed:?}");
+                assert!(levels < 126, "{levels} levels written");
+            }
+            Err(e) => {
+                assert!(
+                    matches!(&e, GenerateError::TooDeep { limit: READABLE_DEPTH, pointer, .. } if pointer.starts_with("/z/0/0")),
+                    "{levels}: {e}"
+                );
+                assert!(levels >= 126, "{levels} refused: {e}");
+            }
+        }
+        // serde_json values drop recursively: fine at this depth.
+        drop(deep);
+    }
+    // Inlined deeper than written: a referenced example under a response.
+    let mut deep = json!(1);
+    for _ in 0..120 {
+        deep = json!([deep]);
+    }
+    let d = doc(json!({
+        "openapi": "3.0.3",
+        "paths": {"/a": {"get": {"responses": {"200": {"description": "ok", "content": {"application/json": {"examples": {"e": {"$ref": "#/components/examples/E"}}}}}}}}},
+        "components": {"examples": {"E": {"value": deep}}}
+    }));
+    let cycles = Cycles::compute(&d);
+    match write_document(&d, &cycles, &Limits::default(), &policy, "gen") {
+        Ok(bytes) => assert!(serde_json::from_slice::<Value>(&bytes).is_ok()),
+        Err(e) => assert!(matches!(e, GenerateError::TooDeep { .. }), "{e}"),
+    }
+}

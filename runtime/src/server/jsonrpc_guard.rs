@@ -25,7 +25,7 @@ const DETAIL_MAX: usize = 200;
 
 /// What to do with one incoming JSON-RPC message.
 #[derive(Debug)]
-pub(crate) enum Verdict {
+pub enum Verdict {
     /// A message for rmcp.
     Message(Box<ClientJsonRpcMessage>),
     /// Answer with this error response (`-32700`, `-32600` or `-32602`);
@@ -38,7 +38,7 @@ pub(crate) enum Verdict {
 
 /// Classifies one message (a stdio line without its line end, or an HTTP
 /// body); a leading UTF-8 byte order mark is skipped.
-pub(crate) fn classify(bytes: &[u8]) -> Verdict {
+pub fn classify(bytes: &[u8]) -> Verdict {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let error = match serde_json::from_slice::<ClientJsonRpcMessage>(bytes) {
         Ok(message) => {

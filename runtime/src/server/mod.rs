@@ -39,6 +39,14 @@ use crate::outcome::tool_error;
 use crate::upstream::{Upstream, UpstreamError};
 use direct::{Direct, json_size};
 
+/// The transports' decoding steps, callable without a session: what the
+/// fuzz harness (`runtime/tests/fuzz_jsonrpc.rs`) drives. Not a stable API.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use super::jsonrpc_guard::{Verdict, classify};
+    pub use super::stdio::{Framed, LineFramer, decode_line};
+}
+
 pub use handler::Handler;
 pub use listing::Listing;
 

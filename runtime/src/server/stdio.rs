@@ -388,11 +388,68 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 }
 
+/// One step of the line reader, as [`LineFramer`] reports it.
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Framed {
+    /// A whole line, with its `\n` unless it ended the input.
+    Line(Vec<u8>),
+    /// A line longer than the limit, dropped.
+    Oversized,
+    /// Reading failed (the session would end here).
+    Failed(String),
+}
+
+/// The transport's line reader on its own. Public for the fuzz harness
+/// only ([`super::fuzzing`]).
+#[doc(hidden)]
+pub struct LineFramer<R> {
+    input: LineReader<R>,
+}
+
+impl<R: AsyncRead + Unpin> LineFramer<R> {
+    /// Reads lines of at most `max_line_bytes` from `read`.
+    pub fn new(read: R, max_line_bytes: usize) -> Self {
+        LineFramer {
+            input: LineReader {
+                read: BufReader::new(read),
+                line: Vec::new(),
+                max: max_line_bytes,
+                discarding: false,
+            },
+        }
+    }
+
+    /// The next step, `None` at the end of the input. Cancel-safe, as the
+    /// transport needs (it is polled inside a `select!`).
+    pub async fn next(&mut self) -> Option<Framed> {
+        match self.input.next().await {
+            Line::Ready => Some(Framed::Line(std::mem::take(&mut self.input.line))),
+            Line::Oversized => Some(Framed::Oversized),
+            Line::Eof => None,
+            Line::Failed(e) => Some(Framed::Failed(e.to_string())),
+        }
+    }
+}
+
 /// One JSON message as an output line.
 fn encode_line(message: &impl serde::Serialize) -> std::io::Result<Vec<u8>> {
     let mut line = serde_json::to_vec(message)?;
     line.push(b'\n');
     Ok(line)
+}
+
+/// What the transport does with one incoming line (with or without its
+/// `\n` / `\r\n`): blank lines are ignored, everything else goes through
+/// `classify`. Public for the fuzz harness only ([`super::fuzzing`]).
+#[doc(hidden)]
+pub fn decode_line(line: &[u8]) -> Verdict {
+    let text = trim_line_end(line);
+    if text.iter().all(u8::is_ascii_whitespace) {
+        Verdict::Ignore
+    } else {
+        classify(text)
+    }
 }
 
 fn trim_line_end(line: &[u8]) -> &[u8] {
@@ -466,12 +523,7 @@ where
                     return None;
                 }
             }
-            let text = trim_line_end(&self.input.line);
-            let verdict = if text.iter().all(u8::is_ascii_whitespace) {
-                Verdict::Ignore
-            } else {
-                classify(text)
-            };
+            let verdict = decode_line(&self.input.line);
             self.input.line.clear();
             match verdict {
                 Verdict::Message(message) => return Some(*message),
