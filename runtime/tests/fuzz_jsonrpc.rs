@@ -670,13 +670,14 @@ static DNS_LIST: ToolDef = ToolDef {
     }],
     body: None,
     responses: &[],
-    envelope: Envelope::Cloudflare { list: true },
+    envelope: Envelope::Result { list: true },
     deprecated: false,
     ts_declaration: "",
 };
 
 static CATALOGUE: Catalogue = Catalogue {
-    api: "cloudflare",
+    api: "fuzz",
+    profile: toolforge_runtime::profile::Profile::generic("FUZZ_API_TOKEN"),
     products: &[Product {
         name: "dns_records",
         tools: &[&DNS_LIST],

@@ -47,6 +47,9 @@ const CHILD_ENV: &str = "TOOLFORGE_FUZZ_CHILD";
 /// Stack of the thread that runs the inputs: the size of a test thread or a
 /// Tokio worker, less than the main thread's, so deep recursion shows here.
 const STACK_BYTES: usize = 2 << 20;
+/// The seed of test runs that name none (`TOOLFORGE_FUZZ_SEED`).
+const DEFAULT_SEED: u64 = 0x7001_f0c3_5eed_0010;
+
 /// Largest pool of inputs to mutate from (seeds included).
 const POOL_MAX: usize = 1024;
 /// Longest hex dump printed for a crash (the file holds the whole input).
@@ -197,21 +200,22 @@ fn env_f64(name: &str, default: f64) -> f64 {
 
 impl Limits {
     fn from_env() -> Self {
-        let seed = std::env::var("TOOLFORGE_FUZZ_SEED")
-            .ok()
-            .and_then(|s| {
-                let s = s.trim();
-                match s.strip_prefix("0x") {
-                    Some(hex) => u64::from_str_radix(hex, 16).ok(),
-                    None => s.parse().ok(),
-                }
-            })
-            .unwrap_or_else(|| {
+        // A fixed seed unless asked: test runs, CI included, are
+        // deterministic. `TOOLFORGE_FUZZ_SEED=random` explores new inputs.
+        let chosen = std::env::var("TOOLFORGE_FUZZ_SEED").ok();
+        let seed = match chosen.as_deref().map(str::trim) {
+            Some("random") => {
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_nanos() as u64);
                 Rng::new(now ^ u64::from(std::process::id())).next_u64()
-            });
+            }
+            Some(s) => match s.strip_prefix("0x") {
+                Some(hex) => u64::from_str_radix(hex, 16).unwrap_or(DEFAULT_SEED),
+                None => s.parse().unwrap_or(DEFAULT_SEED),
+            },
+            None => DEFAULT_SEED,
+        };
         Limits {
             budget: Duration::from_secs_f64(env_f64("TOOLFORGE_FUZZ_SECS", 2.0)),
             hang: Duration::from_secs_f64(env_f64("TOOLFORGE_FUZZ_HANG_SECS", 30.0).max(0.1)),
