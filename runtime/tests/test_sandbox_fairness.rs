@@ -65,6 +65,41 @@ fn run(key: Option<ClientKey>, cancel: Option<CancellationToken>) -> RunFor {
     RunFor { key, cancel }
 }
 
+/// `n` runs of client 1 that each wait `delay` on one API call.
+fn slow_runs(
+    pool: &SandboxPool,
+    counts: &Arc<Counts>,
+    n: usize,
+    delay: Duration,
+) -> Vec<tokio::task::JoinHandle<toolforge_runtime::sandbox::Report>> {
+    (0..n)
+        .map(|_| {
+            let p = pool.clone();
+            let host = slow_host(Arc::clone(counts), delay);
+            tokio::spawn(async move {
+                p.run_for(
+                    JobKind::Execute,
+                    "async () => (await api.request({method: 'GET', path: '/slow'})).result",
+                    Some(host),
+                    run(key(1), None),
+                )
+                .await
+            })
+        })
+        .collect()
+}
+
+/// A run of client 2 that makes no API call.
+async fn quick_run(pool: &SandboxPool, code: &str) -> toolforge_runtime::sandbox::Report {
+    pool.run_for(
+        JobKind::Execute,
+        code,
+        Some(slow_host(Arc::default(), Duration::ZERO)),
+        run(key(2), None),
+    )
+    .await
+}
+
 const LOOP: &str = "async () => { for (let i = 0; i < 1000; i++) await api.request({method: 'POST', path: '/x'}); return 'done'; }";
 
 #[tokio::test]
@@ -205,33 +240,13 @@ async fn runs_waiting_for_a_slow_api_do_not_starve_other_clients() {
     )
     .expect("pool starts");
     let counts = Arc::new(Counts::default());
-    let mut slow = Vec::new();
-    for _ in 0..2 {
-        let p = pool.clone();
-        let host = slow_host(Arc::clone(&counts), Duration::from_secs(3));
-        slow.push(tokio::spawn(async move {
-            p.run_for(
-                JobKind::Execute,
-                "async () => (await api.request({method: 'GET', path: '/slow'})).result",
-                Some(host),
-                run(key(1), None),
-            )
-            .await
-        }));
-    }
+    let slow = slow_runs(&pool, &counts, 2, Duration::from_secs(3));
     until("both slow runs waiting", Duration::from_secs(10), || {
         counts.started.load(Ordering::SeqCst) == 2
     })
     .await;
     let t = Instant::now();
-    let quick = pool
-        .run_for(
-            JobKind::Execute,
-            "async () => 1",
-            Some(slow_host(Arc::default(), Duration::ZERO)),
-            run(key(2), None),
-        )
-        .await;
+    let quick = quick_run(&pool, "async () => 1").await;
     let waited = t.elapsed();
     assert_eq!(quick.result, Ok(json!(1)));
     assert!(
@@ -253,34 +268,14 @@ async fn a_flood_from_one_client_is_refused_as_busy_and_others_still_run() {
         .with_queue(16, 3);
     let pool = SandboxPool::new(config).expect("pool starts");
     let counts = Arc::new(Counts::default());
-    let mut flood = Vec::new();
-    for _ in 0..10 {
-        let p = pool.clone();
-        let host = slow_host(Arc::clone(&counts), Duration::from_millis(1_500));
-        flood.push(tokio::spawn(async move {
-            p.run_for(
-                JobKind::Execute,
-                "async () => (await api.request({method: 'GET', path: '/slow'})).result",
-                Some(host),
-                run(key(1), None),
-            )
-            .await
-        }));
-    }
+    let flood = slow_runs(&pool, &counts, 10, Duration::from_millis(1_500));
     // two run, three wait, five are refused at once
     until("two flood runs at the API", Duration::from_secs(10), || {
         counts.started.load(Ordering::SeqCst) == 2
     })
     .await;
     let t = Instant::now();
-    let other = pool
-        .run_for(
-            JobKind::Execute,
-            "async () => 2",
-            Some(slow_host(Arc::default(), Duration::ZERO)),
-            run(key(2), None),
-        )
-        .await;
+    let other = quick_run(&pool, "async () => 2").await;
     assert_eq!(other.result, Ok(json!(2)));
     assert!(
         t.elapsed() < Duration::from_millis(1_000),
