@@ -65,6 +65,16 @@ fn run(key: Option<ClientKey>, cancel: Option<CancellationToken>) -> RunFor {
     RunFor { key, cancel }
 }
 
+/// A pool with one warm worker and one CPU slot, as on a small server.
+fn one_slot_pool() -> SandboxPool {
+    SandboxPool::new(
+        SandboxConfig::new(WorkerCommand::new(WORKER))
+            .with_workers(1)
+            .with_limits(limits()),
+    )
+    .expect("pool starts")
+}
+
 /// `n` runs of client 1 that each wait `delay` on one API call.
 fn slow_runs(
     pool: &SandboxPool,
@@ -105,12 +115,7 @@ const LOOP: &str = "async () => { for (let i = 0; i < 1000; i++) await api.reque
 #[tokio::test]
 async fn cancelling_stops_requests_and_frees_the_worker_at_once() {
     let _serial = ONE_AT_A_TIME.lock().await;
-    let pool = SandboxPool::new(
-        SandboxConfig::new(WorkerCommand::new(WORKER))
-            .with_workers(1)
-            .with_limits(limits()),
-    )
-    .expect("pool starts");
+    let pool = one_slot_pool();
     // while waiting on the API
     let counts = Arc::new(Counts::default());
     let cancel = CancellationToken::new();
@@ -199,12 +204,7 @@ async fn cancelling_stops_requests_and_frees_the_worker_at_once() {
 #[tokio::test]
 async fn dropping_the_caller_cancels_the_run() {
     let _serial = ONE_AT_A_TIME.lock().await;
-    let pool = SandboxPool::new(
-        SandboxConfig::new(WorkerCommand::new(WORKER))
-            .with_workers(1)
-            .with_limits(limits()),
-    )
-    .expect("pool starts");
+    let pool = one_slot_pool();
     let counts = Arc::new(Counts::default());
     let host = slow_host(Arc::clone(&counts), Duration::from_millis(50));
     let p = pool.clone();
@@ -233,12 +233,7 @@ async fn dropping_the_caller_cancels_the_run() {
 async fn runs_waiting_for_a_slow_api_do_not_starve_other_clients() {
     let _serial = ONE_AT_A_TIME.lock().await;
     // one CPU slot, as on a small server
-    let pool = SandboxPool::new(
-        SandboxConfig::new(WorkerCommand::new(WORKER))
-            .with_workers(1)
-            .with_limits(limits()),
-    )
-    .expect("pool starts");
+    let pool = one_slot_pool();
     let counts = Arc::new(Counts::default());
     let slow = slow_runs(&pool, &counts, 2, Duration::from_secs(3));
     until("both slow runs waiting", Duration::from_secs(10), || {

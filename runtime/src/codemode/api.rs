@@ -75,7 +75,7 @@ impl ApiHost {
             .map_err(|e| credential.redact(&e))?;
         let (tool, http) = built;
         let path = path_only(&http.path_and_query).to_owned();
-        let response = self
+        let mut response = self
             .direct
             .upstream()
             .send(&http, Some(credential))
@@ -83,8 +83,7 @@ impl ApiHost {
             .map_err(|e| credential.redact(&e.to_string()))?;
         let status = response.status;
         // Already scrubbed by the upstream client, before any decoding.
-        let body = response.body.clone();
-        let mut json: Option<Value> = std::str::from_utf8(&body)
+        let mut json: Option<Value> = std::str::from_utf8(&response.body)
             .ok()
             .filter(|t| !t.trim().is_empty())
             .and_then(|t| serde_json::from_str(t).ok());
@@ -132,7 +131,7 @@ impl ApiHost {
                 out.insert("result".into(), value);
             }
             (None, None) => {
-                let result = match String::from_utf8(body) {
+                let result = match String::from_utf8(std::mem::take(&mut response.body)) {
                     Ok(text) if text.trim().is_empty() => Value::Null,
                     Ok(text) => Value::String(text),
                     Err(e) => {
