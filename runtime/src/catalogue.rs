@@ -80,6 +80,9 @@ pub struct ToolDef {
     pub envelope: Envelope,
     /// The operation is marked deprecated.
     pub deprecated: bool,
+    /// The credentials the operation needs (indices into the profile's
+    /// schemes; ignored when the profile declares none).
+    pub security: crate::security::Requirement,
     /// TypeScript declaration of the tool as a `codemode` method (with the
     /// type aliases it uses), for the `code` mode's tool description.
     pub ts_declaration: &'static str,

@@ -36,6 +36,7 @@
 //!     responses: &[],
 //!     envelope: Envelope::None,
 //!     deprecated: false,
+//!     security: &[],
 //!     ts_declaration: "",
 //! };
 //!
@@ -55,6 +56,7 @@ pub mod profile;
 pub mod redact;
 pub mod request;
 pub mod sandbox;
+pub mod security;
 pub mod server;
 pub mod truncate;
 pub mod upstream;

@@ -44,6 +44,7 @@ use serde_json::Value;
 
 use crate::catalogue::{ParamLocation, ToolDef};
 use crate::request::Args;
+use crate::security::{Requirement, SecurityScheme};
 
 pub use accounts::{AccountFill, AccountList};
 pub use servers::ServerVar;
@@ -77,6 +78,17 @@ pub struct Profile {
     /// Code Mode: the example ending the `execute` tool's description (an
     /// async arrow function calling `api.request`).
     pub execute_example: &'static str,
+    /// The API's credential schemes (`components.securitySchemes`); empty
+    /// means one bearer token from [`Profile::token_env`] for every call.
+    pub schemes: &'static [SecurityScheme],
+    /// The spec's global requirement, for requests that match no tool
+    /// (e.g. the account list).
+    pub security: Requirement,
+    /// The scheme a per-client upstream token fills (`--tokens-file`,
+    /// `--token-env`): a one-secret scheme, whose first variable is
+    /// [`Profile::token_env`]. `None`: every scheme is read from the
+    /// server's environment.
+    pub primary: Option<u16>,
 }
 
 impl Profile {
@@ -94,6 +106,9 @@ impl Profile {
             accounts: AccountFill::Never,
             merged: None,
             execute_example: r#"async () => { const r = await api.request({ method: "GET", path: "/items", query: { limit: 5 } }); return r.result; }"#,
+            schemes: &[],
+            security: &[],
+            primary: None,
         }
     }
 

@@ -69,6 +69,7 @@ static DNS_LIST: ToolDef = ToolDef {
     responses: &[],
     envelope: Envelope::Result { list: true },
     deprecated: false,
+    security: &[],
     ts_declaration: "",
 };
 

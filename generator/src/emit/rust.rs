@@ -228,6 +228,7 @@ fn tool_tokens(
             responses: &[#(#responses),*],
             envelope: #envelope,
             deprecated: #deprecated,
+            security: &[],
             ts_declaration: #ts_declaration,
         };
 

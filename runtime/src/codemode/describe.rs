@@ -68,6 +68,7 @@ fn def(
         responses: &[],
         envelope: Envelope::None,
         deprecated: false,
+        security: &[],
         ts_declaration: "",
     }))
 }

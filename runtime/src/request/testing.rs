@@ -37,6 +37,7 @@ pub(crate) fn tool(
         responses: &[],
         envelope: Envelope::None,
         deprecated: false,
+        security: &[],
         ts_declaration: "",
     }))
 }

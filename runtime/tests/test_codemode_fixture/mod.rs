@@ -103,6 +103,7 @@ const fn tool(
         responses: &[],
         envelope: Envelope::Result { list },
         deprecated: false,
+        security: &[],
         ts_declaration,
     }
 }
