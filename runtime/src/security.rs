@@ -54,6 +54,13 @@ pub enum SchemeKind {
         /// Scopes requested, joined by spaces (empty: none sent).
         scopes: &'static [&'static str],
     },
+    /// A scheme toolforge cannot send (`http` digest, `mutualTLS`, …): an
+    /// operation whose every alternative needs one fails with a tool error
+    /// naming it.
+    Unsupported {
+        /// What the spec declares, e.g. `http digest`.
+        what: &'static str,
+    },
 }
 
 impl SchemeKind {
@@ -64,6 +71,7 @@ impl SchemeKind {
             Self::Bearer => &["bearer token"],
             Self::Basic => &["user name", "password"],
             Self::ClientCredentials { .. } => &["OAuth client ID", "OAuth client secret"],
+            Self::Unsupported { .. } => &[],
         }
     }
 
@@ -74,6 +82,7 @@ impl SchemeKind {
             Self::Bearer => "bearer token".to_owned(),
             Self::Basic => "HTTP basic".to_owned(),
             Self::ClientCredentials { .. } => "OAuth 2.0 client credentials".to_owned(),
+            Self::Unsupported { what } => format!("{what} (not supported)"),
         }
     }
 }
