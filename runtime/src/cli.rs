@@ -25,7 +25,6 @@ use serde_json::{Map, Value, json};
 use crate::catalogue::{Catalogue, ToolDef};
 use crate::codemode::{Mode, ModeSetup};
 use crate::config::{Exposure, UpstreamConfig, upstream_base};
-use crate::credential::Credential;
 use crate::profile::servers::parse_server_var;
 use crate::request::build_request;
 use crate::sandbox::{Limits, SandboxConfig, WorkerCommand};
@@ -41,6 +40,8 @@ use crate::validate::Validators;
 /// HTTP: seconds a client may take to send a request head (from accept, or
 /// from the first byte of a later request).
 const HEADER_READ_TIMEOUT_SECS: u64 = 10;
+
+mod credentials;
 
 /// The MCP listing entry of a tool, as JSON (with its output schema).
 pub fn tool_listing(tool: &ToolDef) -> Value {
@@ -178,7 +179,8 @@ struct ServeArgs {
     /// HTTP client tokens: JSON {"tokens":[{"sha256":HEX,"upstream_token_env":NAME}|{"sha256":HEX,"upstream_token":TOKEN}]}.
     #[arg(long)]
     tokens_file: Option<PathBuf>,
-    /// Environment variable holding the upstream token (stdio; default <API>_API_TOKEN).
+    /// Environment variable holding the upstream token of the API's main
+    /// scheme instead of the generated name (see Credentials below).
     #[arg(long)]
     token_env: Option<String>,
     /// Additional allowed Host header value (host or host:port); repeatable.
@@ -235,7 +237,11 @@ fn print(out: &mut impl Write, text: &str) -> ExitCode {
 /// here, before anything else runs.
 pub fn main(catalogue: &'static Catalogue) -> ExitCode {
     crate::sandbox::run_worker_if_requested();
-    let cli = match Cli::try_parse() {
+    let command = <Cli as clap::CommandFactory>::command().after_help(credentials::help(catalogue));
+    let parsed = command
+        .try_get_matches()
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -342,16 +348,6 @@ fn init_logging() {
         .try_init();
 }
 
-/// Reads one upstream credential from the environment (never a flag).
-fn env_credential(name: &str) -> anyhow::Result<Option<Credential>> {
-    match std::env::var(name) {
-        Ok(value) => Ok(Some(
-            Credential::new(&value, format!("env `{name}`")).context("upstream credential")?,
-        )),
-        Err(_) => Ok(None),
-    }
-}
-
 fn is_loopback(addr: &SocketAddr) -> bool {
     addr.ip().is_loopback()
 }
@@ -381,6 +377,7 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
         }
         Transport::Http => "map client tokens to upstream tokens (--tokens-file)".to_owned(),
     };
+    let secrets = credentials::server_secrets(catalogue, &token_env)?;
     let setup = mode_setup(&args)?;
     let core = Arc::new(Core::with_mode(
         catalogue,
@@ -406,12 +403,7 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
     }
     match transport {
         Transport::Stdio => {
-            let credential = env_credential(&token_env)?;
-            if credential.is_none() {
-                tracing::warn!(
-                    "`{token_env}` is not set: tools are listed, but calls will fail until the server runs with it"
-                );
-            }
+            let credential = credentials::server_credential(&token_env, secrets.as_ref())?;
             let max_line = args.max_request_bytes.saturating_mul(16).max(16 << 20);
             serve_stdio(core, credential, max_line, shutdown_signal()).await?;
         }
@@ -423,7 +415,10 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
                     );
                 }
                 tracing::warn!("HTTP client authentication is OFF (--insecure-no-auth)");
-                ClientAuth::Unauthenticated(env_credential(&token_env)?)
+                ClientAuth::Unauthenticated(credentials::server_credential(
+                    &token_env,
+                    secrets.as_ref(),
+                )?)
             } else {
                 let env = |name: &str| std::env::var(name).ok();
                 let mut table = TokenTable::default();
@@ -435,6 +430,14 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
                 }
                 if table.is_empty() {
                     return Err(crate::server::auth::AuthError::NoTokens.into());
+                }
+                if let Some(secrets) = &secrets {
+                    if catalogue.profile.primary.is_none() {
+                        tracing::warn!(
+                            "the API has no single-token scheme: client tokens select a client, and every upstream credential comes from the server's environment"
+                        );
+                    }
+                    table.bind(secrets);
                 }
                 ClientAuth::Tokens(table)
             };

@@ -1,17 +1,36 @@
 //! Upstream credentials held server-side.
 //!
-//! A [`Credential`] wraps an upstream API token. Its `Debug` output names
-//! where the token came from, never the token; [`Credential::redact`] scrubs
-//! the token, in every form an upstream plausibly echoes it in (escaped,
-//! URL-encoded, case-changed; see [`crate::redact`]), from anything derived
-//! from an upstream response before the rest of the server sees it.
+//! A [`Credential`] is what one caller sends upstream: the token its client
+//! maps to (or the server's own, over stdio) plus the [`ServerSecrets`]
+//! read from the environment for the profile's other schemes (API keys in
+//! a header, query or cookie, bearer tokens, HTTP basic, OAuth client
+//! credentials; see [`crate::security`]). [`Credential::authorize`] picks
+//! what one request sends from the operation's requirement. Its `Debug`
+//! output names where the token came from, never the token;
+//! [`Credential::redact`] scrubs every secret, in every form an upstream
+//! plausibly echoes it in (escaped, URL-encoded, case-changed, the basic
+//! header's base64; see [`crate::redact`]), from anything derived from an
+//! upstream response before the rest of the server sees it.
+
+pub mod oauth2;
+pub mod secrets;
+#[cfg(test)]
+mod send_tests;
+#[cfg(test)]
+mod testing;
 
 use std::fmt;
 use std::sync::Arc;
 
+use http::{HeaderName, HeaderValue};
 use sha2::{Digest, Sha256};
 
 use crate::redact::Redactor;
+use crate::security::{KeyLocation, Requirement, SchemeKind};
+
+pub use oauth2::{AccessToken, TokenError, TokenSource};
+pub use secrets::ServerSecrets;
+use secrets::{SchemeValue, key_location};
 
 /// Why a token cannot be used as an upstream credential.
 #[derive(Debug, thiserror::Error)]
@@ -30,52 +49,138 @@ pub enum CredentialError {
         /// Where the token came from.
         source_label: String,
     },
+    /// A configured value cannot be used.
+    #[error("the upstream credential from {source_label} is unusable: {reason}")]
+    Invalid {
+        /// Where the value came from.
+        source_label: String,
+        /// Why.
+        reason: &'static str,
+    },
 }
 
-/// An upstream API token plus a label saying where it came from.
+/// Why a request cannot be given the credentials it needs.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthorizeError {
+    /// Nothing configured meets the requirement; the text names the
+    /// variables to set.
+    #[error("{0}")]
+    Missing(String),
+    /// An OAuth access token could not be fetched.
+    #[error(transparent)]
+    Token(#[from] TokenError),
+}
+
+/// What one request sends: headers, query parameters and cookies.
+#[derive(Debug, Default)]
+pub struct Authorization {
+    /// Headers to add (values marked sensitive).
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// `name=value` query parameters to append (never shown).
+    pub query: Vec<(&'static str, String)>,
+    /// Cookies to add to the `Cookie` header.
+    pub cookies: Vec<(&'static str, String)>,
+    /// The fetched OAuth tokens sent, to forget when the API refuses them.
+    pub tokens: Vec<(Arc<TokenSource>, Arc<AccessToken>)>,
+}
+
+impl Authorization {
+    /// The request carries an OAuth access token the server fetched.
+    pub fn has_fetched_token(&self) -> bool {
+        !self.tokens.is_empty()
+    }
+
+    /// Forgets the fetched tokens (the API answered 401).
+    pub fn invalidate_tokens(&self) {
+        for (source, token) in &self.tokens {
+            source.invalidate(token);
+        }
+    }
+}
+
+/// An upstream credential set plus a label saying where it came from.
 ///
-/// Cloning is cheap (shared). The token is only reachable through
-/// [`Credential::authorization`], which marks the header value sensitive.
+/// Cloning is cheap (shared). Secrets are only reachable through
+/// [`Credential::authorize`], which marks header values sensitive.
 #[derive(Clone)]
 pub struct Credential {
     inner: Arc<Inner>,
 }
 
 struct Inner {
-    token: String,
+    /// The caller's token: sent as bearer when there are no secrets (a
+    /// profile without schemes), else as the primary scheme's value.
+    token: Option<String>,
+    secrets: Option<Arc<ServerSecrets>>,
     label: String,
     key: [u8; 32],
     redactor: Redactor,
 }
 
 impl Credential {
-    /// Wraps `token`; `label` says where it came from (no secret in it).
+    /// One bearer token sent with every request (a profile that declares
+    /// no schemes); `label` says where it came from (no secret in it).
     ///
     /// # Errors
     ///
     /// Refuses an empty token or one that cannot be an HTTP header value.
     pub fn new(token: &str, label: impl Into<String>) -> Result<Self, CredentialError> {
         let label = label.into();
-        let token = token.trim();
-        if token.is_empty() {
-            return Err(CredentialError::Empty {
-                source_label: label,
-            });
+        let token = checked_token(token, &label)?;
+        Ok(Self::build(Some(token), None, label))
+    }
+
+    /// The credentials of a caller of a profile with schemes: `token` (when
+    /// the caller brings one) fills the primary scheme, `secrets` the rest.
+    ///
+    /// # Errors
+    ///
+    /// Refuses an empty token or one that cannot be an HTTP header value.
+    pub fn with_secrets(
+        token: Option<&str>,
+        label: impl Into<String>,
+        secrets: Arc<ServerSecrets>,
+    ) -> Result<Self, CredentialError> {
+        let label = label.into();
+        let token = token.map(|t| checked_token(t, &label)).transpose()?;
+        Ok(Self::build(token, Some(secrets), label))
+    }
+
+    /// This credential's token joined to `secrets` (an HTTP client's
+    /// mapped token, used with the server's other schemes). A profile
+    /// without schemes keeps the plain bearer credential.
+    pub fn bind(&self, secrets: &Arc<ServerSecrets>) -> Self {
+        if secrets.profile().schemes.is_empty() {
+            return self.clone();
         }
-        if !token.bytes().all(|b| (0x21..0x7f).contains(&b)) {
-            return Err(CredentialError::NotHeaderSafe {
-                source_label: label,
-            });
+        Self::build(
+            self.inner.token.clone(),
+            Some(secrets.clone()),
+            self.inner.label.clone(),
+        )
+    }
+
+    fn build(token: Option<String>, secrets: Option<Arc<ServerSecrets>>, label: String) -> Self {
+        let mut all: Vec<&str> = token.iter().map(String::as_str).collect();
+        if let Some(s) = &secrets {
+            all.extend(s.secrets());
         }
-        let key = Sha256::digest(token.as_bytes()).into();
-        Ok(Self {
+        let mut hasher = Sha256::new();
+        for secret in &all {
+            hasher.update(secret.as_bytes());
+            hasher.update([0]);
+        }
+        let key = hasher.finalize().into();
+        let redactor = Redactor::new(all.iter().copied());
+        Self {
             inner: Arc::new(Inner {
-                token: token.to_owned(),
+                token,
+                secrets,
                 label,
                 key,
-                redactor: Redactor::new([token]),
+                redactor,
             }),
-        })
+        }
     }
 
     /// Where the token came from (safe to log).
@@ -83,36 +188,161 @@ impl Credential {
         &self.inner.label
     }
 
-    /// A stable cache key for per-credential data: the SHA-256 of the token.
+    /// A stable cache key for per-credential data: a SHA-256 over the
+    /// secrets.
     pub fn cache_key(&self) -> [u8; 32] {
         self.inner.key
     }
 
-    /// The `Authorization: Bearer …` header value, marked sensitive so HTTP
-    /// libraries never print it.
-    pub fn authorization(&self) -> Option<http::HeaderValue> {
-        let mut value =
-            http::HeaderValue::from_str(&format!("Bearer {}", self.inner.token)).ok()?;
-        value.set_sensitive(true);
-        Some(value)
+    /// The `Authorization: Bearer …` header value of the caller's token,
+    /// marked sensitive so HTTP libraries never print it.
+    pub fn authorization(&self) -> Option<HeaderValue> {
+        bearer(self.inner.token.as_deref()?)
     }
 
-    /// `text` with the token, in any recognised form, replaced by
+    /// What a request needing `requirement` (`None`: the profile's global
+    /// one) sends, fetching an OAuth token when the chosen alternative
+    /// has a client-credentials scheme. `base` resolves relative token
+    /// URLs.
+    ///
+    /// # Errors
+    ///
+    /// No configured alternative meets the requirement (the error names the
+    /// variables to set), or a token fetch failed.
+    pub async fn authorize(
+        &self,
+        requirement: Option<Requirement>,
+        client: &reqwest::Client,
+        base: &str,
+    ) -> Result<Authorization, AuthorizeError> {
+        let mut out = Authorization::default();
+        let Some(secrets) = &self.inner.secrets else {
+            if let Some(value) = self.authorization() {
+                out.headers.push((http::header::AUTHORIZATION, value));
+            }
+            return Ok(out);
+        };
+        let profile = secrets.profile();
+        let requirement = requirement.unwrap_or(profile.security);
+        let token = self.inner.token.as_deref();
+        let Some(alternative) = secrets
+            .choose(requirement, token.is_some())
+            .map_err(AuthorizeError::Missing)?
+        else {
+            return Ok(out);
+        };
+        for &index in alternative {
+            let Some(scheme) = secrets.scheme(index) else {
+                continue;
+            };
+            let value = match (token, profile.primary == Some(index)) {
+                (Some(t), true) => Some(Value::Secret(t)),
+                _ => secrets.value(index).map(Value::from),
+            };
+            let Some(value) = value else { continue };
+            match value {
+                Value::Secret(secret) => match key_location(scheme.kind) {
+                    Some((KeyLocation::Header, name)) => {
+                        if let (Ok(n), Some(v)) =
+                            (HeaderName::from_bytes(name.as_bytes()), sensitive(secret))
+                        {
+                            out.headers.push((n, v));
+                        }
+                    }
+                    Some((KeyLocation::Query, name)) => out.query.push((name, secret.to_owned())),
+                    Some((KeyLocation::Cookie, name)) => {
+                        out.cookies.push((name, secret.to_owned()));
+                    }
+                    None => {
+                        if let Some(v) = bearer(secret) {
+                            out.headers.push((http::header::AUTHORIZATION, v));
+                        }
+                    }
+                },
+                Value::Basic(header) => {
+                    if let Some(v) = sensitive(header) {
+                        out.headers.push((http::header::AUTHORIZATION, v));
+                    }
+                }
+                Value::Client(source) => {
+                    debug_assert!(matches!(scheme.kind, SchemeKind::ClientCredentials { .. }));
+                    let fetched = source.token(client, base).await?;
+                    out.headers
+                        .push((http::header::AUTHORIZATION, fetched.authorization()));
+                    out.tokens.push((source.clone(), fetched));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// `text` with every secret, in any recognised form, replaced by
     /// `[REDACTED]`.
     pub fn redact(&self, text: &str) -> String {
-        self.inner.redactor.redact_str(text).into_owned()
+        let clean = self.inner.redactor.redact_str(text).into_owned();
+        match &self.inner.secrets {
+            Some(s) => s.token_sources().fold(clean, |t, src| src.redact(t)),
+            None => clean,
+        }
     }
 
-    /// `bytes` with the token, in any recognised form, replaced by
-    /// `[REDACTED]` (no copy when it is absent).
+    /// `bytes` with every secret, in any recognised form, replaced by
+    /// `[REDACTED]` (no copy when none is present).
     pub fn redact_bytes(&self, bytes: Vec<u8>) -> Vec<u8> {
-        self.inner.redactor.redact_bytes(bytes)
+        let clean = self.inner.redactor.redact_bytes(bytes);
+        match &self.inner.secrets {
+            Some(s) => s.token_sources().fold(clean, |b, src| src.redact_bytes(b)),
+            None => clean,
+        }
     }
 
-    /// The redactor for this credential's secrets.
+    /// The redactor for this credential's static secrets (fetched OAuth
+    /// tokens are covered by [`Credential::redact`] only).
     pub fn redactor(&self) -> &Redactor {
         &self.inner.redactor
     }
+}
+
+/// A configured value, borrowed for one request.
+enum Value<'a> {
+    Secret(&'a str),
+    Basic(&'a str),
+    Client(&'a Arc<TokenSource>),
+}
+
+impl<'a> From<&'a SchemeValue> for Value<'a> {
+    fn from(value: &'a SchemeValue) -> Self {
+        match value {
+            SchemeValue::Secret(s) => Value::Secret(s),
+            SchemeValue::Basic { header, .. } => Value::Basic(header),
+            SchemeValue::Client(source) => Value::Client(source),
+        }
+    }
+}
+
+fn checked_token(token: &str, label: &str) -> Result<String, CredentialError> {
+    let token = token.trim();
+    if token.is_empty() {
+        return Err(CredentialError::Empty {
+            source_label: label.to_owned(),
+        });
+    }
+    if !token.bytes().all(|b| (0x21..0x7f).contains(&b)) {
+        return Err(CredentialError::NotHeaderSafe {
+            source_label: label.to_owned(),
+        });
+    }
+    Ok(token.to_owned())
+}
+
+fn sensitive(value: &str) -> Option<HeaderValue> {
+    let mut v = HeaderValue::from_str(value).ok()?;
+    v.set_sensitive(true);
+    Some(v)
+}
+
+fn bearer(token: &str) -> Option<HeaderValue> {
+    sensitive(&format!("Bearer {token}"))
 }
 
 impl fmt::Debug for Credential {

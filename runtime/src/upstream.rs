@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use http::{HeaderName, HeaderValue, StatusCode};
 
 use crate::config::UpstreamConfig;
-use crate::credential::Credential;
+use crate::credential::{Authorization, Credential};
 use crate::request::{HttpRequest, header_safe};
 
 /// A completed upstream exchange (any status), scrubbed of the credential
@@ -99,6 +99,16 @@ pub enum UpstreamError {
         /// The header name.
         name: String,
     },
+    /// The request's credentials are not configured or could not be had.
+    #[error("{method} {path}: {detail}")]
+    Credential {
+        /// HTTP method.
+        method: &'static str,
+        /// Path without query.
+        path: String,
+        /// What to set, or why a token fetch failed (scrubbed).
+        detail: String,
+    },
     /// The HTTP client could not be created.
     #[error("could not create the upstream HTTP client: {0}")]
     Client(String),
@@ -150,15 +160,56 @@ impl Upstream {
         &self.base
     }
 
-    /// Sends `req` with `credential` and reads the bounded body.
+    /// Sends `req` with what `credential` has for its requirement and
+    /// reads the bounded body. When the API refuses (401) an OAuth token
+    /// the server fetched, the token is forgotten and the request sent once
+    /// more with a new one.
     ///
     /// # Errors
     ///
-    /// Timeout, connection failure, an oversized or broken body, or a header
-    /// that cannot be sent. Any HTTP status is a successful exchange.
+    /// Missing credentials, a failed token fetch, a timeout, a connection
+    /// failure, an oversized or broken body, or a header that cannot be
+    /// sent. Any HTTP status is a successful exchange.
     pub async fn send(
         &self,
         req: &HttpRequest,
+        credential: Option<&Credential>,
+    ) -> Result<UpstreamResponse, UpstreamError> {
+        let mut retried = false;
+        loop {
+            let auth = self.authorize(req, credential).await?;
+            let response = self.send_once(req, &auth, credential).await?;
+            if response.status == StatusCode::UNAUTHORIZED && auth.has_fetched_token() && !retried {
+                auth.invalidate_tokens();
+                retried = true;
+                continue;
+            }
+            return Ok(response);
+        }
+    }
+
+    async fn authorize(
+        &self,
+        req: &HttpRequest,
+        credential: Option<&Credential>,
+    ) -> Result<Authorization, UpstreamError> {
+        let Some(credential) = credential else {
+            return Ok(Authorization::default());
+        };
+        credential
+            .authorize(req.security, &self.client, &self.base)
+            .await
+            .map_err(|e| UpstreamError::Credential {
+                method: req.method.as_str(),
+                path: path_only(&req.path_and_query).to_owned(),
+                detail: credential.redact(&e.to_string()),
+            })
+    }
+
+    async fn send_once(
+        &self,
+        req: &HttpRequest,
+        auth: &Authorization,
         credential: Option<&Credential>,
     ) -> Result<UpstreamResponse, UpstreamError> {
         let method = req.method.as_str();
@@ -171,8 +222,9 @@ impl Upstream {
             })?;
         let mut builder = self
             .client
-            .request(http_method, req.url(&self.base))
+            .request(http_method, with_query(req.url(&self.base), &auth.query))
             .header(http::header::ACCEPT, "application/json");
+        let mut cookie_sent = false;
         for (name, value) in &req.headers {
             let (Ok(n), Ok(v), true) = (
                 HeaderName::from_bytes(name.as_bytes()),
@@ -185,10 +237,21 @@ impl Upstream {
                     name: name.clone(),
                 });
             };
+            if n == http::header::COOKIE && !auth.cookies.is_empty() {
+                // One Cookie header (RFC 6265 §5.4): the parameters' and the key's.
+                if let Some(v) = cookie_header(Some(value), &auth.cookies) {
+                    builder = builder.header(n, v);
+                }
+                cookie_sent = true;
+                continue;
+            }
             builder = builder.header(n, v);
         }
-        if let Some(auth) = credential.and_then(Credential::authorization) {
-            builder = builder.header(http::header::AUTHORIZATION, auth);
+        if !cookie_sent && let Some(v) = cookie_header(None, &auth.cookies) {
+            builder = builder.header(http::header::COOKIE, v);
+        }
+        for (name, value) in &auth.headers {
+            builder = builder.header(name.clone(), value.clone());
         }
         if let Some(body) = &req.body {
             if !header_safe(&body.content_type) {
@@ -297,6 +360,36 @@ impl Upstream {
             }
         }
     }
+}
+
+/// `url` with the credential's query parameters appended, form-encoded.
+fn with_query(mut url: String, params: &[(&'static str, String)]) -> String {
+    for (name, value) in params {
+        url.push(if url.contains('?') { '&' } else { '?' });
+        url.extend(url::form_urlencoded::byte_serialize(name.as_bytes()));
+        url.push('=');
+        url.extend(url::form_urlencoded::byte_serialize(value.as_bytes()));
+    }
+    url
+}
+
+/// One `Cookie` header value: the parameters' cookies, then the
+/// credential's, marked sensitive.
+fn cookie_header(
+    existing: Option<&str>,
+    cookies: &[(&'static str, String)],
+) -> Option<HeaderValue> {
+    if cookies.is_empty() {
+        return None;
+    }
+    let mut parts: Vec<String> = existing
+        .filter(|e| !e.is_empty())
+        .map(|e| vec![e.to_owned()])
+        .unwrap_or_default();
+    parts.extend(cookies.iter().map(|(n, v)| format!("{n}={v}")));
+    let mut value = HeaderValue::from_str(&parts.join("; ")).ok()?;
+    value.set_sensitive(true);
+    Some(value)
 }
 
 /// A header value as it may be quoted to the model: visible ASCII kept,

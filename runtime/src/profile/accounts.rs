@@ -214,6 +214,7 @@ async fn fetch(
         path_and_query: list.path.to_owned(),
         headers: Vec::new(),
         body: None,
+        security: None,
     };
     let resp = upstream
         .send(&req, credential)

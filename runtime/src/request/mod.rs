@@ -36,6 +36,10 @@ pub struct HttpRequest {
     pub headers: Vec<(String, String)>,
     /// Request body, when one is sent.
     pub body: Option<RequestBody>,
+    /// The credentials the request needs (the tool's requirement); `None`:
+    /// the profile's global one. Applied when sending, so credentials never
+    /// appear in [`HttpRequest::path_and_query`] or `headers`.
+    pub security: Option<crate::security::Requirement>,
 }
 
 /// An encoded request body.
@@ -225,6 +229,7 @@ pub fn build_request(tool: &ToolDef, args: &Args) -> Result<HttpRequest, BuildEr
         path_and_query,
         headers,
         body,
+        security: Some(tool.security),
     })
 }
 
@@ -441,6 +446,7 @@ mod tests {
             path_and_query: "/a?b=1".into(),
             headers: vec![],
             body: None,
+            security: None,
         };
         assert_eq!(req.url("http://h"), "http://h/a?b=1");
         assert_eq!(req.url("http://h/v4//"), "http://h/v4/a?b=1");

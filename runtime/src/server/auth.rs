@@ -249,6 +249,14 @@ impl TokenTable {
         Ok(())
     }
 
+    /// Joins every entry's upstream token to the server's other
+    /// credentials (a profile with schemes; see [`Credential::bind`]).
+    pub fn bind(&mut self, secrets: &std::sync::Arc<crate::credential::ServerSecrets>) {
+        for (_, credential) in &mut self.entries {
+            *credential = credential.bind(secrets);
+        }
+    }
+
     /// The upstream credential of a presented client token, comparing its
     /// digest with every configured one in constant time.
     pub fn authenticate(&self, client_token: &str) -> Option<Credential> {
