@@ -4,6 +4,7 @@
 //! - [`http`]: a tiny HTTP/1.1 client over `std::net::TcpStream`;
 //! - [`prism`]: a Prism mock server child process, killed on drop;
 //! - [`mock`]: sending a built [`HttpRequest`] to a mock server and reading its verdict;
+//! - [`prism_tools`]: every tool of a catalogue, with sample arguments, against a Prism mock;
 //! - [`server`]: the generated `cloudflare-mcp` binary as a child process, killed on drop;
 //! - [`upstream`]: a scripted loopback HTTP upstream for fault tests;
 //! - [`echo`]: upstream responses that echo the credential in many forms, and an oracle for it;
@@ -20,6 +21,7 @@ pub mod http;
 pub mod mcp;
 pub mod mock;
 pub mod prism;
+pub mod prism_tools;
 pub mod process;
 pub mod proxy;
 pub mod sample;
