@@ -21,6 +21,7 @@ use crate::Generated;
 use crate::config::{ForgeConfig, InvalidOperation, SchemaProfile, sha256_hex};
 use crate::emit::CrateLayout;
 use crate::naming::{MAX_TOOL_NAME, short_hash};
+use crate::policy::versions::{has_api_word, has_version_word};
 use crate::schema::compat::{FeatureCounts, Features};
 use crate::schema::strict::strict_input_schema;
 
@@ -68,6 +69,12 @@ pub struct SpecReport {
     pub skipped: usize,
     /// Products (modules).
     pub products: usize,
+    /// Products whose name carries a version or date word (`v1`, `api20100401`).
+    #[serde(default)]
+    pub versioned_products: usize,
+    /// Products whose name carries an `api` / `apis` / `rest` word.
+    #[serde(default)]
+    pub api_products: usize,
     /// Tool names that needed the hash fallback.
     pub hashed_names: usize,
     /// Tool names breaking `^[a-z0-9_]{1,64}$` (must be 0).
@@ -104,6 +111,8 @@ impl SpecReport {
             tools: 0,
             skipped: 0,
             products: 0,
+            versioned_products: 0,
+            api_products: 0,
             hashed_names: 0,
             bad_names: 0,
             output_bytes: 0,
@@ -186,6 +195,10 @@ pub fn run_spec(bytes: &[u8], name: &str, options: &RunOptions) -> (SpecReport, 
             let mut r = SpecReport::new(name, size, Outcome::Generated);
             let cat = &generated.catalogue;
             r.products = cat.products.len();
+            for product in &cat.products {
+                r.versioned_products += usize::from(has_version_word(&product.name));
+                r.api_products += usize::from(has_api_word(&product.name));
+            }
             r.skipped = cat.skipped.len();
             r.output_bytes = generated
                 .files

@@ -38,6 +38,15 @@ pub struct Summary {
     pub millis: [f64; 4],
     /// Median / 90th / 99th percentile / max peak RSS (kB) of the workers.
     pub peak_rss_kb: [u64; 4],
+    /// Median / 90th / 99th percentile / max products of a generated spec.
+    #[serde(default)]
+    pub products_per_spec: [usize; 4],
+    /// Generated specs with a product name carrying a version or date word.
+    #[serde(default)]
+    pub specs_with_versioned_products: usize,
+    /// Generated specs with a product name carrying `api` / `apis` / `rest`.
+    #[serde(default)]
+    pub specs_with_api_products: usize,
 }
 
 fn percentiles<T: Copy + PartialOrd + Default>(mut v: Vec<T>) -> [T; 4] {
@@ -77,7 +86,16 @@ impl Summary {
             s.input.merge(&r.input);
             s.strict.merge(&r.strict);
             s.total_millis += r.millis;
+            s.specs_with_versioned_products += usize::from(r.versioned_products > 0);
+            s.specs_with_api_products += usize::from(r.api_products > 0);
         }
+        s.products_per_spec = percentiles(
+            reports
+                .iter()
+                .filter(|r| r.outcome == Outcome::Generated)
+                .map(|r| r.products)
+                .collect(),
+        );
         s.millis = percentiles(reports.iter().map(|r| r.millis).collect());
         s.peak_rss_kb = percentiles(reports.iter().filter_map(|r| r.peak_rss_kb).collect());
         s
@@ -218,10 +236,30 @@ pub fn render_markdown(
         "| schemas | {} | {} |\n\n`format` under strict counts only the formats Gemini accepts (`date-time`, `int32`/`int64`, `float`/`double`); `anyOf` remains (both clients accept it below the root).",
         s.input.schemas, s.strict.schemas
     );
+    render_products(&mut o, s);
     if details {
         render_details(&mut o, reports);
     }
     o
+}
+
+/// The "Products" section: products per generated spec and how many
+/// specs still name a product after a version.
+fn render_products(o: &mut String, s: &Summary) {
+    let generated = s.count(Outcome::Generated);
+    let p = s.products_per_spec;
+    let _ = writeln!(
+        o,
+        "\n## Products\n\nProducts (modules) per generated spec: median {}, p90 {}, p99 {}, max {}. Specs with a product name carrying a version or date word (`v1`, `v2beta1`, `2010_04_01`, `api20100401`): {} ({}); carrying an `api` / `apis` / `rest` word: {} ({}).",
+        p[0],
+        p[1],
+        p[2],
+        p[3],
+        s.specs_with_versioned_products,
+        pct(s.specs_with_versioned_products, generated),
+        s.specs_with_api_products,
+        pct(s.specs_with_api_products, generated),
+    );
 }
 
 fn render_details(o: &mut String, reports: &[SpecReport]) {
@@ -285,6 +323,8 @@ mod tests {
         a.tools = 3;
         a.millis = 5.0;
         a.peak_rss_kb = Some(2048);
+        a.products = 2;
+        a.versioned_products = 1;
         let mut b = SpecReport::new("b.json", 10, Outcome::Refused);
         b.error_kind = Some("DanglingRef".into());
         b.error_pointer = Some("/paths/~1x".into());
@@ -299,6 +339,13 @@ mod tests {
         let short = render_markdown("Corpus", "toolforge corpus x", &s, &reports, false);
         assert!(short.contains("| generated | 1 | 50.0% |"), "{short}");
         assert!(!short.contains("b.json"), "{short}");
+        assert_eq!(s.products_per_spec, [2, 2, 2, 2]);
+        assert!(
+            short.contains(
+                "version or date word (`v1`, `v2beta1`, `2010_04_01`, `api20100401`): 1 (100.0%)"
+            ),
+            "{short}"
+        );
         let long = render_markdown("Corpus", "toolforge corpus x", &s, &reports, true);
         assert!(long.contains("dangling \\| ref"), "{long}");
     }

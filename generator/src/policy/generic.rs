@@ -1,9 +1,10 @@
-//! The generic policy: products from tags, names from `operationId`, no
+//! The generic policy: products from tags or paths without version words, names from `operationId`, no
 //! permissions, bare bodies, the generic runtime profile. These are the
 //! defaults of [`ApiPolicy`]; [`Generic`] overrides nothing.
 
 use serde_json::{Value, json};
 
+use super::versions::strip_versions;
 use super::{ApiPolicy, OpRef};
 use crate::ir::Envelope;
 use crate::naming::{Shorten, dedupe_words, fit_tool_name, fit_tool_name_by, snake};
@@ -14,7 +15,14 @@ pub struct Generic;
 
 impl ApiPolicy for Generic {}
 
-/// First tag, else the first literal path segment, else `default`.
+/// The product of an operation: its first tag without version words
+/// ([`strip_versions`]; the tag's whole snake name when nothing else is
+/// left), else the first literal path segment that is more than a version
+/// or `api` (`/2010-04-01/Accounts.json` → `accounts`, `/api/v2/users` →
+/// `users`), else `default`. Each operation's product depends on that
+/// operation alone, so it never changes with the order or number of the
+/// others; two tags that agree once stripped (`ApiV1Users`, `UsersApi`)
+/// are one product.
 pub fn product(op: &OpRef<'_>) -> String {
     let tag = op
         .op
@@ -23,15 +31,32 @@ pub fn product(op: &OpRef<'_>) -> String {
         .and_then(|t| t.first())
         .and_then(Value::as_str)
         .map(snake)
-        .filter(|s| !s.is_empty());
-    tag.or_else(|| {
-        op.path
-            .split('/')
-            .find(|s| !s.is_empty() && !s.starts_with('{'))
-            .map(snake)
-            .filter(|s| !s.is_empty())
-    })
-    .unwrap_or_else(|| "default".to_string())
+        .filter(|s| !s.is_empty())
+        .map(|full| {
+            Some(strip_versions(&full))
+                .filter(|s| !s.is_empty())
+                .unwrap_or(full)
+        });
+    tag.or_else(|| path_product(op.path))
+        .unwrap_or_else(|| "default".to_string())
+}
+
+/// File endings dropped from a path segment before it names a product.
+const PATH_EXTENSIONS: &[&str] = &["json", "xml", "yaml", "yml", "csv"];
+
+/// The first literal path segment, without a file ending, that is more
+/// than a version or API word.
+fn path_product(path: &str) -> Option<String> {
+    path.split('/')
+        .filter(|s| !s.is_empty() && !s.starts_with('{'))
+        .map(|s| match s.rsplit_once('.') {
+            Some((stem, ext)) if PATH_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()) => {
+                stem
+            }
+            _ => s,
+        })
+        .map(|s| strip_versions(&snake(s)))
+        .find(|s| !s.is_empty())
 }
 
 /// Path words without parameters, for names when there is no operationId.
@@ -181,6 +206,101 @@ mod tests {
     use super::*;
     use crate::ir::HttpMethod;
     use crate::naming::{NameRequest, assign_unique, short_hash};
+
+    fn product_of(path: &str, op: Value) -> String {
+        let item = json!({});
+        product(&OpRef {
+            path,
+            method: HttpMethod::Get,
+            op: &op,
+            path_item: &item,
+        })
+    }
+
+    #[test]
+    fn products_from_tags_lose_version_words() {
+        let p = "/2010-04-01/Accounts/{AccountSid}/Calls.json";
+        assert_eq!(product_of(p, json!({"tags": ["Api20100401Call"]})), "call");
+        assert_eq!(
+            product_of(p, json!({"tags": ["Api20100401Account", "x"]})),
+            "account"
+        );
+        assert_eq!(
+            product_of("/x", json!({"tags": ["Users API v2beta1"]})),
+            "users"
+        );
+        assert_eq!(product_of("/x", json!({"tags": ["API Keys"]})), "api_keys");
+        // Nothing left once stripped: the whole tag.
+        assert_eq!(product_of("/users", json!({"tags": ["API v2"]})), "api_v2");
+        assert_eq!(product_of("/users", json!({"tags": ["v1"]})), "v1");
+        // A tag with no ASCII word counts as no tag.
+        assert_eq!(product_of("/users", json!({"tags": ["日本"]})), "users");
+    }
+
+    #[test]
+    fn products_from_paths_skip_versions_and_api() {
+        let none = json!({});
+        assert_eq!(product_of("/v1/users/{id}", none.clone()), "users");
+        assert_eq!(
+            product_of("/2010-04-01/Accounts/{Sid}/Calls.json", none.clone()),
+            "accounts"
+        );
+        assert_eq!(
+            product_of("/2010-04-01/Accounts.json", none.clone()),
+            "accounts"
+        );
+        assert_eq!(product_of("/api/v2/teams", none.clone()), "teams");
+        assert_eq!(product_of("/rest/api/2/issue/{key}", none.clone()), "issue");
+        assert_eq!(product_of("/apiv1.0/things", none.clone()), "things");
+        assert_eq!(product_of("/api/users_api/x", none.clone()), "users");
+        assert_eq!(
+            product_of("/microsoft.graph.me", none.clone()),
+            "microsoft_graph_me"
+        );
+    }
+
+    #[test]
+    fn products_default_when_nothing_names_one() {
+        let none = json!({});
+        for path in [
+            "/",
+            "",
+            "/{id}",
+            "/v1/{id}",
+            "/api/v2/{id}.json",
+            "/2010-04-01",
+        ] {
+            assert_eq!(product_of(path, none.clone()), "default", "{path}");
+        }
+        assert_eq!(product_of("/v1", json!({"tags": []})), "default");
+        assert_eq!(product_of("/v1", json!({"tags": [5]})), "default");
+    }
+
+    #[test]
+    fn products_are_lower_snake_and_collide_by_merging() {
+        // Tags that agree once stripped name one product, whatever the order.
+        let a = product_of("/a", json!({"tags": ["ApiV1Users"]}));
+        let b = product_of("/b", json!({"tags": ["UsersApi"]}));
+        let c = product_of("/v3/users", json!({}));
+        assert_eq!(
+            (a.as_str(), b.as_str(), c.as_str()),
+            ("users", "users", "users")
+        );
+        for tag in [
+            "Api20100401AvailablePhoneNumberCountry",
+            "v2 — Ünïcode",
+            "2FA",
+            "type",
+        ] {
+            let p = product_of("/x", json!({"tags": [tag]}));
+            assert!(!p.is_empty(), "{tag}");
+            assert!(
+                p.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+                "{p}"
+            );
+        }
+    }
 
     #[test]
     fn long_dotted_operation_ids_get_readable_names_not_hashes() {
