@@ -514,7 +514,9 @@ impl KeyLocation {
 }
 
 /// The kind of scheme a spec declares, as the corpus report counts them.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, Serialize, serde::Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum DeclaredKind {
     /// `apiKey` in a header.

@@ -116,6 +116,16 @@ pub fn declared(doc: &Document) -> (BTreeMap<String, (SchemeKind, DeclaredKind)>
     (out, warnings)
 }
 
+/// How many schemes of each kind `doc` declares (unreadable entries not
+/// counted), for the corpus report.
+pub fn declared_counts(doc: &Document) -> BTreeMap<DeclaredKind, usize> {
+    let mut counts = BTreeMap::new();
+    for (_, declared) in declared(doc).0.into_values() {
+        *counts.entry(declared).or_default() += 1;
+    }
+    counts
+}
+
 /// One alternative as written: `(scheme, scopes)` pairs.
 type RawAlternative = Vec<(String, Vec<String>)>;
 
