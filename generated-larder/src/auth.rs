@@ -50,7 +50,7 @@ pub static GET_CURRENT_ACCOUNT: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[5]],
     ts_declaration: "/** Returns the account and household behind the OpenID Connect identity. (GET /me) */\nget_current_account(args: {  }): Promise<{ id: string; email: string; display_name?: string; household?: string }>;",
 };
 /// Builds the upstream request of [`GET_CURRENT_ACCOUNT`] from validated arguments.

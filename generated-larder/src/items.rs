@@ -80,7 +80,7 @@ pub static CREATE_ITEM: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[1], &[2]],
     ts_declaration: "/** Puts a new item on the shelves of a pantry. (POST /pantries/{pantryId}/items) */\ncreate_item(args: { pantryId: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string; reorder_level?: number }): Promise<{ id: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string }>;",
 };
 /// Builds the upstream request of [`CREATE_ITEM`] from validated arguments.
@@ -145,7 +145,7 @@ pub static DELETE_ITEM: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[1], &[2]],
     ts_declaration: "/** Takes an item off the shelves for good. (DELETE /pantries/{pantryId}/items/{itemId}) */\ndelete_item(args: { pantryId: string; itemId: string }): Promise<unknown>;",
 };
 /// Builds the upstream request of [`DELETE_ITEM`] from validated arguments.
@@ -210,7 +210,7 @@ pub static GET_ITEM: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[3]],
     ts_declaration: "/** One item. Authenticated with the API key in the query string (for shelf labels). (GET /pantries/{pantryId}/items/{itemId}) */\nget_item(args: { pantryId: string; itemId: string }): Promise<{ id: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string }>;",
 };
 /// Builds the upstream request of [`GET_ITEM`] from validated arguments.
@@ -320,7 +320,7 @@ pub static LIST_ITEMS: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[1], &[2]],
     ts_declaration: "/** Items in a pantry, optionally filtered by category, text or expiry date. (GET /pantries/{pantryId}/items) */\nlist_items(args: { pantryId: string; page?: number; per_page?: number; category?: Array<\"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\">; q?: string; expiring_before?: string; \"X-Request-Id\"?: string }): Promise<{ data: Array<{ id: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string }>; pagination: { page: number; per_page: number; total: number } }>;",
 };
 /// Builds the upstream request of [`LIST_ITEMS`] from validated arguments.
@@ -407,7 +407,7 @@ pub static REPLACE_ITEM: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[1], &[2]],
     ts_declaration: "/** Overwrites every field of an item. (PUT /pantries/{pantryId}/items/{itemId}) */\nreplace_item(args: { pantryId: string; itemId: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string; reorder_level?: number }): Promise<{ id: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string }>;",
 };
 /// Builds the upstream request of [`REPLACE_ITEM`] from validated arguments.
@@ -479,7 +479,7 @@ pub static UPLOAD_ITEM_PHOTO: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[1]],
     ts_declaration: "/** Stores a picture of the item (replacing any earlier one). (POST /pantries/{pantryId}/items/{itemId}/photo) */\nupload_item_photo(args: { pantryId: string; itemId: string; photo: string | { content: string; encoding?: \"utf8\" | \"base64\"; filename?: string; content_type?: string }; caption?: string }): Promise<{ url: string; caption?: string }>;",
 };
 /// Builds the upstream request of [`UPLOAD_ITEM_PHOTO`] from validated arguments.

@@ -31,6 +31,61 @@ pub use toolforge_runtime;
 use toolforge_runtime::catalogue::{Catalogue, Product};
 use toolforge_runtime::profile::Profile;
 use toolforge_runtime::profile::ServerVar;
+use toolforge_runtime::security::KeyLocation;
+use toolforge_runtime::security::SchemeKind;
+use toolforge_runtime::security::SecurityScheme;
+/// The API's credential schemes, sorted by name (indices of the
+/// tools' `security` point into this order).
+#[rustfmt::skip]
+const SCHEMES: &[SecurityScheme] = &[
+    SecurityScheme {
+        name: "basicAuth",
+        kind: SchemeKind::Basic,
+        env: &["LARDER_BASIC_AUTH_USERNAME", "LARDER_BASIC_AUTH_PASSWORD"],
+    },
+    SecurityScheme {
+        name: "bearerAuth",
+        kind: SchemeKind::Bearer,
+        env: &["LARDER_BEARER_AUTH"],
+    },
+    SecurityScheme {
+        name: "keyHeader",
+        kind: SchemeKind::ApiKey {
+            location: KeyLocation::Header,
+            name: "X-Larder-Key",
+        },
+        env: &["LARDER_KEY_HEADER"],
+    },
+    SecurityScheme {
+        name: "keyQuery",
+        kind: SchemeKind::ApiKey {
+            location: KeyLocation::Query,
+            name: "api_key",
+        },
+        env: &["LARDER_KEY_QUERY"],
+    },
+    SecurityScheme {
+        name: "oauth",
+        kind: SchemeKind::ClientCredentials {
+            token_url: "/oauth/token",
+            scopes: &["orders:read", "orders:write", "pantry:write", "reports:read"],
+        },
+        env: &["LARDER_OAUTH_CLIENT_ID", "LARDER_OAUTH_CLIENT_SECRET"],
+    },
+    SecurityScheme {
+        name: "oidc",
+        kind: SchemeKind::Bearer,
+        env: &["LARDER_OIDC"],
+    },
+    SecurityScheme {
+        name: "sessionCookie",
+        kind: SchemeKind::ApiKey {
+            location: KeyLocation::Cookie,
+            name: "larder_session",
+        },
+        env: &["LARDER_SESSION_COOKIE"],
+    },
+];
 /// `source.json`: the release this crate was generated from.
 pub const SOURCE: &str = include_str!("../source.json");
 /// Every product with its tools.
@@ -50,7 +105,10 @@ pub static CATALOGUE: Catalogue = Catalogue {
                 allowed: &["v1", "v2"],
             },
         ],
-        ..Profile::generic("LARDER_API_TOKEN")
+        schemes: SCHEMES,
+        security: &[&[1], &[2]],
+        primary: Some(1),
+        ..Profile::generic("LARDER_BEARER_AUTH")
     },
     products: &[
         Product {

@@ -69,7 +69,7 @@ pub static CANCEL_ORDER: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[1], &[2]],
     ts_declaration: "/** Cancels an order the supplier has not shipped yet. (POST /orders/{orderId}/cancel) */\ncancel_order(args: { orderId: string; reason?: string }): Promise<{ id: string; supplier_id: string; status: \"draft\" | \"placed\" | \"shipped\" | \"received\" | \"cancelled\"; lines: Array<{ sku: string; quantity: number }>; deliver_to?: string; created_at?: string }>;",
 };
 /// Builds the upstream request of [`CANCEL_ORDER`] from validated arguments.
@@ -144,7 +144,7 @@ pub static CREATE_ORDER: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[4]],
     ts_declaration: "/** Places a purchase order with a supplier. Repeating a key returns the first order. (POST /orders) */\ncreate_order(args: { \"Idempotency-Key\": string; supplier_id: string; deliver_to?: string; lines: Array<{ sku: string; quantity: number }>; note?: string }): Promise<{ id: string; supplier_id: string; status: \"draft\" | \"placed\" | \"shipped\" | \"received\" | \"cancelled\"; lines: Array<{ sku: string; quantity: number }>; deliver_to?: string; created_at?: string }>;",
 };
 /// Builds the upstream request of [`CREATE_ORDER`] from validated arguments.
@@ -200,7 +200,7 @@ pub static GET_ORDER: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[1], &[2]],
     ts_declaration: "/** One purchase order with its lines. (GET /orders/{orderId}) */\nget_order(args: { orderId: string }): Promise<{ id: string; supplier_id: string; status: \"draft\" | \"placed\" | \"shipped\" | \"received\" | \"cancelled\"; lines: Array<{ sku: string; quantity: number }>; deliver_to?: string; created_at?: string }>;",
 };
 /// Builds the upstream request of [`GET_ORDER`] from validated arguments.
@@ -283,7 +283,7 @@ pub static LIST_ORDERS: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[4]],
     ts_declaration: "/** Purchase orders, a page at a time. (GET /orders) */\nlist_orders(args: { page?: number; per_page?: number; status?: Array<\"draft\" | \"placed\" | \"shipped\" | \"received\" | \"cancelled\">; supplier_id?: string }): Promise<{ data: Array<{ id: string; supplier_id: string; status: \"draft\" | \"placed\" | \"shipped\" | \"received\" | \"cancelled\"; lines: any[]; deliver_to?: string; created_at?: string }>; pagination: { page: number; per_page: number; total: number } }>;",
 };
 /// Builds the upstream request of [`LIST_ORDERS`] from validated arguments.
@@ -352,7 +352,7 @@ pub static RECEIVE_ORDER: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[1], &[2]],
     ts_declaration: "/** Marks an order delivered and adds its lines to the pantry's stock. (POST /orders/{orderId}/receive) */\nreceive_order(args: { orderId: string; pantry_id: string; received_at?: string; missing_skus?: string[] }): Promise<{ id: string; supplier_id: string; status: \"draft\" | \"placed\" | \"shipped\" | \"received\" | \"cancelled\"; lines: Array<{ sku: string; quantity: number }>; deliver_to?: string; created_at?: string }>;",
 };
 /// Builds the upstream request of [`RECEIVE_ORDER`] from validated arguments.

@@ -71,7 +71,7 @@ pub static CREATE_PANTRY: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[4]],
     ts_declaration: "/** Adds a new storage place. (POST /pantries) */\ncreate_pantry(args: { name: string; kind: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string; shared?: boolean }): Promise<{ id: string; name: string; kind: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string; item_count?: number; created_at?: string }>;",
 };
 /// Builds the upstream request of [`CREATE_PANTRY`] from validated arguments.
@@ -141,7 +141,7 @@ pub static DELETE_PANTRY: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[0, 2]],
     ts_declaration: "/** Removes a pantry and everything in it. Destructive, so it needs two credentials at once: the account password (HTTP basic) and an API key. (DELETE /pantries/{pantryId}) */\ndelete_pantry(args: { pantryId: string; \"If-Match\": string }): Promise<unknown>;",
 };
 /// Builds the upstream request of [`DELETE_PANTRY`] from validated arguments.
@@ -197,7 +197,7 @@ pub static GET_PANTRY: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[], &[1]],
     ts_declaration: "/** One pantry. Shared pantries can be read without a credential; a bearer token also shows private ones. (GET /pantries/{pantryId}) */\nget_pantry(args: { pantryId: string }): Promise<{ id: string; name: string; kind: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string; item_count?: number; created_at?: string }>;",
 };
 /// Builds the upstream request of [`GET_PANTRY`] from validated arguments.
@@ -285,7 +285,7 @@ pub static LIST_PANTRIES: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[1], &[2]],
     ts_declaration: "/** Pantries of the account, a page at a time. (GET /pantries) */\nlist_pantries(args: { page?: number; per_page?: number; sort?: \"name\" | \"created_at\" | \"item_count\"; kind?: Array<\"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"> }): Promise<{ data: Array<{ id: string; name: string; kind: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string; item_count?: number; created_at?: string }>; pagination: { page: number; per_page: number; total: number } }>;",
 };
 /// Builds the upstream request of [`LIST_PANTRIES`] from validated arguments.
@@ -355,7 +355,7 @@ pub static UPDATE_PANTRY: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[1], &[2]],
     ts_declaration: "/** Renames a pantry or changes its kind or notes. (PATCH /pantries/{pantryId}) */\nupdate_pantry(args: { pantryId: string; name?: string; kind?: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string }): Promise<{ id: string; name: string; kind: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string; item_count?: number; created_at?: string }>;",
 };
 /// Builds the upstream request of [`UPDATE_PANTRY`] from validated arguments.

@@ -60,7 +60,7 @@ pub static EXPORT_INVENTORY: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[4], &[3]],
     ts_declaration: "/** Every item of every pantry as CSV, for spreadsheets. (GET /reports/inventory) */\nexport_inventory(args: { pantry_id?: string[] }): Promise<unknown>;",
 };
 /// Builds the upstream request of [`EXPORT_INVENTORY`] from validated arguments.
@@ -134,7 +134,7 @@ pub static GET_SPEND_REPORT: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[4]],
     ts_declaration: "/** Money spent on orders over a period, per supplier. (GET /reports/spend) */\nget_spend_report(args: { from: string; to: string; currency?: \"GBP\" | \"EUR\" | \"USD\" }): Promise<{ period: { from: string; to: string }; rows: Array<{ key: string; quantity: number; value: number }> }>;",
 };
 /// Builds the upstream request of [`GET_SPEND_REPORT`] from validated arguments.
@@ -208,7 +208,7 @@ pub static GET_WASTE_REPORT: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[5]],
     ts_declaration: "/** What was thrown away over a period, grouped as asked. Signed-in users only. (GET /reports/waste) */\nget_waste_report(args: { from: string; to: string; group_by?: \"item\" | \"category\" | \"pantry\" | \"week\" }): Promise<{ period: { from: string; to: string }; rows: Array<{ key: string; quantity: number; value: number }> }>;",
 };
 /// Builds the upstream request of [`GET_WASTE_REPORT`] from validated arguments.

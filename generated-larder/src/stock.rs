@@ -75,7 +75,7 @@ pub static CREATE_STOCK_ADJUSTMENT: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[1], &[2]],
     ts_declaration: "/** Records that some of an item was used, wasted, found or bought. (POST /pantries/{pantryId}/stock/adjustments) */\ncreate_stock_adjustment(args: { pantryId: string; item_id: string; delta: number; reason: \"used\" | \"wasted\" | \"bought\" | \"found\" | \"counted\"; note?: string }): Promise<{ id: string; item_id: string; delta: number; reason: \"used\" | \"wasted\" | \"bought\" | \"found\" | \"counted\"; note?: string; at: string }>;",
 };
 /// Builds the upstream request of [`CREATE_STOCK_ADJUSTMENT`] from validated arguments.
@@ -162,7 +162,7 @@ pub static LIST_STOCK_ADJUSTMENTS: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[1], &[2]],
     ts_declaration: "/** Changes to stock levels, newest first, with cursor pagination. (GET /pantries/{pantryId}/stock/adjustments) */\nlist_stock_adjustments(args: { pantryId: string; cursor?: string; limit?: number; since?: string; reason?: Array<\"used\" | \"wasted\" | \"bought\" | \"found\" | \"counted\"> }): Promise<{ data: Array<{ id: string; item_id: string; delta: number; reason: \"used\" | \"wasted\" | \"bought\" | \"found\" | \"counted\"; note?: string; at: string }>; next_cursor?: string | null }>;",
 };
 /// Builds the upstream request of [`LIST_STOCK_ADJUSTMENTS`] from validated arguments.
@@ -236,7 +236,7 @@ pub static LIST_STOCK_LEVELS: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[6]],
     ts_declaration: "/** How much of each item is left, with the low-stock flag. Used by the household web app, which authenticates with its session cookie. (GET /pantries/{pantryId}/stock) */\nlist_stock_levels(args: { pantryId: string; low_only?: boolean; larder_units?: \"metric\" | \"imperial\" }): Promise<{ levels: Array<{ item_id: string; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; reorder_level?: number; low: boolean }> }>;",
 };
 /// Builds the upstream request of [`LIST_STOCK_LEVELS`] from validated arguments.
@@ -305,7 +305,7 @@ pub static TRANSFER_STOCK: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[1], &[2]],
     ts_declaration: "/** Moves a quantity of an item from this pantry to another one. (POST /pantries/{pantryId}/stock/transfers) */\ntransfer_stock(args: { pantryId: string; item_id: string; to_pantry_id: string; quantity: number }): Promise<{ from: { item_id: string; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; reorder_level?: number; low: boolean }; to: { item_id: string; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; reorder_level?: number; low: boolean } }>;",
 };
 /// Builds the upstream request of [`TRANSFER_STOCK`] from validated arguments.

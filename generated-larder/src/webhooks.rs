@@ -65,7 +65,7 @@ pub static CREATE_WEBHOOK: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[1]],
     ts_declaration: "/** Asks Larder to POST the chosen events to a URL, signed with the given secret. (POST /webhooks) */\ncreate_webhook(args: { url: string; events: Array<\"stock.low\" | \"item.expiring\" | \"order.shipped\" | \"order.received\">; secret?: string; active?: boolean }): Promise<{ id: string; url: string; events: Array<\"stock.low\" | \"item.expiring\" | \"order.shipped\" | \"order.received\">; active: boolean }>;",
 };
 /// Builds the upstream request of [`CREATE_WEBHOOK`] from validated arguments.
@@ -121,7 +121,7 @@ pub static DELETE_WEBHOOK: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[1]],
     ts_declaration: "/** Stops sending events to this callback. (DELETE /webhooks/{webhookId}) */\ndelete_webhook(args: { webhookId: string }): Promise<unknown>;",
 };
 /// Builds the upstream request of [`DELETE_WEBHOOK`] from validated arguments.
@@ -162,7 +162,7 @@ pub static LIST_WEBHOOKS: ToolDef = ToolDef {
     ],
     envelope: Envelope::Wrapped,
     deprecated: false,
-    security: &[],
+    security: &[&[1]],
     ts_declaration: "/** Registered callbacks. (GET /webhooks) */\nlist_webhooks(args: {  }): Promise<{ result?: Array<{ id: string; url: string; events: Array<\"stock.low\" | \"item.expiring\" | \"order.shipped\" | \"order.received\">; active: boolean }> }>;",
 };
 /// Builds the upstream request of [`LIST_WEBHOOKS`] from validated arguments.
@@ -222,7 +222,7 @@ pub static SEND_TEST_EVENT: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[1]],
     ts_declaration: "/** Delivers a sample event of the given type to the webhook now. (POST /webhooks/{webhookId}/test) */\nsend_test_event(args: { webhookId: string; event: \"stock.low\" | \"item.expiring\" | \"order.shipped\" | \"order.received\" }): Promise<{ delivery_id: string }>;",
 };
 /// Builds the upstream request of [`SEND_TEST_EVENT`] from validated arguments.

@@ -56,7 +56,7 @@ pub static ACCOUNTS_GET: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Fetches one account with its settings. (GET /accounts/{account_id}) */\naccounts_get(args: { account_id?: string }): Promise<{ result?: { id: string; name: string; type?: \"standard\" | \"enterprise\"; created_on?: string; settings?: { enforce_twofactor?: boolean; abuse_contact_email?: string | null } } }>;",
 };
 /// Builds the upstream request of [`ACCOUNTS_GET`] from validated arguments.
@@ -139,7 +139,7 @@ pub static ACCOUNTS_LIST: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: true },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Returns the accounts that the calling token is a member of. (GET /accounts) */\naccounts_list(args: { name?: string; page?: number; per_page?: number; direction?: \"asc\" | \"desc\" }): Promise<{ result?: Array<{ id: string; name: string; type?: \"standard\" | \"enterprise\"; created_on?: string; settings?: { enforce_twofactor?: any; abuse_contact_email?: any } }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
 };
 /// Builds the upstream request of [`ACCOUNTS_LIST`] from validated arguments.
@@ -213,7 +213,7 @@ pub static ACCOUNTS_UPDATE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Replaces the name and settings of an account. (PUT /accounts/{account_id}) */\naccounts_update(args: { account_id?: string; \"If-Match\"?: string; name: string; type?: \"standard\" | \"enterprise\"; settings?: { enforce_twofactor?: boolean; abuse_contact_email?: string | null } }): Promise<{ result?: { id: string; name: string; type?: \"standard\" | \"enterprise\"; created_on?: string; settings?: { enforce_twofactor?: boolean; abuse_contact_email?: string | null } } }>;",
 };
 /// Builds the upstream request of [`ACCOUNTS_UPDATE`] from validated arguments.

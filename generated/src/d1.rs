@@ -90,7 +90,7 @@ pub static ACCOUNT_D1_DATABASE_GET: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: true },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Lists the D1 databases of an account. (GET /accounts/{account_id}/d1/database) */\naccount_d1_database_get(args: { account_id?: string; name?: string; page?: number; per_page?: number }): Promise<{ result?: Array<{ uuid?: string; name?: string; version?: string; created_at?: string; num_tables?: number; file_size?: number }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
 };
 /// Builds the upstream request of [`ACCOUNT_D1_DATABASE_GET`] from validated arguments.
@@ -155,7 +155,7 @@ pub static ACCOUNT_D1_DATABASE_ID_GET: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Returns size and table count of one D1 database. (GET /accounts/{account_id}/d1/database/{database_id}) */\naccount_d1_database_id_get(args: { account_id?: string; database_id: string }): Promise<{ result?: { uuid?: string; name?: string; version?: string; created_at?: string; num_tables?: number; file_size?: number } }>;",
 };
 /// Builds the upstream request of [`ACCOUNT_D1_DATABASE_ID_GET`] from validated arguments.
@@ -220,7 +220,7 @@ pub static D1_DATABASE_CREATE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Creates an empty D1 database. (POST /accounts/{account_id}/d1/database) */\nd1_database_create(args: { account_id?: string; name: string; primary_location_hint?: \"wnam\" | \"enam\" | \"weur\" | \"eeur\" | \"apac\" | \"oc\" }): Promise<{ result?: { uuid?: string; name?: string; version?: string; created_at?: string; num_tables?: number; file_size?: number } }>;",
 };
 /// Builds the upstream request of [`D1_DATABASE_CREATE`] from validated arguments.
@@ -285,7 +285,7 @@ pub static D1_DATABASE_DELETE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Permanently removes a D1 database and its data. (DELETE /accounts/{account_id}/d1/database/{database_id}) */\nd1_database_delete(args: { account_id?: string; database_id: string }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`D1_DATABASE_DELETE`] from validated arguments.
@@ -357,7 +357,7 @@ pub static D1_DATABASE_QUERY: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Runs SQL against a D1 database and returns rows as objects. (POST /accounts/{account_id}/d1/database/{database_id}/query) */\nd1_database_query(args: { account_id?: string; database_id: string; sql: string; params?: string[] }): Promise<{ result?: Array<{ results?: any[]; success?: boolean; meta?: { changed_db?: any; changes?: any; duration?: any; last_row_id?: any; rows_read?: any; rows_written?: any; size_after?: any } }> }>;",
 };
 /// Builds the upstream request of [`D1_DATABASE_QUERY`] from validated arguments.
@@ -429,7 +429,7 @@ pub static D1_DATABASE_RAW: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Runs SQL and returns rows as arrays with a separate column list. (POST /accounts/{account_id}/d1/database/{database_id}/raw) */\nd1_database_raw(args: { account_id?: string; database_id: string; sql: string; params?: string[] }): Promise<{ result?: Array<{ results?: { columns?: any; rows?: any }; success?: boolean; meta?: { changed_db?: any; changes?: any; duration?: any; last_row_id?: any; rows_read?: any; rows_written?: any; size_after?: any } }> }>;",
 };
 /// Builds the upstream request of [`D1_DATABASE_RAW`] from validated arguments.

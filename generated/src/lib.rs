@@ -42,6 +42,18 @@ use toolforge_runtime::profile::MergedSelector;
 use toolforge_runtime::profile::MergedVariant;
 use toolforge_runtime::profile::Profile;
 use toolforge_runtime::profile::Refusals;
+use toolforge_runtime::security::SchemeKind;
+use toolforge_runtime::security::SecurityScheme;
+/// The API's credential schemes, sorted by name (indices of the
+/// tools' `security` point into this order).
+#[rustfmt::skip]
+const SCHEMES: &[SecurityScheme] = &[
+    SecurityScheme {
+        name: "api_token",
+        kind: SchemeKind::Bearer,
+        env: &["CLOUDFLARE_API_TOKEN"],
+    },
+];
 /// `source.json`: the release this crate was generated from.
 pub const SOURCE: &str = include_str!("../source.json");
 /// Every product with its tools.
@@ -83,6 +95,9 @@ pub static CATALOGUE: Catalogue = Catalogue {
             ],
         }),
         execute_example: "async () => { const r = await api.request({ method: \"GET\", path: \"/zones\", query: { per_page: 5 } }); return r.result.map(z => ({ id: z.id, name: z.name })); }",
+        schemes: SCHEMES,
+        security: &[&[0]],
+        primary: Some(0),
         ..Profile::generic("CLOUDFLARE_API_TOKEN")
     },
     products: &[

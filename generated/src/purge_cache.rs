@@ -63,7 +63,7 @@ pub static PURGE_CACHE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Evicts cached content for a zone by URL, tag, host, prefix or entirely. (POST /zones/{zone_id}/purge_cache) */\npurge_cache(args: { zone_id: string; body: { files: string[] } | { tags: string[] } | { hosts: string[] } | { prefixes: string[] } | { purge_everything: boolean } }): Promise<{ result?: { id: string } | null }>;",
 };
 /// Builds the upstream request of [`PURGE_CACHE`] from validated arguments.

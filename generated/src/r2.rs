@@ -83,7 +83,7 @@ pub static R2_BUCKETS_CREATE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Creates a new, empty R2 bucket. (POST /accounts/{account_id}/r2/buckets) */\nr2_buckets_create(args: { account_id?: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\"; name: string; locationHint?: \"apac\" | \"eeur\" | \"enam\" | \"weur\" | \"wnam\"; storageClass?: \"Standard\" | \"InfrequentAccess\" }): Promise<{ result?: { name?: string; creation_date?: string; location?: \"apac\" | \"eeur\" | \"enam\" | \"weur\" | \"wnam\" | null; storage_class?: \"Standard\" | \"InfrequentAccess\"; jurisdiction?: \"default\" | \"eu\" | \"fedramp\" } }>;",
 };
 /// Builds the upstream request of [`R2_BUCKETS_CREATE`] from validated arguments.
@@ -157,7 +157,7 @@ pub static R2_BUCKETS_DELETE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Deletes a bucket, which must already be empty. (DELETE /accounts/{account_id}/r2/buckets/{bucket_name}) */\nr2_buckets_delete(args: { account_id?: string; bucket_name: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\" }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`R2_BUCKETS_DELETE`] from validated arguments.
@@ -231,7 +231,7 @@ pub static R2_BUCKETS_GET: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Returns the location and storage class of one bucket. (GET /accounts/{account_id}/r2/buckets/{bucket_name}) */\nr2_buckets_get(args: { account_id?: string; bucket_name: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\" }): Promise<{ result?: { name?: string; creation_date?: string; location?: \"apac\" | \"eeur\" | \"enam\" | \"weur\" | \"wnam\" | null; storage_class?: \"Standard\" | \"InfrequentAccess\"; jurisdiction?: \"default\" | \"eu\" | \"fedramp\" } }>;",
 };
 /// Builds the upstream request of [`R2_BUCKETS_GET`] from validated arguments.
@@ -350,7 +350,7 @@ pub static R2_BUCKETS_LIST: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: true },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Lists the R2 buckets of an account in name order. (GET /accounts/{account_id}/r2/buckets) */\nr2_buckets_list(args: { account_id?: string; name_contains?: string; start_after?: string; per_page?: number; order?: \"name\"; direction?: \"asc\" | \"desc\"; cursor?: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\" }): Promise<{ result?: Array<{ name?: string; creation_date?: string; location?: \"apac\" | \"eeur\" | \"enam\" | \"weur\" | \"wnam\" | null; storage_class?: \"Standard\" | \"InfrequentAccess\"; jurisdiction?: \"default\" | \"eu\" | \"fedramp\" }>; result_info?: { cursor?: string; per_page?: number } }>;",
 };
 /// Builds the upstream request of [`R2_BUCKETS_LIST`] from validated arguments.

@@ -96,7 +96,7 @@ pub static RULESETS_CREATE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Creates a ruleset with its rules in an account or a zone. (POST /{account_or_zone}/{account_or_zone_id}/rulesets) */\nrulesets_create(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; rules?: Array<{ action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }> }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
 };
 /// Builds the upstream request of [`RULESETS_CREATE`] from validated arguments.
@@ -174,7 +174,7 @@ pub static RULESETS_DELETE: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Deletes every version of a ruleset. (DELETE /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}) */\nrulesets_delete(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string }): Promise<unknown>;",
 };
 /// Builds the upstream request of [`RULESETS_DELETE`] from validated arguments.
@@ -252,7 +252,7 @@ pub static RULESETS_GET: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Returns the latest version of a ruleset with its rules. (GET /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}) */\nrulesets_get(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
 };
 /// Builds the upstream request of [`RULESETS_GET`] from validated arguments.
@@ -339,7 +339,7 @@ pub static RULESETS_LIST: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: true },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Lists the rulesets of an account or a zone, without their rules. (GET /{account_or_zone}/{account_or_zone_id}/rulesets) */\nrulesets_list(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; page?: number; per_page?: number }): Promise<{ result?: Array<{ id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
 };
 /// Builds the upstream request of [`RULESETS_LIST`] from validated arguments.
@@ -417,7 +417,7 @@ pub static RULESETS_PHASES_ENTRYPOINT_GET: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Returns the entry point ruleset that runs first in a phase. (GET /{account_or_zone}/{account_or_zone_id}/rulesets/phases/{ruleset_phase}/entrypoint) */\nrulesets_phases_entrypoint_get(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_phase: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\" }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
 };
 /// Builds the upstream request of [`RULESETS_PHASES_ENTRYPOINT_GET`] from validated arguments.
@@ -510,7 +510,7 @@ pub static RULESETS_PHASES_ENTRYPOINT_UPDATE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Replaces the rules of a phase's entry point ruleset, creating it if missing. (PUT /{account_or_zone}/{account_or_zone_id}/rulesets/phases/{ruleset_phase}/entrypoint) */\nrulesets_phases_entrypoint_update(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_phase: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; rules?: Array<{ action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }> }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
 };
 /// Builds the upstream request of [`RULESETS_PHASES_ENTRYPOINT_UPDATE`] from validated arguments.
@@ -608,7 +608,7 @@ pub static RULESETS_RULES_CREATE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Appends or inserts one rule into a ruleset. (POST /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/rules) */\nrulesets_rules_create(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
 };
 /// Builds the upstream request of [`RULESETS_RULES_CREATE`] from validated arguments.
@@ -695,7 +695,7 @@ pub static RULESETS_RULES_DELETE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Removes one rule from a ruleset. (DELETE /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/rules/{rule_id}) */\nrulesets_rules_delete(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; rule_id: string }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
 };
 /// Builds the upstream request of [`RULESETS_RULES_DELETE`] from validated arguments.
@@ -800,7 +800,7 @@ pub static RULESETS_RULES_EDIT: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Changes one rule of a ruleset. (PATCH /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/rules/{rule_id}) */\nrulesets_rules_edit(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; rule_id: string; action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
 };
 /// Builds the upstream request of [`RULESETS_RULES_EDIT`] from validated arguments.
@@ -893,7 +893,7 @@ pub static RULESETS_UPDATE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Replaces a ruleset's description and rules, creating a new version. (PUT /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}) */\nrulesets_update(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; rules?: Array<{ action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }> }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
 };
 /// Builds the upstream request of [`RULESETS_UPDATE`] from validated arguments.
@@ -989,7 +989,7 @@ pub static RULESETS_VERSIONS_LIST: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: true },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Lists the stored versions of a ruleset. (GET /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/versions) */\nrulesets_versions_list(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; page?: number; per_page?: number }): Promise<{ result?: Array<{ id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
 };
 /// Builds the upstream request of [`RULESETS_VERSIONS_LIST`] from validated arguments.

@@ -56,7 +56,7 @@ pub static SETTINGS_LIST: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Returns every setting of a zone with its current value. (GET /zones/{zone_id}/settings) */\nsettings_list(args: { zone_id: string }): Promise<{ result?: Array<{ id: string; value: any; editable?: boolean; modified_on?: string | null }> }>;",
 };
 /// Builds the upstream request of [`SETTINGS_LIST`] from validated arguments.

@@ -86,7 +86,7 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: true,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Deprecated: Older form of bulk deletion that sends the key list with a DELETE request. (DELETE /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk) */\naccount_storage_kv_namespaces_bulk_delete(args: { account_id?: string; namespace_id: string; body: string[] }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE`] from validated arguments.
@@ -160,7 +160,7 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_ID_BULK_DELETE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Removes up to ten thousand keys in one request. (POST /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk/delete) */\naccount_storage_kv_namespaces_id_bulk_delete(args: { account_id?: string; namespace_id: string; body: string[] }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`ACCOUNT_STORAGE_KV_NAMESPACES_ID_BULK_DELETE`] from validated arguments.
@@ -234,7 +234,7 @@ pub static STORAGE_KV_NAMESPACES_BULK_UPDATE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Stores up to ten thousand key-value pairs in one request. (PUT /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk) */\nstorage_kv_namespaces_bulk_update(args: { account_id?: string; namespace_id: string; body: Array<{ key: string; value: string; base64?: boolean; expiration?: number; expiration_ttl?: number; metadata?: Record<string, any> }> }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_BULK_UPDATE`] from validated arguments.
@@ -299,7 +299,7 @@ pub static STORAGE_KV_NAMESPACES_CREATE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Creates an empty KV namespace with the given title. (POST /accounts/{account_id}/storage/kv/namespaces) */\nstorage_kv_namespaces_create(args: { account_id?: string; title: string }): Promise<{ result?: { id: string; title: string; supports_url_encoding?: boolean } }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_CREATE`] from validated arguments.
@@ -364,7 +364,7 @@ pub static STORAGE_KV_NAMESPACES_DELETE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Deletes a KV namespace together with all of its keys. (DELETE /accounts/{account_id}/storage/kv/namespaces/{namespace_id}) */\nstorage_kv_namespaces_delete(args: { account_id?: string; namespace_id: string }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_DELETE`] from validated arguments.
@@ -429,7 +429,7 @@ pub static STORAGE_KV_NAMESPACES_GET: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Fetches one KV namespace. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}) */\nstorage_kv_namespaces_get(args: { account_id?: string; namespace_id: string }): Promise<{ result?: { id: string; title: string; supports_url_encoding?: boolean } }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_GET`] from validated arguments.
@@ -521,7 +521,7 @@ pub static STORAGE_KV_NAMESPACES_KEYS_LIST: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: true },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Lists key names in a namespace, resumable with a cursor. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/keys) */\nstorage_kv_namespaces_keys_list(args: { account_id?: string; namespace_id: string; limit?: number; prefix?: string; cursor?: string }): Promise<{ result?: Array<{ name: string; expiration?: number; metadata?: Record<string, any> }>; result_info?: { count?: number; cursor?: string } }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_KEYS_LIST`] from validated arguments.
@@ -613,7 +613,7 @@ pub static STORAGE_KV_NAMESPACES_LIST: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: true },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Lists the KV namespaces of an account. (GET /accounts/{account_id}/storage/kv/namespaces) */\nstorage_kv_namespaces_list(args: { account_id?: string; page?: number; per_page?: number; order?: \"id\" | \"title\"; direction?: \"asc\" | \"desc\" }): Promise<{ result?: Array<{ id: string; title: string; supports_url_encoding?: boolean }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_LIST`] from validated arguments.
@@ -687,7 +687,7 @@ pub static STORAGE_KV_NAMESPACES_METADATA_GET: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Returns the JSON metadata stored alongside a key. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/metadata/{key_name}) */\nstorage_kv_namespaces_metadata_get(args: { account_id?: string; namespace_id: string; key_name: string }): Promise<{ result?: Record<string, any> }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_METADATA_GET`] from validated arguments.
@@ -772,7 +772,7 @@ pub static STORAGE_KV_NAMESPACES_UPDATE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Gives a KV namespace a new title. (PUT /accounts/{account_id}/storage/kv/namespaces/{namespace_id}) */\nstorage_kv_namespaces_update(args: { account_id?: string; namespace_id: string; namespace_id_query?: string; title: string; namespace_id_body?: string }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_UPDATE`] from validated arguments.
@@ -846,7 +846,7 @@ pub static STORAGE_KV_NAMESPACES_VALUES_DELETE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Removes one key and its value. (DELETE /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}) */\nstorage_kv_namespaces_values_delete(args: { account_id?: string; namespace_id: string; key_name: string }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_VALUES_DELETE`] from validated arguments.
@@ -922,7 +922,7 @@ pub static STORAGE_KV_NAMESPACES_VALUES_GET: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Returns the stored bytes of one key. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}) */\nstorage_kv_namespaces_values_get(args: { account_id?: string; namespace_id: string; key_name: string }): Promise<unknown>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_VALUES_GET`] from validated arguments.
@@ -1021,7 +1021,7 @@ pub static STORAGE_KV_NAMESPACES_VALUES_UPDATE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Stores a value and optional metadata under a key, replacing what was there. (PUT /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}) */\nstorage_kv_namespaces_values_update(args: { account_id?: string; namespace_id: string; key_name: string; expiration?: number; expiration_ttl?: number; value: string; metadata?: string }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_VALUES_UPDATE`] from validated arguments.

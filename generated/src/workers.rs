@@ -98,7 +98,7 @@ pub static WORKERS_SCRIPTS_CONTENT_UPDATE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Uploads new code for an existing Worker without touching its settings. (PUT /accounts/{account_id}/workers/scripts/{script_name}/content) */\nworkers_scripts_content_update(args: { account_id?: string; script_name: string; \"CF-WORKER-BODY-PART\"?: string; \"CF-WORKER-MAIN-MODULE-PART\"?: string; metadata?: { body_part?: string; main_module?: string }; files?: Array<string | { content: string; encoding?: \"utf8\" | \"base64\"; filename?: string; content_type?: string }> }): Promise<{ result?: { id?: string; etag?: string; created_on?: string; modified_on?: string; has_modules?: boolean; logpush?: boolean; usage_model?: \"standard\" | \"bundled\" | \"unbound\"; tail_consumers?: Array<{ service: any; environment?: any; namespace?: any }> | null } }>;",
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_CONTENT_UPDATE`] from validated arguments.
@@ -172,7 +172,7 @@ pub static WORKERS_SCRIPTS_DELETE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Removes a Worker script from the account. (DELETE /accounts/{account_id}/workers/scripts/{script_name}) */\nworkers_scripts_delete(args: { account_id?: string; script_name: string; force?: boolean }): Promise<{ result?: Record<string, any> | null }>;",
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_DELETE`] from validated arguments.
@@ -237,7 +237,7 @@ pub static WORKERS_SCRIPTS_GET: ToolDef = ToolDef {
     ],
     envelope: Envelope::None,
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Returns the raw source of a Worker script. (GET /accounts/{account_id}/workers/scripts/{script_name}) */\nworkers_scripts_get(args: { account_id?: string; script_name: string }): Promise<unknown>;",
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_GET`] from validated arguments.
@@ -320,7 +320,7 @@ pub static WORKERS_SCRIPTS_LIST: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: true },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Lists the Worker scripts deployed in an account. (GET /accounts/{account_id}/workers/scripts) */\nworkers_scripts_list(args: { account_id?: string; tags?: string[]; page?: number; per_page?: number }): Promise<{ result?: Array<{ id?: string; etag?: string; created_on?: string; modified_on?: string; has_modules?: boolean; logpush?: boolean; usage_model?: \"standard\" | \"bundled\" | \"unbound\"; tail_consumers?: any[] | null }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_LIST`] from validated arguments.
@@ -392,7 +392,7 @@ pub static WORKERS_SCRIPTS_SETTINGS_EDIT: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Changes only the supplied settings of a Worker. (PATCH /accounts/{account_id}/workers/scripts/{script_name}/settings) */\nworkers_scripts_settings_edit(args: { account_id?: string; script_name: string; settings?: { logpush?: boolean; tail_consumers?: Array<{ service: string; environment?: string; namespace?: string }>; observability?: { enabled: boolean; head_sampling_rate?: number } } }): Promise<{ result?: { logpush?: boolean; tail_consumers?: Array<{ service: any; environment?: any; namespace?: any }>; observability?: { enabled: boolean; head_sampling_rate?: number } } }>;",
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_SETTINGS_EDIT`] from validated arguments.
@@ -457,7 +457,7 @@ pub static WORKERS_SCRIPTS_SETTINGS_LIST: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Returns logging, tail and observability settings of a Worker. (GET /accounts/{account_id}/workers/scripts/{script_name}/settings) */\nworkers_scripts_settings_list(args: { account_id?: string; script_name: string }): Promise<{ result?: { logpush?: boolean; tail_consumers?: Array<{ service: any; environment?: any; namespace?: any }>; observability?: { enabled: boolean; head_sampling_rate?: number } } }>;",
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_SETTINGS_LIST`] from validated arguments.
@@ -529,7 +529,7 @@ pub static WORKERS_SCRIPTS_UPDATE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Creates or replaces a Worker from its metadata and module files. (PUT /accounts/{account_id}/workers/scripts/{script_name}) */\nworkers_scripts_update(args: { account_id?: string; script_name: string; metadata: { main_module?: string; body_part?: string; compatibility_date?: string; compatibility_flags?: string[]; bindings?: Array<{ type: string; name: string }>; keep_bindings?: string[]; logpush?: boolean; tags?: string[]; usage_model?: \"standard\" | \"bundled\" | \"unbound\" }; files?: Array<string | { content: string; encoding?: \"utf8\" | \"base64\"; filename?: string; content_type?: string }> }): Promise<{ result?: { id?: string; etag?: string; created_on?: string; modified_on?: string; has_modules?: boolean; logpush?: boolean; usage_model?: \"standard\" | \"bundled\" | \"unbound\"; tail_consumers?: Array<{ service: any; environment?: any; namespace?: any }> | null } }>;",
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_UPDATE`] from validated arguments.

@@ -61,7 +61,7 @@ pub static ZONES_CREATE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Adds a domain to an account as a new zone. (POST /zones) */\nzones_create(args: { name: string; type?: \"full\" | \"partial\" | \"secondary\"; account: { id: string } }): Promise<{ result?: { id: string; name: string; status: \"initializing\" | \"pending\" | \"active\" | \"moved\"; paused?: boolean; type?: \"full\" | \"partial\" | \"secondary\"; account?: { id?: string; name?: string }; name_servers?: string[]; original_registrar?: string | null; activated_on?: string | null; plan?: any; created_on?: string; modified_on?: string } }>;",
 };
 /// Builds the upstream request of [`ZONES_CREATE`] from validated arguments.
@@ -117,7 +117,7 @@ pub static ZONES_DELETE: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Removes a zone and everything configured on it. (DELETE /zones/{zone_id}) */\nzones_delete(args: { zone_id: string }): Promise<{ result?: { id: string } | null }>;",
 };
 /// Builds the upstream request of [`ZONES_DELETE`] from validated arguments.
@@ -187,7 +187,7 @@ pub static ZONES_EDIT: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Changes the plan, type or vanity name servers of a zone. (PATCH /zones/{zone_id}) */\nzones_edit(args: { zone_id: string; paused?: boolean; plan?: { id?: string }; type?: \"full\" | \"partial\" | \"secondary\"; vanity_name_servers?: string[] }): Promise<{ result?: { id: string; name: string; status: \"initializing\" | \"pending\" | \"active\" | \"moved\"; paused?: boolean; type?: \"full\" | \"partial\" | \"secondary\"; account?: { id?: string; name?: string }; name_servers?: string[]; original_registrar?: string | null; activated_on?: string | null; plan?: any; created_on?: string; modified_on?: string } }>;",
 };
 /// Builds the upstream request of [`ZONES_EDIT`] from validated arguments.
@@ -243,7 +243,7 @@ pub static ZONES_GET: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: false },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Fetches one zone by identifier. (GET /zones/{zone_id}) */\nzones_get(args: { zone_id: string }): Promise<{ result?: { id: string; name: string; status: \"initializing\" | \"pending\" | \"active\" | \"moved\"; paused?: boolean; type?: \"full\" | \"partial\" | \"secondary\"; account?: { id?: string; name?: string }; name_servers?: string[]; original_registrar?: string | null; activated_on?: string | null; plan?: any; created_on?: string; modified_on?: string } }>;",
 };
 /// Builds the upstream request of [`ZONES_GET`] from validated arguments.
@@ -371,7 +371,7 @@ pub static ZONES_LIST: ToolDef = ToolDef {
     ],
     envelope: Envelope::Result { list: true },
     deprecated: false,
-    security: &[],
+    security: &[&[0]],
     ts_declaration: "/** Lists zones visible to the token, with optional filters. (GET /zones) */\nzones_list(args: { name?: string; status?: \"initializing\" | \"pending\" | \"active\" | \"moved\"; \"account.id\"?: string; \"account.name\"?: string; page?: number; per_page?: number; order?: \"name\" | \"status\" | \"account.id\" | \"account.name\"; direction?: \"asc\" | \"desc\"; match?: \"any\" | \"all\" }): Promise<{ result?: Array<{ id: string; name: string; status: \"initializing\" | \"pending\" | \"active\" | \"moved\"; paused?: boolean; type?: \"full\" | \"partial\" | \"secondary\"; account?: { id?: any; name?: any }; name_servers?: any[]; original_registrar?: string | null; activated_on?: string | null; plan?: any; created_on?: string; modified_on?: string }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
 };
 /// Builds the upstream request of [`ZONES_LIST`] from validated arguments.

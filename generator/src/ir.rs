@@ -75,6 +75,9 @@ pub struct Tool {
     pub envelope: Envelope,
     /// Marked deprecated in the spec.
     pub deprecated: bool,
+    /// The credentials the operation needs: alternatives of combinations
+    /// of indices into [`Profile::schemes`] (see [`Requirement`]).
+    pub security: Requirement,
 }
 
 /// HTTP methods.
@@ -367,6 +370,21 @@ pub struct Profile {
     /// generic one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub execute_example: Option<String>,
+    /// The credential schemes, sorted by name (empty only before the
+    /// build fills them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schemes: Vec<Scheme>,
+    /// The spec's global requirement (requests that match no tool).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub security: Requirement,
+    /// The one-secret scheme a per-client token fills; its first variable
+    /// is `token_env`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub primary: Option<u16>,
+    /// Problems found in the spec's security data (undeclared schemes,
+    /// unreadable entries), sorted; listed in the README.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub security_warnings: Vec<String>,
 }
 
 impl Profile {
@@ -381,7 +399,182 @@ impl Profile {
             accounts: None,
             merged: None,
             execute_example: None,
+            schemes: Vec::new(),
+            security: Vec::new(),
+            primary: None,
+            security_warnings: Vec::new(),
         }
+    }
+}
+
+/// A requirement as OpenAPI states it: alternatives (any one will do) of
+/// combinations (all sent together) of scheme indices. Empty: no
+/// credential; an empty alternative: the credential is optional
+/// (`toolforge_runtime::security::Requirement`).
+pub type Requirement = Vec<Vec<u16>>;
+
+/// One credential scheme (`toolforge_runtime::security::SecurityScheme`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Scheme {
+    /// Key in `components.securitySchemes` (`api_token` when synthesised).
+    pub name: String,
+    /// How the credential is sent.
+    pub kind: SchemeKind,
+    /// Environment variables holding the credential, in the order
+    /// [`SchemeKind::env_parts`] names them.
+    pub env: Vec<String>,
+    /// What the spec declares; `None` for the scheme synthesised for a
+    /// spec that declares none.
+    pub declared: Option<DeclaredKind>,
+}
+
+/// How a scheme's credential is sent (`toolforge_runtime::security::SchemeKind`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum SchemeKind {
+    /// A key in a header, query parameter or cookie.
+    ApiKey {
+        /// Where the key goes.
+        location: KeyLocation,
+        /// Header, parameter or cookie name.
+        name: String,
+    },
+    /// `Authorization: Bearer <token>`.
+    Bearer,
+    /// `Authorization: Basic …`.
+    Basic,
+    /// OAuth 2.0 client credentials.
+    ClientCredentials {
+        /// The token endpoint.
+        token_url: String,
+        /// Scopes the operations require of the scheme, sorted.
+        scopes: Vec<String>,
+    },
+    /// A scheme toolforge cannot send.
+    Unsupported {
+        /// What the spec declares (`http digest`, `mutualTLS`).
+        what: String,
+    },
+}
+
+impl SchemeKind {
+    /// What each environment variable of the scheme holds, in order (the
+    /// runtime's `SchemeKind::env_parts`).
+    pub fn env_parts(&self) -> &'static [&'static str] {
+        match self {
+            Self::ApiKey { .. } => &["API key"],
+            Self::Bearer => &["bearer token"],
+            Self::Basic => &["user name", "password"],
+            Self::ClientCredentials { .. } => &["OAuth client ID", "OAuth client secret"],
+            Self::Unsupported { .. } => &[],
+        }
+    }
+
+    /// A short phrase for listings (the runtime's `SchemeKind::describe`).
+    pub fn describe(&self) -> String {
+        match self {
+            Self::ApiKey { location, name } => {
+                format!("API key in {} `{name}`", location.as_str())
+            }
+            Self::Bearer => "bearer token".to_owned(),
+            Self::Basic => "HTTP basic".to_owned(),
+            Self::ClientCredentials { .. } => "OAuth 2.0 client credentials".to_owned(),
+            Self::Unsupported { what } => format!("{what} (not supported)"),
+        }
+    }
+
+    /// Whether one secret is the whole credential (API key or bearer
+    /// token): the kinds a per-client token can fill.
+    pub fn is_one_secret(&self) -> bool {
+        matches!(self, Self::ApiKey { .. } | Self::Bearer)
+    }
+}
+
+/// Where an API key goes (`toolforge_runtime::security::KeyLocation`).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyLocation {
+    /// A request header.
+    Header,
+    /// A query parameter.
+    Query,
+    /// A cookie.
+    Cookie,
+}
+
+impl KeyLocation {
+    /// `header`, `query` or `cookie`, as in the spec.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Header => "header",
+            Self::Query => "query",
+            Self::Cookie => "cookie",
+        }
+    }
+}
+
+/// The kind of scheme a spec declares, as the corpus report counts them.
+#[derive(
+    Debug, Clone, Copy, Serialize, serde::Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum DeclaredKind {
+    /// `apiKey` in a header.
+    ApiKeyHeader,
+    /// `apiKey` in the query.
+    ApiKeyQuery,
+    /// `apiKey` in a cookie.
+    ApiKeyCookie,
+    /// `http` bearer.
+    HttpBearer,
+    /// `http` basic.
+    HttpBasic,
+    /// Any other `http` scheme (digest, …).
+    HttpOther,
+    /// `oauth2` with a client-credentials flow.
+    Oauth2ClientCredentials,
+    /// `oauth2` with other flows only.
+    Oauth2Other,
+    /// `openIdConnect`.
+    OpenIdConnect,
+    /// `mutualTLS`, an unknown type, or an `apiKey` without a usable location.
+    Other,
+}
+
+impl DeclaredKind {
+    /// Every kind, in report order.
+    pub const ALL: [DeclaredKind; 10] = [
+        Self::ApiKeyHeader,
+        Self::ApiKeyQuery,
+        Self::ApiKeyCookie,
+        Self::HttpBearer,
+        Self::HttpBasic,
+        Self::HttpOther,
+        Self::Oauth2ClientCredentials,
+        Self::Oauth2Other,
+        Self::OpenIdConnect,
+        Self::Other,
+    ];
+
+    /// How the spec writes it (`apiKey (header)`, `http bearer`, …).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::ApiKeyHeader => "apiKey (header)",
+            Self::ApiKeyQuery => "apiKey (query)",
+            Self::ApiKeyCookie => "apiKey (cookie)",
+            Self::HttpBearer => "http bearer",
+            Self::HttpBasic => "http basic",
+            Self::HttpOther => "http (other schemes)",
+            Self::Oauth2ClientCredentials => "oauth2 client credentials",
+            Self::Oauth2Other => "oauth2 (other flows)",
+            Self::OpenIdConnect => "openIdConnect",
+            Self::Other => "mutualTLS / other",
+        }
+    }
+
+    /// Whether toolforge can send it.
+    pub fn supported(self) -> bool {
+        !matches!(self, Self::HttpOther | Self::Other)
     }
 }
 

@@ -18,6 +18,7 @@ pub mod policy;
 pub mod refs;
 pub mod resolved;
 pub mod schema;
+pub mod security;
 pub mod servers;
 mod yaml_scan;
 

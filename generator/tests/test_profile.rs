@@ -22,6 +22,17 @@ fn lib_rs(g: &Generated) -> String {
     String::from_utf8(file.contents.clone()).unwrap()
 }
 
+/// `profile` without its scheme table and requirements.
+fn without_security(profile: &Profile) -> Profile {
+    Profile {
+        schemes: Vec::new(),
+        security: Vec::new(),
+        primary: None,
+        security_warnings: Vec::new(),
+        ..profile.clone()
+    }
+}
+
 fn input_schema(g: &Generated, tool: &str) -> serde_json::Value {
     g.catalogue
         .tools()
@@ -74,7 +85,13 @@ fn a_generic_policy_under_the_flagship_name_gets_the_generic_profile() {
         base_url: Some("https://api.cloudflare.com/client/v4".to_owned()),
         ..Profile::generic("cloudflare")
     };
-    assert_eq!(g.catalogue.profile, want);
+    assert_eq!(without_security(&g.catalogue.profile), want);
+    // The spec's one scheme, by the generic rules.
+    let schemes = &g.catalogue.profile.schemes;
+    assert_eq!(schemes.len(), 1);
+    assert_eq!(schemes[0].env, ["CLOUDFLARE_API_TOKEN"]);
+    assert_eq!(g.catalogue.profile.security, vec![vec![0]]);
+    assert_eq!(g.catalogue.profile.primary, Some(0));
     let lib = lib_rs(&g);
     assert!(
         lib.contains("base_url: Some(\"https://api.cloudflare.com/client/v4\"),"),
@@ -176,7 +193,10 @@ fn relative_or_missing_servers_need_upstream() {
     );
     assert!(!readme_md(&g).contains("## Upstream"));
     let g = generate_servers("", None).unwrap();
-    assert_eq!(g.catalogue.profile, Profile::generic("example"));
+    assert_eq!(
+        without_security(&g.catalogue.profile),
+        Profile::generic("example")
+    );
     assert!(readme_md(&g).contains("declares no server"));
     let g = generate_servers("servers:\n  - url: http://api.example.com", None).unwrap();
     let readme = readme_md(&g);

@@ -196,6 +196,7 @@ pub fn build_catalogue_with(
             jobs.push(Job::Op { op_ref, op_ptr });
         }
     }
+    let mut security = crate::security::Resolver::new(doc, ctx.policy);
     let ops = jobs.iter().filter(|j| matches!(j, Job::Op { .. })).count();
     let ctx = Ctx {
         output_budget: budget(ops, OUTPUT_NODES_TOTAL, 200, OUTPUT_BUDGET),
@@ -213,14 +214,17 @@ pub fn build_catalogue_with(
         })
         .collect();
     for (job, outcome) in jobs.into_iter().zip(outcomes) {
-        let op_ref = match job {
-            Job::Op { op_ref, .. } => op_ref,
+        let (op_ref, op_ptr) = match job {
+            Job::Op { op_ref, op_ptr } => (op_ref, op_ptr),
             Job::BadItem(e) => return Err(e),
         };
         let (path, method) = (op_ref.path, op_ref.method);
         let operation_id = op_ref.operation_id().unwrap_or_default().to_string();
         match outcome {
-            Ok(Built::Tool(tool, candidates)) => tools.push((*tool, candidates, op_ref.key())),
+            Ok(Built::Tool(mut tool, candidates)) => {
+                tool.security = security.resolve(op_ref.op, &op_ptr);
+                tools.push((*tool, candidates, op_ref.key()));
+            }
             Ok(Built::Skipped(Skip(reason))) => skipped.push(Skipped {
                 path: path.to_string(),
                 method,
@@ -250,7 +254,7 @@ pub fn build_catalogue_with(
         tool.name = name;
         products.entry(tool.product.clone()).or_default().push(tool);
     }
-    let products = products
+    let products: Vec<Product> = products
         .into_iter()
         .map(|(name, mut tools)| {
             tools.sort_by(|a, b| a.name.cmp(&b.name));
@@ -259,6 +263,21 @@ pub fn build_catalogue_with(
         .collect();
     skipped.sort();
     let mut profile = ctx.policy.profile(&config.api);
+    let table = security.finish(
+        &config.api,
+        products.iter().flat_map(|p: &Product| p.tools.iter()),
+    );
+    if let Some(env) = table
+        .primary
+        .and_then(|p| table.schemes.get(usize::from(p)))
+        .and_then(|s| s.env.first())
+    {
+        profile.token_env = env.clone();
+    }
+    profile.schemes = table.schemes;
+    profile.security = table.global;
+    profile.primary = table.primary;
+    profile.security_warnings = table.warnings;
     let server = crate::servers::default_server(doc, config.spec.url.as_deref())?;
     if let Some(server) = ctx.policy.default_server(server) {
         profile.base_url = Some(server.url);
@@ -378,6 +397,7 @@ fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> 
         permissions: ctx.policy.permissions(&op),
         envelope,
         deprecated,
+        security: Vec::new(),
     };
     Ok(Built::Tool(Box::new(tool), candidates))
 }

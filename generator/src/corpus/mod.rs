@@ -8,6 +8,7 @@
 mod report;
 pub mod source;
 
+use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::time::Instant;
@@ -20,6 +21,7 @@ pub use source::{SpecEntry, for_each_spec, list_specs, sample, seeded_pick, spec
 use crate::Generated;
 use crate::config::{ForgeConfig, InvalidOperation, SchemaProfile, sha256_hex};
 use crate::emit::CrateLayout;
+use crate::ir::DeclaredKind;
 use crate::naming::{MAX_TOOL_NAME, short_hash};
 use crate::policy::versions::{has_api_word, has_version_word};
 use crate::schema::compat::{FeatureCounts, Features};
@@ -99,6 +101,10 @@ pub struct SpecReport {
     pub input: FeatureCounts,
     /// The same schemas under the `strict` profile.
     pub strict: FeatureCounts,
+    /// Security schemes the spec declares, per kind (also for refused
+    /// specs whose document loads).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub schemes: BTreeMap<DeclaredKind, usize>,
 }
 
 impl SpecReport {
@@ -123,6 +129,7 @@ impl SpecReport {
             peak_rss_kb: None,
             input: FeatureCounts::default(),
             strict: FeatureCounts::default(),
+            schemes: BTreeMap::new(),
         }
     }
 }
@@ -218,6 +225,9 @@ pub fn run_spec(bytes: &[u8], name: &str, options: &RunOptions) -> (SpecReport, 
                 r.strict
                     .add(Features::of(&strict_input_schema(&tool.input_schema)));
             }
+            for declared in cat.profile.schemes.iter().filter_map(|s| s.declared) {
+                *r.schemes.entry(declared).or_default() += 1;
+            }
             kept = Some(generated);
             r
         }
@@ -226,6 +236,9 @@ pub fn run_spec(bytes: &[u8], name: &str, options: &RunOptions) -> (SpecReport, 
             r.error_kind = Some(e.kind().to_string());
             r.error_pointer = e.pointer().map(str::to_string);
             r.message = Some(e.to_string());
+            if let Ok(doc) = crate::load::load(bytes, name) {
+                r.schemes = crate::security::declared_counts(&doc);
+            }
             r
         }
         Err(payload) => {
@@ -260,6 +273,10 @@ mod tests {
         assert_eq!((r.tools, r.bad_names, r.hashed_names), (1, 0, 0));
         assert_eq!((r.input.format, r.strict.format), (1, 0));
         assert!(r.output_bytes > 0);
+        assert!(
+            r.schemes.is_empty(),
+            "the synthesised scheme is not counted"
+        );
         let strict = RunOptions {
             profile: SchemaProfile::Strict,
             ..RunOptions::default()

@@ -7,6 +7,7 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use super::{Outcome, SpecReport};
+use crate::ir::DeclaredKind;
 use crate::schema::compat::FeatureCounts;
 
 /// Aggregates over all spec records.
@@ -47,6 +48,18 @@ pub struct Summary {
     /// Generated specs with a product name carrying `api` / `apis` / `rest`.
     #[serde(default)]
     pub specs_with_api_products: usize,
+    /// Security schemes declared, per kind, over all specs.
+    #[serde(default)]
+    pub scheme_kinds: BTreeMap<DeclaredKind, usize>,
+    /// Specs declaring at least one scheme of each kind.
+    #[serde(default)]
+    pub scheme_kind_specs: BTreeMap<DeclaredKind, usize>,
+    /// Specs declaring any security scheme.
+    #[serde(default)]
+    pub specs_with_schemes: usize,
+    /// Specs declaring schemes, all of kinds toolforge can send.
+    #[serde(default)]
+    pub specs_schemes_supported: usize,
 }
 
 fn percentiles<T: Copy + PartialOrd + Default>(mut v: Vec<T>) -> [T; 4] {
@@ -88,6 +101,16 @@ impl Summary {
             s.total_millis += r.millis;
             s.specs_with_versioned_products += usize::from(r.versioned_products > 0);
             s.specs_with_api_products += usize::from(r.api_products > 0);
+            for (&kind, &n) in &r.schemes {
+                *s.scheme_kinds.entry(kind).or_default() += n;
+                *s.scheme_kind_specs.entry(kind).or_default() += 1;
+            }
+            if !r.schemes.is_empty() {
+                s.specs_with_schemes += 1;
+                if r.schemes.keys().all(|k| k.supported()) {
+                    s.specs_schemes_supported += 1;
+                }
+            }
         }
         s.products_per_spec = percentiles(
             reports
@@ -237,6 +260,7 @@ pub fn render_markdown(
         s.input.schemas, s.strict.schemas
     );
     render_products(&mut o, s);
+    render_security(&mut o, s);
     if details {
         render_details(&mut o, reports);
     }
@@ -260,6 +284,51 @@ fn render_products(o: &mut String, s: &Summary) {
         s.specs_with_api_products,
         pct(s.specs_with_api_products, generated),
     );
+}
+
+/// The "Security schemes" section: which kinds of scheme the specs
+/// declare and how many specs toolforge can send every scheme of.
+fn render_security(o: &mut String, s: &Summary) {
+    let with = s.specs_with_schemes;
+    let _ = writeln!(
+        o,
+        "
+## Security schemes
+
+Specs declaring security schemes: {with} of {} ({}); all of their schemes supported (anything but `http` schemes other than bearer/basic, `mutualTLS` and unknown types): {} ({} of those declaring any). Specs declaring none get one synthesised bearer token, sent when set: {}.
+",
+        s.specs,
+        pct(with, s.specs),
+        s.specs_schemes_supported,
+        pct(s.specs_schemes_supported, with),
+        s.specs.saturating_sub(with)
+    );
+    let _ = writeln!(
+        o,
+        "| declared kind | sent as | schemes | specs |\n|---|---|---:|---:|"
+    );
+    for kind in DeclaredKind::ALL {
+        let sent = match kind {
+            DeclaredKind::ApiKeyHeader | DeclaredKind::ApiKeyQuery | DeclaredKind::ApiKeyCookie => {
+                "API key"
+            }
+            DeclaredKind::HttpBearer | DeclaredKind::Oauth2Other | DeclaredKind::OpenIdConnect => {
+                "bearer token"
+            }
+            DeclaredKind::HttpBasic => "HTTP basic",
+            DeclaredKind::Oauth2ClientCredentials => "client credentials",
+            DeclaredKind::HttpOther | DeclaredKind::Other => "unsupported",
+        };
+        let _ = writeln!(
+            o,
+            "| {} | {sent} | {} | {} |",
+            kind.label(),
+            s.scheme_kinds.get(&kind).copied().unwrap_or(0),
+            s.scheme_kind_specs.get(&kind).copied().unwrap_or(0)
+        );
+    }
+    let total: usize = s.scheme_kinds.values().sum();
+    let _ = writeln!(o, "| **total** | | **{total}** | |");
 }
 
 fn render_details(o: &mut String, reports: &[SpecReport]) {
@@ -330,8 +399,17 @@ mod tests {
         b.error_pointer = Some("/paths/~1x".into());
         b.message = Some("b.json: /paths/~1x: dangling | ref".into());
         b.millis = 1.0;
+        a.schemes = [
+            (DeclaredKind::HttpBearer, 2),
+            (DeclaredKind::ApiKeyQuery, 1),
+        ]
+        .into();
+        b.schemes = [(DeclaredKind::HttpBearer, 1), (DeclaredKind::Other, 1)].into();
         let reports = vec![a, b];
         let s = Summary::of(&reports);
+        assert_eq!(s.scheme_kinds[&DeclaredKind::HttpBearer], 3);
+        assert_eq!(s.scheme_kind_specs[&DeclaredKind::HttpBearer], 2);
+        assert_eq!((s.specs_with_schemes, s.specs_schemes_supported), (2, 1));
         assert_eq!(s.count(Outcome::Generated), 1);
         assert_eq!(s.refused_by_kind["DanglingRef"], 1);
         assert_eq!(s.refused_without_pointer, 0);
@@ -346,6 +424,7 @@ mod tests {
             ),
             "{short}"
         );
+        assert!(short.contains("## Security schemes"), "{short}");
         let long = render_markdown("Corpus", "toolforge corpus x", &s, &reports, true);
         assert!(long.contains("dangling \\| ref"), "{long}");
     }

@@ -1,6 +1,7 @@
 //! Emission: IR + document → the files of the generated crate.
 
 pub mod artifacts;
+pub mod credentials;
 pub mod deferred;
 pub mod interned;
 pub mod readme;
@@ -170,6 +171,10 @@ pub fn emit_into(
             &config.spec.sha256,
         )?
         .into_bytes(),
+    );
+    add(
+        ".env.example",
+        credentials::env_example(cat, &generated).into_bytes(),
     );
     add(
         "artifacts/products.json",

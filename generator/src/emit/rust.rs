@@ -9,8 +9,8 @@ use super::deferred::Deferred;
 use super::interned::ToolSchemas;
 use crate::error::{GenerateError, Result};
 use crate::ir::{
-    BodyArgs, BodyKind, BodyShape, Catalogue, Envelope, HttpMethod, Location, Product, Profile,
-    Style, Tool,
+    BodyArgs, BodyKind, BodyShape, Catalogue, Envelope, HttpMethod, KeyLocation, Location, Product,
+    Profile, Scheme, SchemeKind, Style, Tool,
 };
 use crate::naming::{module_ident, static_ident};
 
@@ -81,6 +81,50 @@ fn opt_str(s: Option<&str>) -> TokenStream {
         }
         None => quote!(None),
     }
+}
+
+/// A requirement as a `&[&[..]]` slice expression.
+pub fn requirement(req: &[Vec<u16>]) -> TokenStream {
+    let alternatives = req.iter().map(|alt| {
+        let indices = alt.iter().map(|i| Literal::u16_unsuffixed(*i));
+        quote!(&[#(#indices),*])
+    });
+    quote!(&[#(#alternatives),*])
+}
+
+/// The `schemes` slice expression and whether it names `KeyLocation`.
+fn schemes_expr(schemes: &[Scheme]) -> (TokenStream, bool) {
+    let mut key_location = false;
+    let items = schemes.iter().map(|s| {
+        let name = lit(&s.name);
+        let kind = match &s.kind {
+            SchemeKind::ApiKey { location, name } => {
+                key_location = true;
+                let loc = ident(match location {
+                    KeyLocation::Header => "Header",
+                    KeyLocation::Query => "Query",
+                    KeyLocation::Cookie => "Cookie",
+                });
+                let name = lit(name);
+                quote!(SchemeKind::ApiKey { location: KeyLocation::#loc, name: #name })
+            }
+            SchemeKind::Bearer => quote!(SchemeKind::Bearer),
+            SchemeKind::Basic => quote!(SchemeKind::Basic),
+            SchemeKind::ClientCredentials { token_url, scopes } => {
+                let url = lit(token_url);
+                let scopes = scopes.iter().map(|s| lit(s));
+                quote!(SchemeKind::ClientCredentials { token_url: #url, scopes: &[#(#scopes),*] })
+            }
+            SchemeKind::Unsupported { what } => {
+                let what = lit(what);
+                quote!(SchemeKind::Unsupported { what: #what })
+            }
+        };
+        let env = s.env.iter().map(|e| lit(e));
+        quote!(SecurityScheme { name: #name, kind: #kind, env: &[#(#env),*] })
+    });
+    let expr = quote!(&[#(#items),*]);
+    (expr, key_location)
 }
 
 fn tool_tokens(
@@ -198,6 +242,7 @@ fn tool_tokens(
         Envelope::Cloudflare { list } => quote!(Envelope::Result { list: #list }),
     };
     let deprecated = tool.deprecated;
+    let security = requirement(&tool.security);
     let ts_declaration = lit(&super::typescript::tool_declaration(tool));
     let static_doc = format!(
         " `{} {}`: {}",
@@ -228,7 +273,7 @@ fn tool_tokens(
             responses: &[#(#responses),*],
             envelope: #envelope,
             deprecated: #deprecated,
-            security: &[],
+            security: #security,
             ts_declaration: #ts_declaration,
         };
 
@@ -323,8 +368,9 @@ fn opt_lit(s: Option<&str>) -> TokenStream {
 }
 
 /// The catalogue's `profile` expression (the fields the policy set, the
-/// rest from `Profile::generic`) and the `use` of the
-/// `toolforge_runtime::profile` names it needs.
+/// rest from `Profile::generic`) and the items it needs: the `use` of the
+/// `toolforge_runtime::profile` and `::security` names, and the `SCHEMES`
+/// constant.
 fn profile_expr(p: &Profile) -> (TokenStream, TokenStream) {
     let mut used = vec!["Profile"];
     let mut fields = Vec::new();
@@ -392,6 +438,32 @@ fn profile_expr(p: &Profile) -> (TokenStream, TokenStream) {
         let example = lit(example);
         fields.push(quote!(execute_example: #example));
     }
+    let mut security_used = Vec::new();
+    let mut schemes_item = quote!();
+    if !p.schemes.is_empty() {
+        let (schemes, key_location) = schemes_expr(&p.schemes);
+        security_used.extend(["SchemeKind", "SecurityScheme"]);
+        if key_location {
+            security_used.push("KeyLocation");
+        }
+        // Its own item, kept as emitted: rustfmt and prettyplease lay out
+        // a one-element slice of structs differently.
+        schemes_item = quote! {
+            /// The API's credential schemes, sorted by name (indices of the
+            /// tools' `security` point into this order).
+            #[rustfmt::skip]
+            const SCHEMES: &[SecurityScheme] = #schemes;
+        };
+        fields.push(quote!(schemes: SCHEMES));
+    }
+    if !p.security.is_empty() {
+        let security = requirement(&p.security);
+        fields.push(quote!(security: #security));
+    }
+    if let Some(primary) = p.primary {
+        let primary = Literal::u16_unsuffixed(primary);
+        fields.push(quote!(primary: Some(#primary)));
+    }
     let token_env = lit(&p.token_env);
     let expr = if fields.is_empty() {
         quote!(Profile::generic(#token_env))
@@ -401,8 +473,17 @@ fn profile_expr(p: &Profile) -> (TokenStream, TokenStream) {
     used.sort_unstable();
     // One `use` per name: prettyplease and rustfmt wrap a long `{…}` list
     // differently, and `cargo fmt` must leave `lib.rs` as emitted.
+    security_used.sort_unstable();
     let names = used.into_iter().map(ident);
-    (expr, quote!(#(use toolforge_runtime::profile::#names;)*))
+    let security_names = security_used.into_iter().map(ident);
+    (
+        expr,
+        quote! {
+            #(use toolforge_runtime::profile::#names;)*
+            #(use toolforge_runtime::security::#security_names;)*
+            #schemes_item
+        },
+    )
 }
 
 /// `lib.rs`: module declarations and the catalogue; `interned` declares

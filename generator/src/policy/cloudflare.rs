@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::{ApiPolicy, MergedPath, MergedRoute, OpRef};
 use crate::ir::{
     AccountList, BodyShape, Envelope, HttpMethod, MergedSelector, MergedVariant, Profile, Refusals,
-    Server,
+    Requirement, Scheme, Server,
 };
 use crate::naming::{fit_tool_name, snake};
 
@@ -27,6 +27,9 @@ pub const ACCOUNT_ARGS: [&str; 3] = ["account_id", "accountId", "account_identif
 pub const SCOPE_ARG: &str = "account_or_zone";
 /// The id argument of merged account/zone tools.
 pub const SCOPE_ID_ARG: &str = "account_or_zone_id";
+/// The bearer scheme of API tokens (`Authorization: Bearer`), preferred
+/// in every requirement and filled by the per-client token.
+pub const TOKEN_SCHEME: &str = "api_token";
 /// How many accounts the runtime's account listing asks for.
 const ACCOUNTS_PAGE: u32 = 50;
 
@@ -128,6 +131,33 @@ impl ApiPolicy for Cloudflare {
             )),
             ..Profile::generic(api)
         }
+    }
+
+    /// [`TOKEN_SCHEME`] first in every requirement that needs a
+    /// credential: an API token works for every endpoint, though the
+    /// 2024-08-06 release lists only `X-Auth-Email` + `X-Auth-Key` for 653
+    /// operations and requires all three schemes at once for 436 (an OR
+    /// written as an AND). The spec's alternatives follow, for legacy keys.
+    fn security(&self, schemes: &[&str], requirement: Requirement) -> Requirement {
+        let Some(token) = schemes.iter().position(|s| *s == TOKEN_SCHEME) else {
+            return requirement;
+        };
+        let Ok(token) = u16::try_from(token) else {
+            return requirement;
+        };
+        if requirement.is_empty() {
+            return requirement;
+        }
+        std::iter::once(vec![token]).chain(requirement).collect()
+    }
+
+    /// [`TOKEN_SCHEME`], the scheme `CLOUDFLARE_API_TOKEN` fills.
+    fn primary_scheme(&self, schemes: &[Scheme], chosen: Option<u16>) -> Option<u16> {
+        schemes
+            .iter()
+            .position(|s| s.name == TOKEN_SCHEME && s.kind.is_one_secret())
+            .and_then(|i| u16::try_from(i).ok())
+            .or(chosen)
     }
 
     /// Always [`BASE_URL`]: the releases (2023-12-04, 2024-08-06) and the

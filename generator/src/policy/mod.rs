@@ -12,7 +12,7 @@ pub mod versions;
 use serde_json::Value;
 
 use crate::config::PolicyKind;
-use crate::ir::{Envelope, HttpMethod, Profile, Server};
+use crate::ir::{Envelope, HttpMethod, Profile, Requirement, Scheme, Server};
 
 /// One operation as found in the spec, before it becomes a tool.
 #[derive(Debug, Clone, Copy)]
@@ -115,6 +115,21 @@ pub trait ApiPolicy: Sync + std::fmt::Debug {
         Profile::generic(api)
     }
 
+    /// Adjusts a resolved requirement (alternatives of indices into
+    /// `schemes`, the scheme names in table order) of an operation or of
+    /// the whole spec (`security`), for an API whose spec misstates what
+    /// its credentials can do. The generic rule keeps the spec's.
+    fn security(&self, _schemes: &[&str], requirement: Requirement) -> Requirement {
+        requirement
+    }
+
+    /// The scheme a per-client token fills (`Profile::primary`), given the
+    /// generic choice (see [`crate::security::primary`]); only an API-key
+    /// or bearer scheme is taken.
+    fn primary_scheme(&self, _schemes: &[Scheme], chosen: Option<u16>) -> Option<u16> {
+        chosen
+    }
+
     /// The default server (the profile's `base_url` and `server_vars`),
     /// given the spec's first server (`None`: the spec declares none).
     fn default_server(&self, spec: Option<Server>) -> Option<Server> {
@@ -158,16 +173,7 @@ impl std::ops::Deref for Policy {
 /// upper-cased, non-alphanumerics as `_`, then `_API_TOKEN`
 /// (`CLOUDFLARE_API_TOKEN` for `cloudflare`).
 pub fn token_env_name(api: &str) -> String {
-    let mut name: String = api
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let mut name = crate::security::env::api_prefix(api);
     name.push_str("_API_TOKEN");
     name
 }

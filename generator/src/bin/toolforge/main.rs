@@ -323,6 +323,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 out_dir.display(),
                 changed
             );
+            for w in &cat.profile.security_warnings {
+                eprintln!("warning: {w}");
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { common, out } => {
