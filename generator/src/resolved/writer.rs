@@ -524,7 +524,17 @@ impl Writer<'_> {
                 Ctx::Schema | Ctx::ExampleObj => ctx,
                 _ => Ctx::Node,
             };
-            self.expand(target, target_pointer, target_ctx, depth + 1)?
+            match self.expand(target, target_pointer, target_ctx, depth + 1) {
+                // Inlined, the target would nest deeper than a reader
+                // accepts: this reference stays a `$ref` into `components`
+                // (written in full, and kept by the runtime's narrowing), so
+                // one deep corner does not cost the whole document.
+                Err(GenerateError::TooDeep { .. }) if depth < self.max_depth => {
+                    self.truncate(start);
+                    return self.keep_ref(map, pointer, ctx, depth);
+                }
+                other => other?,
+            }
         };
         if map.len() == 1 || self.out.get(start) != Some(&b'{') {
             return Ok(height);

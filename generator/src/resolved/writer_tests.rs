@@ -193,3 +193,43 @@ fn output_stays_readable_by_serde_json() {
         Err(e) => assert!(matches!(e, GenerateError::TooDeep { .. }), "{e}"),
     }
 }
+
+/// A chain of references that inlines deeper than a reader accepts (Stripe
+/// and Azure's network specs do this) keeps its deepest reference a `$ref`
+/// instead of refusing the whole document; the target stays in
+/// `components`, so the reference resolves.
+#[test]
+fn too_deep_inlining_keeps_a_reference() {
+    let policy = Policy::new(PolicyKind::Generic);
+    let mut schemas = serde_json::Map::new();
+    for i in 0..100 {
+        schemas.insert(
+            format!("S{i}"),
+            json!({"type": "object", "properties": {"next": {"$ref": format!("#/components/schemas/S{}", i + 1)}}}),
+        );
+    }
+    schemas.insert("S100".into(), json!({"type": "string"}));
+    let d = doc(json!({
+        "openapi": "3.0.3",
+        "paths": {"/a": {"get": {"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/S0"}}}}}}}},
+        "components": {"schemas": schemas}
+    }));
+    let cycles = Cycles::compute(&d);
+    let bytes = write_document(&d, &cycles, &Limits::default(), &policy, "gen").unwrap();
+    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    let mut node =
+        &v["paths"]["/a"]["get"]["responses"]["200"]["content"]["application/json"]["schema"];
+    let mut inlined = 0;
+    while let Some(next) = node.get("properties").and_then(|p| p.get("next")) {
+        node = next;
+        inlined += 1;
+    }
+    let kept = node["$ref"].as_str().unwrap();
+    assert!(inlined > 10 && inlined < 100, "{inlined} levels inlined");
+    assert_eq!(kept, format!("#/components/schemas/S{inlined}"));
+    assert!(
+        v["components"]["schemas"]
+            .get(&kept["#/components/schemas/".len()..])
+            .is_some()
+    );
+}
