@@ -90,6 +90,68 @@ impl Authorization {
         !self.tokens.is_empty()
     }
 
+    /// The request as sent: `path_and_query` with the credential's query
+    /// parameters appended (form-encoded), and `headers` followed by the
+    /// credential's, with one `Cookie` header holding the parameters'
+    /// cookies and the credential's (RFC 6265 §5.4). Credential values are
+    /// marked sensitive.
+    ///
+    /// # Errors
+    ///
+    /// The name of a header that cannot be sent (an invalid name, or a
+    /// value that is not printable ASCII).
+    pub fn apply(
+        &self,
+        path_and_query: &str,
+        headers: &[(String, String)],
+    ) -> Result<(String, Vec<(HeaderName, HeaderValue)>), String> {
+        let mut target = path_and_query.to_owned();
+        for (name, value) in &self.query {
+            target.push(if target.contains('?') { '&' } else { '?' });
+            target.extend(url::form_urlencoded::byte_serialize(name.as_bytes()));
+            target.push('=');
+            target.extend(url::form_urlencoded::byte_serialize(value.as_bytes()));
+        }
+        let mut out = Vec::with_capacity(headers.len() + self.headers.len() + 1);
+        let mut cookie_sent = false;
+        for (name, value) in headers {
+            let (Ok(n), Ok(v), true) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+                crate::request::header_safe(value),
+            ) else {
+                return Err(name.clone());
+            };
+            if n == http::header::COOKIE && !self.cookies.is_empty() {
+                if !cookie_sent && let Some(v) = self.cookie_header(Some(value)) {
+                    out.push((n, v));
+                }
+                cookie_sent = true;
+                continue;
+            }
+            out.push((n, v));
+        }
+        if !cookie_sent && let Some(v) = self.cookie_header(None) {
+            out.push((http::header::COOKIE, v));
+        }
+        out.extend(self.headers.iter().cloned());
+        Ok((target, out))
+    }
+
+    /// One `Cookie` value: `existing` (the parameters'), then the
+    /// credential's cookies.
+    fn cookie_header(&self, existing: Option<&str>) -> Option<HeaderValue> {
+        if self.cookies.is_empty() {
+            return None;
+        }
+        let mut parts: Vec<String> = existing
+            .filter(|e| !e.is_empty())
+            .map(|e| vec![e.to_owned()])
+            .unwrap_or_default();
+        parts.extend(self.cookies.iter().map(|(n, v)| format!("{n}={v}")));
+        sensitive(&parts.join("; "))
+    }
+
     /// Forgets the fetched tokens (the API answered 401).
     pub fn invalidate_tokens(&self) {
         for (source, token) in &self.tokens {

@@ -12,7 +12,7 @@
 use std::error::Error as _;
 use std::time::{Duration, Instant};
 
-use http::{HeaderName, HeaderValue, StatusCode};
+use http::StatusCode;
 
 use crate::config::UpstreamConfig;
 use crate::credential::{Authorization, Credential};
@@ -220,38 +220,19 @@ impl Upstream {
                 path: path.clone(),
                 name: ":method".into(),
             })?;
+        let (target, headers) = auth
+            .apply(&req.path_and_query, &req.headers)
+            .map_err(|name| UpstreamError::Header {
+                method,
+                path: path.clone(),
+                name,
+            })?;
         let mut builder = self
             .client
-            .request(http_method, with_query(req.url(&self.base), &auth.query))
+            .request(http_method, format!("{}{target}", self.base))
             .header(http::header::ACCEPT, "application/json");
-        let mut cookie_sent = false;
-        for (name, value) in &req.headers {
-            let (Ok(n), Ok(v), true) = (
-                HeaderName::from_bytes(name.as_bytes()),
-                HeaderValue::from_str(value),
-                header_safe(value),
-            ) else {
-                return Err(UpstreamError::Header {
-                    method,
-                    path,
-                    name: name.clone(),
-                });
-            };
-            if n == http::header::COOKIE && !auth.cookies.is_empty() {
-                // One Cookie header (RFC 6265 §5.4): the parameters' and the key's.
-                if let Some(v) = cookie_header(Some(value), &auth.cookies) {
-                    builder = builder.header(n, v);
-                }
-                cookie_sent = true;
-                continue;
-            }
-            builder = builder.header(n, v);
-        }
-        if !cookie_sent && let Some(v) = cookie_header(None, &auth.cookies) {
-            builder = builder.header(http::header::COOKIE, v);
-        }
-        for (name, value) in &auth.headers {
-            builder = builder.header(name.clone(), value.clone());
+        for (name, value) in headers {
+            builder = builder.header(name, value);
         }
         if let Some(body) = &req.body {
             if !header_safe(&body.content_type) {
@@ -360,36 +341,6 @@ impl Upstream {
             }
         }
     }
-}
-
-/// `url` with the credential's query parameters appended, form-encoded.
-fn with_query(mut url: String, params: &[(&'static str, String)]) -> String {
-    for (name, value) in params {
-        url.push(if url.contains('?') { '&' } else { '?' });
-        url.extend(url::form_urlencoded::byte_serialize(name.as_bytes()));
-        url.push('=');
-        url.extend(url::form_urlencoded::byte_serialize(value.as_bytes()));
-    }
-    url
-}
-
-/// One `Cookie` header value: the parameters' cookies, then the
-/// credential's, marked sensitive.
-fn cookie_header(
-    existing: Option<&str>,
-    cookies: &[(&'static str, String)],
-) -> Option<HeaderValue> {
-    if cookies.is_empty() {
-        return None;
-    }
-    let mut parts: Vec<String> = existing
-        .filter(|e| !e.is_empty())
-        .map(|e| vec![e.to_owned()])
-        .unwrap_or_default();
-    parts.extend(cookies.iter().map(|(n, v)| format!("{n}={v}")));
-    let mut value = HeaderValue::from_str(&parts.join("; ")).ok()?;
-    value.set_sensitive(true);
-    Some(value)
 }
 
 /// A header value as it may be quoted to the model: visible ASCII kept,
