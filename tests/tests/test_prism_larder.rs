@@ -9,11 +9,16 @@
 //! `X-Larder-Key` header, the `api_key` query parameter or the
 //! `larder_session` cookie; `Authorization: Basic …`; `Authorization: Bearer
 //! …` for bearer, OAuth 2 and OpenID Connect) and answers 401 without them.
-//! The generated crate does not carry the spec's security requirements yet
-//! (the generator emits empty ones), so this test reads them from the spec
-//! and adds the credentials of each operation's first alternative BY HAND.
-//! Once the security work lands, the runtime applies them itself and this
-//! test should take them from `ToolDef::security` instead.
+//! The credentials here are the RUNTIME's: every variable the catalogue's
+//! schemes name is set in a test environment, `Credential::authorize` picks
+//! what each tool's requirement (`ToolDef::security`) sends — fetching the
+//! OAuth client-credentials token from the mock's own `POST /oauth/token` —
+//! and `Authorization::apply` renders the request exactly as the upstream
+//! client sends it. The second test leaves credentials unset: the server
+//! answers a tool error naming the variables before anything is sent, and
+//! Prism answers 401 to the same request without them; the spec is read
+//! independently of the generator to check that the catalogue's
+//! requirements match it.
 //!
 //! Server variables: the spec's server is
 //! `https://{region}.larder.example/{basePath}`; Prism 5 mocks every path
@@ -22,24 +27,19 @@
 //!
 //! Needs `npm ci --prefix tests` (Prism); `TOOLFORGE_SKIP_NODE=1` skips.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use larder_tools::CATALOGUE;
 use serde_json::Value;
 use toolforge_runtime::catalogue::ToolDef;
+use toolforge_runtime::credential::{AuthorizeError, Credential, ServerSecrets};
 use toolforge_runtime::request::{HttpRequest, build_request};
 use toolforge_tests::http;
 use toolforge_tests::mock::{self, describe_request};
 use toolforge_tests::prism_tools::{self, cases, check_every_tool, schema_of, send};
-
-/// Test credentials (the mock checks presence and form, not values).
-const API_KEY: &str = "lrd_test_key";
-const SESSION: &str = "lrd_test_session";
-const TOKEN: &str = "lrd_test_token";
-/// `larder-test:password`, base64.
-const BASIC: &str = "bGFyZGVyLXRlc3Q6cGFzc3dvcmQ=";
 
 fn spec_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/larder.yaml")
@@ -83,47 +83,6 @@ fn alternatives(tool: &ToolDef) -> Vec<Vec<String>> {
         .unwrap_or_default()
 }
 
-/// Adds the credential of scheme `name` to `request`.
-fn add_credential(request: &mut http::Request, name: &str) -> Result<(), String> {
-    let scheme = &spec()["components"]["securitySchemes"][name];
-    let text = |key: &str| scheme[key].as_str().unwrap_or_default().to_owned();
-    match (text("type").as_str(), text("in").as_str()) {
-        ("apiKey", "header") => request.headers.push((text("name"), API_KEY.to_owned())),
-        ("apiKey", "query") => {
-            let sep = if request.target.contains('?') {
-                '&'
-            } else {
-                '?'
-            };
-            request.target = format!("{}{sep}{}={API_KEY}", request.target, text("name"));
-        }
-        ("apiKey", "cookie") => {
-            let pair = format!("{}={SESSION}", text("name"));
-            // One Cookie header: join the one the builder made for cookie parameters.
-            match request
-                .headers
-                .iter_mut()
-                .find(|(k, _)| k.eq_ignore_ascii_case("cookie"))
-            {
-                Some((_, value)) => *value = format!("{value}; {pair}"),
-                None => request.headers.push(("Cookie".to_owned(), pair)),
-            }
-        }
-        ("http", _) if text("scheme").eq_ignore_ascii_case("basic") => request
-            .headers
-            .push(("Authorization".to_owned(), format!("Basic {BASIC}"))),
-        ("http", _) if text("scheme").eq_ignore_ascii_case("bearer") => request
-            .headers
-            .push(("Authorization".to_owned(), format!("Bearer {TOKEN}"))),
-        // Prism takes any bearer token for OAuth 2 and OpenID Connect.
-        ("oauth2" | "openIdConnect", _) => request
-            .headers
-            .push(("Authorization".to_owned(), format!("Bearer {TOKEN}"))),
-        (kind, location) => return Err(format!("scheme `{name}`: {kind} {location} not handled")),
-    }
-    Ok(())
-}
-
 /// The wire request without any credential: the built headers, then
 /// `Content-Type` and the body.
 fn bare_wire(built: &HttpRequest) -> http::Request {
@@ -134,16 +93,98 @@ fn bare_wire(built: &HttpRequest) -> http::Request {
     request
 }
 
-/// The wire request with the credentials of the operation's first security
-/// alternative (none for `security: []` and for an optional `{}` first).
-fn larder_wire(tool: &ToolDef, built: &HttpRequest) -> Result<http::Request, String> {
+/// A test value for every variable the catalogue's schemes name (the mock
+/// checks presence and form, not values).
+fn full_env() -> HashMap<String, String> {
+    CATALOGUE
+        .profile
+        .schemes
+        .iter()
+        .flat_map(|s| s.env.iter())
+        .map(|var| {
+            (
+                var.to_string(),
+                format!("test-{}", var.to_ascii_lowercase()),
+            )
+        })
+        .collect()
+}
+
+/// The server's credential with the variables of `env`, as over stdio.
+fn server_credential(env: &HashMap<String, String>) -> Credential {
+    let secrets = ServerSecrets::from_env(&CATALOGUE.profile, CATALOGUE.profile.token_env, |n| {
+        env.get(n).cloned()
+    })
+    .unwrap();
+    Credential::with_secrets(None, "test environment", Arc::new(secrets)).unwrap()
+}
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    })
+}
+
+fn http_client() -> &'static reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        reqwest::Client::builder()
+            .no_proxy()
+            .timeout(std::time::Duration::from_secs(30))
+            .build()
+            .unwrap()
+    })
+}
+
+/// The request as the upstream client sends it with `credential` (the
+/// runtime's choice of alternative, OAuth token fetched from the mock).
+fn runtime_wire(
+    addr: SocketAddr,
+    credential: &Credential,
+    built: &HttpRequest,
+) -> Result<http::Request, AuthorizeError> {
+    let base = format!("http://{addr}");
+    let auth = runtime().block_on(credential.authorize(built.security, http_client(), &base))?;
+    let (target, headers) = auth.apply(&built.path_and_query, &built.headers).unwrap();
     let mut request = bare_wire(built);
-    if let Some(first) = alternatives(tool).first() {
-        for name in first {
-            add_credential(&mut request, name)?;
-        }
-    }
+    request.target = target;
+    let mut sent: Vec<(String, String)> = headers
+        .iter()
+        .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap().to_owned()))
+        .collect();
+    sent.extend(
+        request
+            .headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            .cloned(),
+    );
+    request.headers = sent;
     Ok(request)
+}
+
+/// The catalogue's requirement of `tool` as scheme names, to compare with
+/// the spec's.
+fn catalogue_alternatives(tool: &ToolDef) -> Vec<Vec<String>> {
+    let mut alts: Vec<Vec<String>> = tool
+        .security
+        .iter()
+        .map(|alt| {
+            let mut names: Vec<String> = alt
+                .iter()
+                .map(|&i| CATALOGUE.profile.schemes[usize::from(i)].name.to_owned())
+                .collect();
+            names.sort();
+            names
+        })
+        .collect();
+    alts.sort();
+    alts
 }
 
 #[test]
@@ -151,62 +192,148 @@ fn every_larder_tool_request_is_accepted_by_prism() {
     prism_tools::run_with_prism(
         &spec_path(),
         "every_larder_tool_request_is_accepted_by_prism",
-        |addr| check_every_tool(addr, "larder", CATALOGUE.tools(), &larder_wire),
+        |addr| {
+            let credential = server_credential(&full_env());
+            let wire = move |_: &ToolDef, built: &HttpRequest| {
+                runtime_wire(addr, &credential, built).map_err(|e| e.to_string())
+            };
+            check_every_tool(addr, "larder", CATALOGUE.tools(), &wire)
+        },
     );
 }
 
-/// The credentials matter (so "accepted" above means the right ones were
-/// sent): each tool whose operation needs a credential is refused with 401
-/// without it, the one needing two at once is refused with either alone,
-/// and those needing none are accepted without any.
+/// The variables of scheme `index`.
+fn vars_of(index: u16) -> &'static [&'static str] {
+    CATALOGUE.profile.schemes[usize::from(index)].env
+}
+
+/// `env` with only the variables of schemes `keep`.
+fn env_with(keep: &[u16]) -> HashMap<String, String> {
+    let full = full_env();
+    keep.iter()
+        .flat_map(|&i| vars_of(i).iter())
+        .map(|v| (v.to_string(), full[*v].clone()))
+        .collect()
+}
+
+/// The credentials matter, and the server says what is missing before the
+/// API does. For every tool: its requirement matches the spec's (read
+/// independently); with no credential configured, a tool that needs one
+/// gets a tool error naming the variables to set while Prism answers the
+/// same request 401; one needing two at once gets an error naming the
+/// unset half while Prism refuses either credential alone; and the tools
+/// that need none are accepted without any.
 fn check_credentials_are_required(addr: SocketAddr) -> Vec<String> {
     let mut failures = Vec::new();
-    let (mut secured, mut open) = (0usize, 0usize);
+    let (mut secured, mut open, mut pairs) = (0usize, 0usize, 0usize);
+    let nothing = server_credential(&HashMap::new());
     for tool in CATALOGUE.tools() {
+        let mut spec_alts: Vec<Vec<String>> = alternatives(tool)
+            .into_iter()
+            .map(|mut a| {
+                a.sort();
+                a
+            })
+            .collect();
+        spec_alts.sort();
+        if spec_alts != catalogue_alternatives(tool) {
+            failures.push(format!(
+                "`{}`: the catalogue requires {:?}, the spec {spec_alts:?}",
+                tool.name,
+                catalogue_alternatives(tool)
+            ));
+        }
         let schema = schema_of(tool);
         let args = cases(tool, &schema).unwrap().swap_remove(0).args;
         let built = build_request(tool, &args).unwrap();
-        let alts = alternatives(tool);
-        let needs_none = alts.is_empty() || alts.iter().any(Vec::is_empty);
-        let mut attempts = vec![("no credential".to_owned(), bare_wire(&built))];
-        for alt in alts.iter().filter(|alt| alt.len() > 1) {
-            for name in alt {
-                let mut request = bare_wire(&built);
-                add_credential(&mut request, name).unwrap();
-                attempts.push((format!("only `{name}` of {alt:?}"), request));
-            }
-        }
+        let needs_none = tool.security.is_empty() || tool.security.iter().any(|a| a.is_empty());
         if needs_none {
-            // Open (`security: []`) or optional (`{}`): accepted bare.
+            // Open (`security: []`) or optional (`{}`): sent, and accepted, bare.
             open += 1;
-            let request = bare_wire(&built);
-            if let Err(verdict) = send(addr, &request).and_then(|r| mock::prism_verdict(&r)) {
-                failures.push(format!(
-                    "`{}` needs no credential, but {} was refused: {verdict}",
-                    tool.name,
-                    describe_request(&request)
-                ));
+            let outcome = runtime_wire(addr, &nothing, &built)
+                .map_err(|e| e.to_string())
+                .and_then(|request| {
+                    send(addr, &request)
+                        .and_then(|r| mock::prism_verdict(&r))
+                        .map_err(|v| format!("{}: {v}", describe_request(&request)))
+                });
+            if let Err(e) = outcome {
+                failures.push(format!("`{}` needs no credential, but: {e}", tool.name));
             }
             continue;
         }
         secured += 1;
-        for (what, request) in attempts {
-            match send(addr, &request) {
-                Ok(response) if response.status == 401 => {}
-                Ok(response) => failures.push(format!(
-                    "`{}` with {what}: {} got HTTP {}, not 401",
-                    tool.name,
-                    describe_request(&request),
-                    response.status
-                )),
-                Err(e) => failures.push(format!("`{}` with {what}: {e}", tool.name)),
+        // Nothing configured: the server's error names every variable of
+        // every alternative, and Prism refuses the bare request.
+        match runtime_wire(addr, &nothing, &built) {
+            Err(AuthorizeError::Missing(text)) => {
+                for &i in tool.security.iter().flat_map(|a| a.iter()) {
+                    for var in vars_of(i) {
+                        if !text.contains(&format!("`{var}`")) {
+                            failures.push(format!(
+                                "`{}`: the error does not name `{var}`: {text}",
+                                tool.name
+                            ));
+                        }
+                    }
+                }
+            }
+            Err(e) => failures.push(format!("`{}`: unexpected error {e}", tool.name)),
+            Ok(request) => failures.push(format!(
+                "`{}`: sent without its credential: {}",
+                tool.name,
+                describe_request(&request)
+            )),
+        }
+        let bare = bare_wire(&built);
+        match send(addr, &bare) {
+            Ok(r) if r.status == 401 => {}
+            Ok(r) => failures.push(format!("`{}` bare: HTTP {}, not 401", tool.name, r.status)),
+            Err(e) => failures.push(format!("`{}` bare: {e}", tool.name)),
+        }
+        // Two at once: one alone is neither sent by the server nor accepted by Prism.
+        for alt in tool.security.iter().filter(|a| a.len() > 1) {
+            pairs += 1;
+            for &only in *alt {
+                let others: Vec<u16> = alt.iter().copied().filter(|&i| i != only).collect();
+                let half = server_credential(&env_with(&[only]));
+                match runtime_wire(addr, &half, &built) {
+                    Err(AuthorizeError::Missing(text)) => {
+                        let named = others.iter().flat_map(|&i| vars_of(i)).all(|v| text.contains(v));
+                        let quiet = vars_of(only).iter().all(|v| !text.contains(v));
+                        if !named || !quiet {
+                            failures.push(format!("`{}` with only scheme {only}: {text}", tool.name));
+                        }
+                    }
+                    other => failures.push(format!(
+                        "`{}` with only scheme {only}: expected a missing-credential error, got {:?}",
+                        tool.name,
+                        other.map(|r| describe_request(&r))
+                    )),
+                }
+                // The same credential alone, forced onto the wire.
+                let single: &'static [&'static [u16]] =
+                    Box::leak(vec![&*Box::leak(vec![only].into_boxed_slice())].into_boxed_slice());
+                let mut alone = built.clone();
+                alone.security = Some(single);
+                match runtime_wire(addr, &half, &alone).map(|r| send(addr, &r)) {
+                    Ok(Ok(r)) if r.status == 401 => {}
+                    Ok(Ok(r)) => failures.push(format!(
+                        "`{}` with only scheme {only}: HTTP {}, not 401",
+                        tool.name, r.status
+                    )),
+                    Ok(Err(e)) => failures.push(format!("`{}`: {e}", tool.name)),
+                    Err(e) => failures.push(format!("`{}`: {e}", tool.name)),
+                }
             }
         }
     }
-    println!("larder credentials: {secured} tools refused without credentials, {open} open");
-    if open == 0 || secured == 0 {
+    println!(
+        "larder credentials: {secured} tools refused without credentials (server error first, Prism 401), {open} open, {pairs} two-credential requirement(s)"
+    );
+    if open == 0 || secured == 0 || pairs == 0 {
         failures.push(format!(
-            "expected both secured and open operations ({secured} secured, {open} open)"
+            "expected secured, open and two-credential operations ({secured} secured, {open} open, {pairs} pairs)"
         ));
     }
     failures
