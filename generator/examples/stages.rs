@@ -53,7 +53,7 @@ fn main() {
     eprintln!("resolve {:?} ({})", t.elapsed(), mem());
     let t = Instant::now();
     let layout = CrateLayout {
-        runtime_path: "../runtime".into(),
+        runtime_path: Some("../runtime".into()),
         standalone: true,
     };
     if std::env::var_os("PARTS").is_some() {

@@ -80,13 +80,12 @@ pub struct CrateNames {
     pub package: String,
     /// Binary name.
     pub binary: String,
-    /// Path from the output directory to the `toolforge-runtime` crate.
-    #[serde(default = "default_runtime_path")]
-    pub runtime_path: String,
-}
-
-fn default_runtime_path() -> String {
-    "../runtime".to_string()
+    /// Path from the output directory (or absolute) to a local
+    /// `toolforge-runtime` crate, used beside the version requirement: for
+    /// this repository and local development. Without it the crate depends
+    /// on the published `toolforge-runtime` by version only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_path: Option<String>,
 }
 
 /// Knobs of the generator.
@@ -193,7 +192,7 @@ impl ForgeConfig {
             krate: CrateNames {
                 binary: format!("{}-mcp", package.trim_end_matches("-tools")),
                 package,
-                runtime_path: default_runtime_path(),
+                runtime_path: None,
             },
             output: default_output(),
             options: GeneratorOptions::default(),

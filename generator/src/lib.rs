@@ -10,6 +10,7 @@ pub mod corpus;
 pub mod diff;
 pub mod emit;
 pub mod error;
+pub mod init;
 pub mod ir;
 pub mod load;
 pub mod naming;

@@ -33,10 +33,12 @@ fn generate_release_with(bytes: &[u8], share_subschemas: bool) -> Generated {
     config.policy = PolicyKind::Cloudflare;
     config.spec.release = "cloudflare-2024-08-06".into();
     let layout = CrateLayout {
-        runtime_path: common::repo()
-            .join("runtime")
-            .to_string_lossy()
-            .into_owned(),
+        runtime_path: Some(
+            common::repo()
+                .join("runtime")
+                .to_string_lossy()
+                .into_owned(),
+        ),
         standalone: true,
     };
     generate(bytes, "openapi.json", &config, &layout).unwrap()

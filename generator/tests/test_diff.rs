@@ -366,7 +366,7 @@ fn tools_json(spec: &Value, policy: PolicyKind) -> Value {
     let mut cfg = config(policy);
     cfg.options.resolved_spec = false;
     let layout = CrateLayout {
-        runtime_path: "../runtime".into(),
+        runtime_path: Some("../runtime".into()),
         standalone: false,
     };
     let g = generate(&bytes(spec), "spec.json", &cfg, &layout).unwrap();

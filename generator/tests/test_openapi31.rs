@@ -51,7 +51,7 @@ fn openapi_31_document_generates() {
         ForgeConfig::generic("pets", Path::new("pets.yaml"), &sha256_hex(SPEC.as_bytes()));
     config.options.resolved_spec = true;
     let layout = CrateLayout {
-        runtime_path: "../runtime".into(),
+        runtime_path: Some("../runtime".into()),
         standalone: true,
     };
     let g = generate(SPEC.as_bytes(), "pets.yaml", &config, &layout).unwrap();

@@ -18,7 +18,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context as _, bail};
+#[cfg(feature = "codemode")]
+use anyhow::Context as _;
+use anyhow::bail;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 
@@ -27,11 +29,14 @@ use crate::codemode::{Mode, ModeSetup};
 use crate::config::{Exposure, UpstreamConfig, upstream_base};
 use crate::profile::servers::parse_server_var;
 use crate::request::build_request;
+#[cfg(feature = "codemode")]
 use crate::sandbox::{Limits, SandboxConfig, WorkerCommand};
+#[cfg(feature = "http")]
 use crate::server::auth::{TOKENS_ENV, TokenTable};
 use crate::server::connections::{
     DEFAULT_BODY_READ_TIMEOUT_SECS, DEFAULT_IDLE_TIMEOUT_SECS, DEFAULT_MAX_CONNECTIONS,
 };
+#[cfg(feature = "http")]
 use crate::server::http::{ClientAuth, HttpOptions, serve_http};
 use crate::server::stdio::serve_stdio;
 use crate::server::{Core, CoreOptions};
@@ -39,6 +44,7 @@ use crate::validate::Validators;
 
 /// HTTP: seconds a client may take to send a request head (from accept, or
 /// from the first byte of a later request).
+#[cfg(feature = "http")]
 const HEADER_READ_TIMEOUT_SECS: u64 = 10;
 
 mod credentials;
@@ -111,6 +117,8 @@ enum Transport {
 }
 
 #[derive(Debug, Clone, Args)]
+// Flags of a feature left out are parsed and refused (or unused).
+#[cfg_attr(not(all(feature = "http", feature = "codemode")), allow(dead_code))]
 struct ServeArgs {
     /// Transport: stdio or http.
     #[arg(long, value_enum)]
@@ -236,6 +244,7 @@ fn print(out: &mut impl Write, text: &str) -> ExitCode {
 /// A process started as a Code Mode sandbox worker serves as one and exits
 /// here, before anything else runs.
 pub fn main(catalogue: &'static Catalogue) -> ExitCode {
+    #[cfg(feature = "codemode")]
     crate::sandbox::run_worker_if_requested();
     let command = <Cli as clap::CommandFactory>::command().after_help(credentials::help(catalogue));
     let parsed = command
@@ -348,6 +357,7 @@ fn init_logging() {
         .try_init();
 }
 
+#[cfg(feature = "http")]
 fn is_loopback(addr: &SocketAddr) -> bool {
     addr.ip().is_loopback()
 }
@@ -407,6 +417,11 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
             let max_line = args.max_request_bytes.saturating_mul(16).max(16 << 20);
             serve_stdio(core, credential, max_line, shutdown_signal()).await?;
         }
+        #[cfg(not(feature = "http"))]
+        Transport::Http => bail!(
+            "--transport http: this server was built without the `http` feature of toolforge-runtime (rebuild with the feature on, the default), so it serves stdio only"
+        ),
+        #[cfg(feature = "http")]
         Transport::Http => {
             let auth = if args.insecure_no_auth {
                 if !is_loopback(&args.listen) {
@@ -458,6 +473,7 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
 }
 
 /// The sandbox setup of `--mode codemode|code` (`None` for direct).
+#[cfg(feature = "codemode")]
 fn mode_setup(args: &ServeArgs) -> anyhow::Result<Option<ModeSetup>> {
     if args.mode == Mode::Direct {
         return Ok(None);
@@ -479,6 +495,19 @@ fn mode_setup(args: &ServeArgs) -> anyhow::Result<Option<ModeSetup>> {
     let mut setup = ModeSetup::new(args.mode, config);
     setup.spec_artifact = args.spec_artifact.clone();
     Ok(Some(setup))
+}
+
+/// Without the `codemode` feature only `--mode direct` runs.
+#[cfg(not(feature = "codemode"))]
+fn mode_setup(args: &ServeArgs) -> anyhow::Result<Option<ModeSetup>> {
+    if args.mode == Mode::Direct {
+        return Ok(None);
+    }
+    bail!(
+        "--mode {}: {}",
+        args.mode.as_str(),
+        crate::codemode::DISABLED
+    )
 }
 
 /// Resolves on SIGINT or SIGTERM.
@@ -507,6 +536,7 @@ async fn shutdown_signal() {
 }
 
 #[cfg(test)]
+#[cfg(feature = "codemode")]
 mod tests {
     use super::*;
 

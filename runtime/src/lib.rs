@@ -10,6 +10,13 @@
 //! encoded as JSON, form, multipart or raw bytes. Bad arguments give a
 //! [`BuildError`] whose message names the tool and the argument.
 //!
+//! Cargo features (both on by default): `http` (the Streamable HTTP
+//! transport with client-token authentication: axum and hyper) and
+//! `codemode` (the QuickJS sandbox behind `--mode codemode` and
+//! `--mode code`). With neither, a server speaks MCP over stdio with one
+//! tool per operation, and the command line refuses `--transport http` or a
+//! sandboxed `--mode` with a message naming the missing feature.
+//!
 //! ```
 //! use serde_json::json;
 //! use toolforge_runtime::catalogue::{
@@ -48,13 +55,19 @@
 
 pub mod catalogue;
 pub mod cli;
+#[cfg(feature = "codemode")]
+pub mod codemode;
+#[cfg(not(feature = "codemode"))]
+#[path = "codemode_off.rs"]
 pub mod codemode;
 pub mod config;
 pub mod credential;
+mod mode;
 pub mod outcome;
 pub mod profile;
 pub mod redact;
 pub mod request;
+#[cfg(feature = "codemode")]
 pub mod sandbox;
 pub mod security;
 pub mod server;

@@ -52,7 +52,7 @@ fn the_strict_larder_crate_compiles_without_clippy_warnings() {
     config.options.schema_profile = SchemaProfile::Strict;
     let spec = std::fs::read(repo.join(&config.spec.path)).unwrap();
     let layout = CrateLayout {
-        runtime_path: repo.join("runtime").to_string_lossy().into_owned(),
+        runtime_path: Some(repo.join("runtime").to_string_lossy().into_owned()),
         standalone: true,
     };
     let generated = generate(&spec, "larder.yaml", &config, &layout).unwrap();

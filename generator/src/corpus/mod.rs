@@ -177,7 +177,7 @@ impl Default for RunOptions {
             profile: SchemaProfile::Full,
             on_invalid: InvalidOperation::Fail,
             layout: CrateLayout {
-                runtime_path: "../runtime".into(),
+                runtime_path: Some("../runtime".into()),
                 standalone: true,
             },
         }

@@ -43,34 +43,12 @@ use crate::server::direct::Direct;
 use crate::truncate::DEFAULT_MAX_BYTES;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::mode::Mode;
 pub use api::ApiHost;
 pub use describe::{CODE, EXECUTE, Facts, SEARCH};
 pub use report::Notes;
 pub use routes::{RouteError, RouteTable};
 pub use tools::ToolHost;
-
-/// How the server presents the catalogue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Mode {
-    /// One MCP tool per operation.
-    Direct,
-    /// Two tools: `search` (the spec) and `execute` (`api.request`).
-    #[value(name = "codemode")]
-    CodeMode,
-    /// One `code` tool calling typed tool functions.
-    Code,
-}
-
-impl Mode {
-    /// The name used on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Direct => "direct",
-            Mode::CodeMode => "codemode",
-            Mode::Code => "code",
-        }
-    }
-}
 
 /// What a sandboxed mode needs at start.
 #[derive(Debug, Clone)]

@@ -12,7 +12,7 @@
 use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, OnceLock};
 
-use axum::body::Bytes;
+use bytes::Bytes;
 use rmcp::model::{JsonObject, Tool};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -109,6 +109,7 @@ impl Spliced {
 
     /// An HTTP body that writes the pieces in order, with an exact length
     /// (hyper sends them with vectored writes, without joining them).
+    #[cfg(feature = "http")]
     pub fn into_body(self) -> axum::body::Body {
         axum::body::Body::new(PiecesBody {
             pieces: self.pieces(),
@@ -118,11 +119,13 @@ impl Spliced {
 }
 
 /// The body behind [`Spliced::into_body`].
+#[cfg(feature = "http")]
 struct PiecesBody {
     pieces: [Bytes; 3],
     next: usize,
 }
 
+#[cfg(feature = "http")]
 impl http_body::Body for PiecesBody {
     type Data = Bytes;
     type Error = std::convert::Infallible;
@@ -282,6 +285,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "http")]
     #[tokio::test]
     async fn spliced_body_has_an_exact_length_and_the_same_bytes() {
         use http_body_util::BodyExt as _;

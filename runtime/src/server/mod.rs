@@ -10,14 +10,27 @@
 //! ([`direct`], [`crate::outcome`]); the Code Mode tools run in the sandbox
 //! ([`crate::codemode`]).
 
+#[cfg(feature = "http")]
 pub mod auth;
+#[cfg(feature = "http")]
 pub mod connections;
 pub mod direct;
 pub mod handler;
+#[cfg(feature = "http")]
 pub mod http;
 mod jsonrpc_guard;
+mod limits;
 pub mod listing;
 pub mod stdio;
+
+/// Without the `http` feature: only the defaults of the HTTP flags, which
+/// the command line still shows (it refuses `--transport http`).
+#[cfg(not(feature = "http"))]
+pub mod connections {
+    pub use super::limits::{
+        DEFAULT_BODY_READ_TIMEOUT_SECS, DEFAULT_IDLE_TIMEOUT_SECS, DEFAULT_MAX_CONNECTIONS,
+    };
+}
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -57,6 +70,7 @@ pub enum ServeError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// The client token configuration is refused.
+    #[cfg(feature = "http")]
     #[error(transparent)]
     Auth(#[from] auth::AuthError),
     /// The upstream client cannot be created.
@@ -374,4 +388,5 @@ fn rmcp_tool(def: &ToolDef) -> Tool {
 }
 
 #[cfg(test)]
+#[cfg(all(feature = "http", feature = "codemode"))]
 mod tests;

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::body::Bytes;
+use bytes::Bytes;
 use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::{QuitReason, ServerInitializeError, serve_server};

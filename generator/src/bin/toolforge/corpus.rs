@@ -388,7 +388,7 @@ fn worker(args: &CorpusArgs, name: &str) -> Result<ExitCode> {
     let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime");
     let runtime = std::fs::canonicalize(&runtime).unwrap_or(runtime);
     let layout = CrateLayout {
-        runtime_path: runtime.to_string_lossy().into_owned(),
+        runtime_path: Some(runtime.to_string_lossy().into_owned()),
         standalone: args.emit_crates.is_none(),
     };
     let (mut report, generated) = run_spec(&bytes, name, &args.run_options(layout));

@@ -16,6 +16,7 @@ use toolforge_generator::{CrateLayout, OutputFile, generate_into};
 
 mod corpus;
 mod diff;
+mod init;
 
 // Generation is allocation-heavy (JSON trees, token streams): on the
 // Cloudflare release mimalloc needs ~30% less CPU than the system allocator
@@ -65,6 +66,9 @@ enum PolicyArg {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Start a project from a spec: forge.json pinned to it, the generated
+    /// crate in a Cargo workspace, a README and the CI and regeneration workflows.
+    Init(init::InitArgs),
     /// Generate the crate (writes only files whose content changed).
     Generate {
         #[command(flatten)]
@@ -222,15 +226,17 @@ fn run_pipeline(
         .map(Path::to_path_buf)
         .unwrap_or_else(|| configured_out.clone());
     let standalone = out.is_some_and(|o| normalize(o) != normalize(&configured_out));
-    let runtime_path = if standalone {
-        let rt = configured_out.join(&loaded.config.krate.runtime_path);
-        std::fs::canonicalize(&rt)
-            .unwrap_or(rt)
-            .to_string_lossy()
-            .into_owned()
-    } else {
-        loaded.config.krate.runtime_path.clone()
-    };
+    let runtime_path = loaded.config.krate.runtime_path.as_ref().map(|rel| {
+        if standalone {
+            let rt = configured_out.join(rel);
+            std::fs::canonicalize(&rt)
+                .unwrap_or(rt)
+                .to_string_lossy()
+                .into_owned()
+        } else {
+            rel.clone()
+        }
+    });
     let layout = CrateLayout {
         runtime_path,
         standalone,
@@ -438,6 +444,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Init(args) => init::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Corpus(args) => corpus::run(args),
         Command::Pin {
