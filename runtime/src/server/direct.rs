@@ -179,7 +179,7 @@ impl Direct {
         credential: Option<&Credential>,
     ) -> CallToolResult {
         if let Err(refused) = super::whoami::check_arguments(name, arguments) {
-            return refused;
+            return tool_error(refused);
         }
         let Some(identity) = &self.profile().identity else {
             return tool_error(format!("`{name}`: this API's profile declares no identity"));

@@ -13,7 +13,6 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::{Map, Value};
 
 use crate::catalogue::{Annotations, Catalogue, Envelope, Method, ToolDef};
-use crate::outcome::tool_error;
 
 /// The tool's name.
 pub const NAME: &str = "whoami";
@@ -69,15 +68,15 @@ pub fn is_whoami(tool: &ToolDef) -> bool {
     std::ptr::eq(tool, &WHOAMI) || std::ptr::eq(tool, &FALLBACK)
 }
 
-/// The refusal of arguments (`whoami` takes none).
-pub fn check_arguments(name: &str, arguments: Option<&JsonObject>) -> Result<(), CallToolResult> {
+/// The refusal of arguments (`whoami` takes none): the error text.
+pub fn check_arguments(name: &str, arguments: Option<&JsonObject>) -> Result<(), String> {
     match arguments.and_then(|a| a.keys().next()) {
         None => Ok(()),
         Some(key) => {
             let shown: String = key.chars().take(80).collect();
-            Err(tool_error(format!(
+            Err(format!(
                 "invalid arguments for tool `{name}`: unknown argument `{shown}`; it takes none"
-            )))
+            ))
         }
     }
 }
