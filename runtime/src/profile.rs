@@ -101,8 +101,8 @@ pub struct Profile {
 impl Profile {
     /// The profile of an API with no special rules: no default base URL,
     /// bare bodies, refusals explained from the tool's permissions only,
-    /// no account filling, no merged paths. `token_env` is the variable
-    /// holding the upstream token.
+    /// no account filling, no merged paths, no identity (so no `whoami`
+    /// tool). `token_env` is the variable holding the upstream token.
     pub const fn generic(token_env: &'static str) -> Self {
         Self {
             base_url: None,
