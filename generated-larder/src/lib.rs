@@ -29,6 +29,8 @@ pub mod webhooks;
 mod schemas;
 pub use toolforge_runtime;
 use toolforge_runtime::catalogue::{Catalogue, Product};
+use toolforge_runtime::profile::Identity;
+use toolforge_runtime::profile::IdentityProbe;
 use toolforge_runtime::profile::Profile;
 use toolforge_runtime::profile::ServerVar;
 use toolforge_runtime::security::KeyLocation;
@@ -105,6 +107,15 @@ pub static CATALOGUE: Catalogue = Catalogue {
                 allowed: &["v1", "v2"],
             },
         ],
+        identity: Some(Identity {
+            probes: &[IdentityProbe {
+                path: "/me",
+                only: None,
+                id: "/id",
+                name: Some("/display_name"),
+                prefix: "account",
+            }],
+        }),
         schemes: SCHEMES,
         security: &[&[1], &[2]],
         primary: Some(1),

@@ -38,6 +38,8 @@ use toolforge_runtime::catalogue::{Catalogue, Product};
 use toolforge_runtime::profile::AccountFill;
 use toolforge_runtime::profile::AccountList;
 use toolforge_runtime::profile::EnvelopeKind;
+use toolforge_runtime::profile::Identity;
+use toolforge_runtime::profile::IdentityProbe;
 use toolforge_runtime::profile::MergedSelector;
 use toolforge_runtime::profile::MergedVariant;
 use toolforge_runtime::profile::Profile;
@@ -95,6 +97,24 @@ pub static CATALOGUE: Catalogue = Catalogue {
             ],
         }),
         execute_example: "async () => { const r = await api.request({ method: \"GET\", path: \"/zones\", query: { per_page: 5 } }); return r.result.map(z => ({ id: z.id, name: z.name })); }",
+        identity: Some(Identity {
+            probes: &[
+                IdentityProbe {
+                    path: "/user",
+                    only: None,
+                    id: "/id",
+                    name: Some("/email"),
+                    prefix: "user",
+                },
+                IdentityProbe {
+                    path: "/accounts?per_page=50",
+                    only: Some(""),
+                    id: "/id",
+                    name: Some("/name"),
+                    prefix: "account",
+                },
+            ],
+        }),
         schemes: SCHEMES,
         security: &[&[0]],
         primary: Some(0),

@@ -39,6 +39,78 @@ pub struct ForgeConfig {
     /// Generator options.
     #[serde(default)]
     pub options: GeneratorOptions,
+    /// How the `whoami` tool finds the credential's identity; replaces the
+    /// policy's (Cloudflare declares `GET /user`, then the only account).
+    /// Without it a generic API has no `whoami` tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<IdentityConfig>,
+}
+
+/// The identity endpoint of forge.json: one `GET` whose answer holds the
+/// credential's ID; `whoami` answers `<prefix>:<id>`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityConfig {
+    /// Path (and query) of the `GET`, relative to the base URL: `/me`.
+    #[schemars(regex(pattern = r"^/"))]
+    pub path: String,
+    /// JSON pointer to the ID in the answer (inside the envelope's
+    /// `result` for enveloped APIs): `/id`.
+    #[schemars(regex(pattern = r"^(/.*)?$"))]
+    pub id: String,
+    /// JSON pointer to a display name shown beside the ID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(/.*)?$"))]
+    pub name: Option<String>,
+    /// What the ID names (`user`, `account`): the identity string is
+    /// `<prefix>:<id>`.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_-]{0,31}$"))]
+    pub prefix: String,
+    /// JSON pointer to a list in the answer that must hold exactly one
+    /// item; `id` and `name` then point into that item (`""`: the answer
+    /// is the list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(/.*)?$"))]
+    pub only: Option<String>,
+}
+
+impl IdentityConfig {
+    /// The probe, or why the setting is refused (`file` for the message).
+    pub fn probe(&self, file: &Path) -> Result<crate::ir::IdentityProbe> {
+        let pointer = |p: &str| p.is_empty() || p.starts_with('/');
+        let prefix_ok = self.prefix.len() <= 32
+            && self.prefix.starts_with(|c: char| c.is_ascii_lowercase())
+            && self
+                .prefix
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+        let problem = if !self.path.starts_with('/') {
+            Some("/identity/path: must start with `/`")
+        } else if !pointer(&self.id) {
+            Some("/identity/id: must be a JSON pointer (empty or starting with `/`)")
+        } else if !self.name.as_deref().is_none_or(pointer) {
+            Some("/identity/name: must be a JSON pointer (empty or starting with `/`)")
+        } else if !self.only.as_deref().is_none_or(pointer) {
+            Some("/identity/only: must be a JSON pointer (empty or starting with `/`)")
+        } else if !prefix_ok {
+            Some("/identity/prefix: must match ^[a-z][a-z0-9_-]{0,31}$")
+        } else {
+            None
+        };
+        if let Some(message) = problem {
+            return Err(GenerateError::Config {
+                file: file.to_path_buf(),
+                message: message.into(),
+            });
+        }
+        Ok(crate::ir::IdentityProbe {
+            path: self.path.clone(),
+            only: self.only.clone(),
+            id: self.id.clone(),
+            name: self.name.clone(),
+            prefix: self.prefix.clone(),
+        })
+    }
 }
 
 fn default_output() -> PathBuf {
@@ -196,6 +268,7 @@ impl ForgeConfig {
             },
             output: default_output(),
             options: GeneratorOptions::default(),
+            identity: None,
         }
     }
 }
@@ -280,6 +353,34 @@ pub fn verify_pin(bytes: &[u8], pin: &SpecPin, file: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn identity_settings_are_checked() {
+        let ok: IdentityConfig = serde_json::from_str(
+            r#"{"path": "/me", "id": "/id", "name": "/display_name", "prefix": "account"}"#,
+        )
+        .unwrap();
+        let probe = ok.probe(Path::new("forge.json")).unwrap();
+        assert_eq!(
+            (probe.path.as_str(), probe.prefix.as_str()),
+            ("/me", "account")
+        );
+        for bad in [
+            r#"{"path": "me", "id": "/id", "prefix": "user"}"#,
+            r#"{"path": "/me", "id": "id", "prefix": "user"}"#,
+            r#"{"path": "/me", "id": "/id", "prefix": "User:"}"#,
+        ] {
+            let c: IdentityConfig = serde_json::from_str(bad).unwrap();
+            let err = c.probe(Path::new("forge.json")).unwrap_err().to_string();
+            assert!(err.contains("/identity/"), "{err}");
+        }
+        assert!(
+            serde_json::from_str::<IdentityConfig>(
+                r#"{"path": "/me", "id": "/id", "prefix": "u", "x": 1}"#
+            )
+            .is_err()
+        );
+    }
 
     #[test]
     fn sha_mismatch_is_refused() {

@@ -385,6 +385,10 @@ pub struct Profile {
     /// unreadable entries), sorted; listed in the README.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub security_warnings: Vec<String>,
+    /// How the credential's identity is found (the `whoami` tool), when it
+    /// is: the policy's, or forge.json `identity`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Identity>,
 }
 
 impl Profile {
@@ -403,6 +407,7 @@ impl Profile {
             security: Vec::new(),
             primary: None,
             security_warnings: Vec::new(),
+            identity: None,
         }
     }
 }
@@ -656,6 +661,30 @@ pub struct AccountList {
     pub total: Option<String>,
     /// The permission the listing needs.
     pub permission: Option<String>,
+}
+
+/// How the credential's identity is found
+/// (`toolforge_runtime::profile::Identity`): probes tried in order.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Identity {
+    /// The probes, first preferred.
+    pub probes: Vec<IdentityProbe>,
+}
+
+/// One identity `GET` (`toolforge_runtime::profile::IdentityProbe`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct IdentityProbe {
+    /// Path and query, relative to the base URL.
+    pub path: String,
+    /// JSON pointer, in the payload, to a list that must hold exactly one
+    /// item that `id` and `name` then point into.
+    pub only: Option<String>,
+    /// JSON pointer to the ID in the payload (after the envelope).
+    pub id: String,
+    /// JSON pointer to a display name.
+    pub name: Option<String>,
+    /// What the ID names: the identity is `<prefix>:<id>`.
+    pub prefix: String,
 }
 
 /// The selector argument of merged-path tools.

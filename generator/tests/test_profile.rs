@@ -101,7 +101,13 @@ fn a_generic_policy_under_the_flagship_name_gets_the_generic_profile() {
         lib.contains("..Profile::generic(\"CLOUDFLARE_API_TOKEN\")"),
         "{lib}"
     );
-    for unwanted in ["EnvelopeKind", "AccountFill", "MergedSelector", "Refusals"] {
+    for unwanted in [
+        "EnvelopeKind",
+        "AccountFill",
+        "MergedSelector",
+        "Refusals",
+        "Identity",
+    ] {
         assert!(!lib.contains(unwanted), "lib.rs has {unwanted}:\n{lib}");
     }
 }

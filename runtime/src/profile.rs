@@ -18,7 +18,9 @@
 //!   request);
 //! - the selector of merged paths, one tool for several path prefixes
 //!   ([`MergedSelector`]);
-//! - the example in the Code Mode `execute` description.
+//! - the example in the Code Mode `execute` description;
+//! - how the credential's identity is found for the `whoami` tool
+//!   ([`Identity`]: `GET` probes tried in order, `<prefix>:<id>`).
 //!
 //! [`Profile::generic`] is what any OpenAPI API gets; an API's policy
 //! overrides fields of it. Adding an API means writing its generator policy
@@ -38,6 +40,7 @@
 //! ```
 
 pub mod accounts;
+pub mod identity;
 pub mod servers;
 
 use serde_json::Value;
@@ -47,6 +50,7 @@ use crate::request::Args;
 use crate::security::{Requirement, SecurityScheme};
 
 pub use accounts::{AccountFill, AccountList};
+pub use identity::{Identity, IdentityProbe};
 pub use servers::ServerVar;
 
 /// Where `{permissions}` goes in the [`Refusals`] texts.
@@ -89,13 +93,16 @@ pub struct Profile {
     /// [`Profile::token_env`]. `None`: every scheme is read from the
     /// server's environment.
     pub primary: Option<u16>,
+    /// How the credential's identity is found: the `whoami` tool is listed
+    /// only when the profile has one.
+    pub identity: Option<Identity>,
 }
 
 impl Profile {
     /// The profile of an API with no special rules: no default base URL,
     /// bare bodies, refusals explained from the tool's permissions only,
-    /// no account filling, no merged paths. `token_env` is the variable
-    /// holding the upstream token.
+    /// no account filling, no merged paths, no identity (so no `whoami`
+    /// tool). `token_env` is the variable holding the upstream token.
     pub const fn generic(token_env: &'static str) -> Self {
         Self {
             base_url: None,
@@ -109,6 +116,7 @@ impl Profile {
             schemes: &[],
             security: &[],
             primary: None,
+            identity: None,
         }
     }
 

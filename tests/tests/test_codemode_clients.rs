@@ -114,13 +114,15 @@ fn value_of(step: &Value) -> Result<Value, String> {
         .map_err(|e| format!("{} result is not JSON ({e}): {text}", step["tool"]))
 }
 
-/// Checks the listing: exactly `search` and `execute`, with the
+/// Checks the listing: exactly `search`, `execute` and `whoami`, with the
 /// TypeScript declarations in their descriptions.
 fn check_tools(report: &Value, problems: &mut Vec<String>) {
     let tools = report["tools"].as_array().cloned().unwrap_or_default();
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-    if names != ["search", "execute"] {
-        problems.push(format!("listed {names:?}, expected [search, execute]"));
+    if names != ["search", "execute", "whoami"] {
+        problems.push(format!(
+            "listed {names:?}, expected [search, execute, whoami]"
+        ));
     }
     let all = serde_json::to_string(&tools).unwrap_or_default();
     for needle in ["declare const spec", "declare const api", "Example:"] {

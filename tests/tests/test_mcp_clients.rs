@@ -141,7 +141,9 @@ fn check_report(report: &Value, expect_version: &str, expect_output_schemas: boo
     }
     let mut listed: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
     listed.sort_unstable();
+    // The operations, and `whoami` (the profile declares an identity).
     let mut expected: Vec<&str> = CATALOGUE.tools().map(|t| t.name).collect();
+    expected.push("whoami");
     expected.sort_unstable();
     if listed != expected {
         problems.push(format!(
@@ -157,9 +159,10 @@ fn check_report(report: &Value, expect_version: &str, expect_output_schemas: boo
                 "{client}: {name}: inputSchema is not an object schema"
             ));
         }
-        let has_output = CATALOGUE
-            .tool(name)
-            .is_some_and(|t| t.output_schema.is_some());
+        let has_output = name == "whoami"
+            || CATALOGUE
+                .tool(name)
+                .is_some_and(|t| t.output_schema.is_some());
         let listed_output = tool.get("outputSchema").is_some();
         if listed_output != (has_output && expect_output_schemas) {
             problems.push(format!(
@@ -389,7 +392,8 @@ fn typescript_sdk_default_listing_has_no_output_schemas() {
         .as_array()
         .cloned()
         .unwrap_or_default();
-    assert_eq!(tools.len(), CATALOGUE.tools().count(), "{report}");
+    // The operations and `whoami`.
+    assert_eq!(tools.len(), CATALOGUE.tools().count() + 1, "{report}");
     let with_schema: Vec<&str> = tools
         .iter()
         .filter(|t| t.get("outputSchema").is_some())
@@ -509,7 +513,12 @@ fn inspector_cli_over_http() {
     };
     let listing = run(&["--method", "tools/list"]);
     let tools = listing["tools"].as_array().cloned().unwrap_or_default();
-    assert_eq!(tools.len(), CATALOGUE.tools().count(), "{test}: {listing}");
+    // The operations and `whoami`.
+    assert_eq!(
+        tools.len(),
+        CATALOGUE.tools().count() + 1,
+        "{test}: {listing}"
+    );
     let zone_arg = format!("zone_id={ZONE}");
     let ruleset_zone = format!("account_or_zone_id={ZONE}");
     let calls: Vec<(&str, Vec<&str>, String)> = vec![

@@ -70,7 +70,8 @@ fn assert_alive(test: &str, server: &mut Server) {
     let tools = client.list_tools().unwrap();
     assert_eq!(
         tools.len(),
-        cloudflare_tools::CATALOGUE.tools().count(),
+        // The operations and `whoami`.
+        cloudflare_tools::CATALOGUE.tools().count() + 1,
         "{test}"
     );
     assert_eq!(server.exit_status(), None, "{test}: the server exited");

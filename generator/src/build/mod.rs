@@ -278,6 +278,11 @@ pub fn build_catalogue_with(
     profile.security = table.global;
     profile.primary = table.primary;
     profile.security_warnings = table.warnings;
+    if let Some(identity) = &config.identity {
+        profile.identity = Some(crate::ir::Identity {
+            probes: vec![identity.probe(std::path::Path::new("forge.json"))?],
+        });
+    }
     let server = crate::servers::default_server(doc, config.spec.url.as_deref())?;
     if let Some(server) = ctx.policy.default_server(server) {
         profile.base_url = Some(server.url);

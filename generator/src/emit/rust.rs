@@ -438,6 +438,15 @@ fn profile_expr(p: &Profile) -> (TokenStream, TokenStream) {
         let example = lit(example);
         fields.push(quote!(execute_example: #example));
     }
+    if let Some(identity) = &p.identity {
+        used.extend(["Identity", "IdentityProbe"]);
+        let probes = identity.probes.iter().map(|probe| {
+            let (path, id, prefix) = (lit(&probe.path), lit(&probe.id), lit(&probe.prefix));
+            let (only, name) = (opt_lit(probe.only.as_deref()), opt_lit(probe.name.as_deref()));
+            quote!(IdentityProbe { path: #path, only: #only, id: #id, name: #name, prefix: #prefix })
+        });
+        fields.push(quote!(identity: Some(Identity { probes: &[#(#probes),*] })));
+    }
     let mut security_used = Vec::new();
     let mut schemes_item = quote!();
     if !p.schemes.is_empty() {

@@ -10,8 +10,8 @@ use serde_json::{Map, Value, json};
 
 use super::{ApiPolicy, MergedPath, MergedRoute, OpRef};
 use crate::ir::{
-    AccountList, BodyShape, Envelope, HttpMethod, MergedSelector, MergedVariant, Profile, Refusals,
-    Requirement, Scheme, Server,
+    AccountList, BodyShape, Envelope, HttpMethod, Identity, IdentityProbe, MergedSelector,
+    MergedVariant, Profile, Refusals, Requirement, Scheme, Server,
 };
 use crate::naming::{fit_tool_name, snake};
 
@@ -88,8 +88,10 @@ impl ApiPolicy for Cloudflare {
     }
 
     /// The envelope, refusal texts naming the token page, the default
-    /// account from `GET /accounts`, the account/zone selector, and an
-    /// `execute` example listing zones.
+    /// account from `GET /accounts`, the account/zone selector, an
+    /// `execute` example listing zones, and the identity: `GET /user` for
+    /// user tokens (`user:<id>`), else the only account an account-owned
+    /// token sees (`account:<id>`).
     fn profile(&self, api: &str) -> Profile {
         let own = |s: &str| s.to_owned();
         Profile {
@@ -129,6 +131,24 @@ impl ApiPolicy for Cloudflare {
             execute_example: Some(own(
                 r#"async () => { const r = await api.request({ method: "GET", path: "/zones", query: { per_page: 5 } }); return r.result.map(z => ({ id: z.id, name: z.name })); }"#,
             )),
+            identity: Some(Identity {
+                probes: vec![
+                    IdentityProbe {
+                        path: own("/user"),
+                        only: None,
+                        id: own("/id"),
+                        name: Some(own("/email")),
+                        prefix: own("user"),
+                    },
+                    IdentityProbe {
+                        path: format!("/accounts?per_page={ACCOUNTS_PAGE}"),
+                        only: Some(String::new()),
+                        id: own("/id"),
+                        name: Some(own("/name")),
+                        prefix: own("account"),
+                    },
+                ],
+            }),
             ..Profile::generic(api)
         }
     }

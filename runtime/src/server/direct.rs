@@ -17,8 +17,10 @@ use crate::catalogue::{Catalogue, ToolDef};
 use crate::credential::Credential;
 use crate::outcome::{Call, map_response, tool_error};
 use crate::profile::accounts::AccountCache;
+use crate::profile::identity::{IdentityCache, Lookup};
 use crate::profile::{AccountFill, Profile};
 use crate::request::{Args, build_request};
+use crate::security::Requirement;
 use crate::upstream::{Upstream, path_only};
 use crate::validate::Validators;
 
@@ -31,6 +33,8 @@ pub struct Direct {
     validators: Validators,
     upstream: Upstream,
     accounts: AccountCache,
+    identities: IdentityCache,
+    probe_security: Vec<Option<Requirement>>,
     max_argument_bytes: usize,
     credential_hint: String,
 }
@@ -45,6 +49,27 @@ impl Direct {
         credential_hint: String,
     ) -> Self {
         let index = tools.iter().enumerate().map(|(i, t)| (t.name, i)).collect();
+        // An identity probe that is one of the API's operations needs that
+        // operation's credentials; others the profile's global ones.
+        let probe_security = catalogue
+            .profile
+            .identity
+            .map(|identity| {
+                identity
+                    .probes
+                    .iter()
+                    .map(|probe| {
+                        catalogue
+                            .tools()
+                            .find(|t| {
+                                t.method == crate::catalogue::Method::Get
+                                    && t.routes.iter().any(|r| r.template == probe.shown_path())
+                            })
+                            .map(|t| t.security)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         Self {
             catalogue,
             validators: Validators::new(tools.len()),
@@ -52,6 +77,8 @@ impl Direct {
             index,
             upstream,
             accounts: AccountCache::default(),
+            identities: IdentityCache::default(),
+            probe_security,
             max_argument_bytes,
             credential_hint,
         }
@@ -138,6 +165,36 @@ impl Direct {
                 },
                 resp,
             ),
+            Err(e) => tool_error(credential.redact(&e.to_string())),
+        }
+    }
+
+    /// The `whoami` tool named `name`: the credential's identity from the
+    /// profile's probes (cached per credential), or a tool error without
+    /// the credential.
+    pub async fn whoami(
+        &self,
+        name: &str,
+        arguments: Option<&rmcp::model::JsonObject>,
+        credential: Option<&Credential>,
+    ) -> CallToolResult {
+        if let Err(refused) = super::whoami::check_arguments(name, arguments) {
+            return tool_error(refused);
+        }
+        let Some(identity) = &self.profile().identity else {
+            return tool_error(format!("`{name}`: this API's profile declares no identity"));
+        };
+        let Some(credential) = credential else {
+            return self.no_credential(&format!("`{name}`"));
+        };
+        let lookup = Lookup {
+            identity,
+            envelope: self.profile().envelope,
+            upstream: &self.upstream,
+            security: &self.probe_security,
+        };
+        match self.identities.whoami(lookup, credential).await {
+            Ok(who) => super::whoami::result(&who.identity, who.name.as_deref()),
             Err(e) => tool_error(credential.redact(&e.to_string())),
         }
     }

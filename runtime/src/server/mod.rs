@@ -22,6 +22,7 @@ mod jsonrpc_guard;
 mod limits;
 pub mod listing;
 pub mod stdio;
+pub mod whoami;
 
 /// Without the `http` feature: only the defaults of the HTTP flags, which
 /// the command line still shows (it refuses `--transport http`).
@@ -171,10 +172,12 @@ impl Core {
             }
             _ => None,
         };
-        let listed: Vec<&'static ToolDef> = match &engine {
+        let mut listed: Vec<&'static ToolDef> = match &engine {
             Some(engine) => engine.listed().to_vec(),
             None => tools,
         };
+        // Last, so the direct tools keep their indices.
+        listed.extend(whoami::tool(catalogue));
         let index = listed
             .iter()
             .enumerate()
@@ -308,6 +311,11 @@ impl Core {
         let started = Instant::now();
         let work = async {
             match &self.engine {
+                _ if whoami::is_whoami(tool) => {
+                    self.direct
+                        .whoami(tool.name, arguments.as_ref(), credential)
+                        .await
+                }
                 Some(engine) => {
                     engine
                         .call(tool.name, arguments, credential, cancel.clone())
@@ -335,8 +343,8 @@ impl Core {
     fn unknown_tool(&self, name: &str) -> ErrorData {
         let shown: String = name.chars().take(80).collect();
         if let Some(engine) = &self.engine {
-            let names: Vec<String> = engine
-                .listed()
+            let names: Vec<String> = self
+                .listed
                 .iter()
                 .map(|t| format!("`{}`", t.name))
                 .collect();
