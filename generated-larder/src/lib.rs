@@ -36,6 +36,17 @@ use toolforge_runtime::profile::ServerVar;
 use toolforge_runtime::security::KeyLocation;
 use toolforge_runtime::security::SchemeKind;
 use toolforge_runtime::security::SecurityScheme;
+/// How `whoami` finds the credential's identity: probes tried in order.
+#[rustfmt::skip]
+const IDENTITY_PROBES: &[IdentityProbe] = &[
+    IdentityProbe {
+        path: "/me",
+        only: None,
+        id: "/id",
+        name: Some("/display_name"),
+        prefix: "account",
+    },
+];
 /// The API's credential schemes, sorted by name (indices of the
 /// tools' `security` point into this order).
 #[rustfmt::skip]
@@ -108,13 +119,7 @@ pub static CATALOGUE: Catalogue = Catalogue {
             },
         ],
         identity: Some(Identity {
-            probes: &[IdentityProbe {
-                path: "/me",
-                only: None,
-                id: "/id",
-                name: Some("/display_name"),
-                prefix: "account",
-            }],
+            probes: IDENTITY_PROBES,
         }),
         schemes: SCHEMES,
         security: &[&[1], &[2]],

@@ -46,6 +46,24 @@ use toolforge_runtime::profile::Profile;
 use toolforge_runtime::profile::Refusals;
 use toolforge_runtime::security::SchemeKind;
 use toolforge_runtime::security::SecurityScheme;
+/// How `whoami` finds the credential's identity: probes tried in order.
+#[rustfmt::skip]
+const IDENTITY_PROBES: &[IdentityProbe] = &[
+    IdentityProbe {
+        path: "/user",
+        only: None,
+        id: "/id",
+        name: Some("/email"),
+        prefix: "user",
+    },
+    IdentityProbe {
+        path: "/accounts?per_page=50",
+        only: Some(""),
+        id: "/id",
+        name: Some("/name"),
+        prefix: "account",
+    },
+];
 /// The API's credential schemes, sorted by name (indices of the
 /// tools' `security` point into this order).
 #[rustfmt::skip]
@@ -98,22 +116,7 @@ pub static CATALOGUE: Catalogue = Catalogue {
         }),
         execute_example: "async () => { const r = await api.request({ method: \"GET\", path: \"/zones\", query: { per_page: 5 } }); return r.result.map(z => ({ id: z.id, name: z.name })); }",
         identity: Some(Identity {
-            probes: &[
-                IdentityProbe {
-                    path: "/user",
-                    only: None,
-                    id: "/id",
-                    name: Some("/email"),
-                    prefix: "user",
-                },
-                IdentityProbe {
-                    path: "/accounts?per_page=50",
-                    only: Some(""),
-                    id: "/id",
-                    name: Some("/name"),
-                    prefix: "account",
-                },
-            ],
+            probes: IDENTITY_PROBES,
         }),
         schemes: SCHEMES,
         security: &[&[0]],

@@ -438,6 +438,7 @@ fn profile_expr(p: &Profile) -> (TokenStream, TokenStream) {
         let example = lit(example);
         fields.push(quote!(execute_example: #example));
     }
+    let mut identity_item = quote!();
     if let Some(identity) = &p.identity {
         used.extend(["Identity", "IdentityProbe"]);
         let probes = identity.probes.iter().map(|probe| {
@@ -445,7 +446,13 @@ fn profile_expr(p: &Profile) -> (TokenStream, TokenStream) {
             let (only, name) = (opt_lit(probe.only.as_deref()), opt_lit(probe.name.as_deref()));
             quote!(IdentityProbe { path: #path, only: #only, id: #id, name: #name, prefix: #prefix })
         });
-        fields.push(quote!(identity: Some(Identity { probes: &[#(#probes),*] })));
+        // Its own item for the same reason as `SCHEMES` below.
+        identity_item = quote! {
+            /// How `whoami` finds the credential's identity: probes tried in order.
+            #[rustfmt::skip]
+            const IDENTITY_PROBES: &[IdentityProbe] = &[#(#probes),*];
+        };
+        fields.push(quote!(identity: Some(Identity { probes: IDENTITY_PROBES })));
     }
     let mut security_used = Vec::new();
     let mut schemes_item = quote!();
@@ -490,6 +497,7 @@ fn profile_expr(p: &Profile) -> (TokenStream, TokenStream) {
         quote! {
             #(use toolforge_runtime::profile::#names;)*
             #(use toolforge_runtime::security::#security_names;)*
+            #identity_item
             #schemes_item
         },
     )
