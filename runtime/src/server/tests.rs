@@ -199,6 +199,7 @@ fn catalogue() -> &'static Catalogue {
         products,
         source: r#"{"release":"t-1"}"#,
         spec: "",
+        skills: &[],
     }))
 }
 
