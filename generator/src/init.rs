@@ -141,6 +141,7 @@ pub fn forge_config(opts: &InitOptions) -> ForgeConfig {
         },
         output: PathBuf::from(OUTPUT_DIR),
         options: GeneratorOptions::default(),
+        skills: None,
     }
 }
 
