@@ -146,4 +146,5 @@ pub static CATALOGUE: Catalogue = Catalogue {
     ],
     source: SOURCE,
     spec: include_str!("../artifacts/spec.json"),
+    skills: &[],
 };
