@@ -37,22 +37,35 @@ pub struct Generated {
     pub files: Vec<OutputFile>,
 }
 
-/// Runs the whole pipeline on `spec` (the bytes of `spec_file`).
+/// Runs the whole pipeline on `spec` (the bytes of `spec_file`), without skills.
 pub fn generate(
     spec: &[u8],
     spec_file: &str,
     config: &ForgeConfig,
     layout: &CrateLayout,
 ) -> Result<Generated> {
-    let mut files = Vec::new();
-    let catalogue = generate_into(
+    generate_with(
         spec,
         spec_file,
         config,
         layout,
         &skills::SkillSet::default(),
-        &mut |f| files.push(f),
-    )?;
+    )
+}
+
+/// [`generate`], embedding `skills` (read from the pin with
+/// [`skills::read_dir`] or [`skills::archive::read_tar_gz`]).
+pub fn generate_with(
+    spec: &[u8],
+    spec_file: &str,
+    config: &ForgeConfig,
+    layout: &CrateLayout,
+    skills: &skills::SkillSet,
+) -> Result<Generated> {
+    let mut files = Vec::new();
+    let catalogue = generate_into(spec, spec_file, config, layout, skills, &mut |f| {
+        files.push(f)
+    })?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Generated { catalogue, files })
 }
