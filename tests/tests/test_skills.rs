@@ -4,7 +4,8 @@
 //!
 //! - the TypeScript SDK client over Streamable HTTP (2025-11-25);
 //! - the Python `mcp.Client` over HTTP (2026-07-28 via `server/discover`);
-//! - the Python `ClientSession` over stdio (2025-11-25).
+//! - the Python `ClientSession` over stdio (2025-11-25), in direct mode and
+//!   in the `code` and `codemode` modes.
 //!
 //! Each lists the resources, calls `skills/list` and `skills/get` (raw
 //! requests through the SDK session: neither SDK has skills methods),
@@ -368,15 +369,14 @@ fn python_client_reads_skills_over_http() {
     finish(test, report, true, &server.log());
 }
 
-#[test]
-fn python_session_reads_skills_over_stdio() {
-    let test = "python_session_reads_skills_over_stdio";
+/// The Python `ClientSession` over stdio against `cloudflare-mcp ARGS`.
+fn python_session_over_stdio(test: &str, extra: &[&str]) {
     if !clients::require_python(test).unwrap_or_else(|e| panic!("{e}")) {
         return;
     }
     let bin = server::binary().unwrap_or_else(|e| panic!("{test}: {e}"));
     let mut args = vec!["--transport".to_owned(), "stdio".to_owned()];
-    args.extend(UPSTREAM_ARGS.iter().map(|s| (*s).to_owned()));
+    args.extend(UPSTREAM_ARGS.iter().chain(extra).map(|s| (*s).to_owned()));
     let plan = json!({"client": "session", "transport": "stdio",
         "command": bin.display().to_string(), "args": args,
         "env": {server::TOKEN_ENV: UPSTREAM_TOKEN},
@@ -385,4 +385,23 @@ fn python_session_reads_skills_over_stdio() {
     // The SDK's ClientSession drops fields of later revisions (the cache
     // hints) from results on a 2025-11-25 session.
     finish(test, report, false, "");
+}
+
+#[test]
+fn python_session_reads_skills_over_stdio() {
+    python_session_over_stdio("python_session_reads_skills_over_stdio", &[]);
+}
+
+/// The Code Mode modes list other tools but serve the same resources and
+/// skills (`api://products` still describes the API's tools).
+#[test]
+fn python_session_reads_skills_in_the_code_modes() {
+    python_session_over_stdio(
+        "python_session_reads_skills_in_code_mode",
+        &["--mode", "code"],
+    );
+    python_session_over_stdio(
+        "python_session_reads_skills_in_codemode_mode",
+        &["--mode", "codemode"],
+    );
 }
