@@ -148,6 +148,31 @@ fn check_covers_the_skills() {
 }
 
 #[test]
+fn an_archive_of_the_skills_generates_the_same_crate() {
+    let tmp = repo_copy();
+    // A release tarball: everything below one top-level directory.
+    let mut b = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
+    b.append_dir_all("repo-1.0/skills", tmp.path().join("skills"))
+        .unwrap();
+    let bytes = b.into_inner().unwrap().finish().unwrap();
+    std::fs::write(tmp.path().join("skills.tar.gz"), &bytes).unwrap();
+    std::fs::remove_dir_all(tmp.path().join("skills")).unwrap();
+    let forge = tmp.path().join("forge.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&forge).unwrap()).unwrap();
+    config["skills"] = serde_json::json!({
+        "path": "skills.tar.gz",
+        "sha256": toolforge_generator::config::sha256_hex(&bytes),
+    });
+    std::fs::write(&forge, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    let o = toolforge(tmp.path(), &["check"]);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+#[test]
 fn fetch_without_url_and_missing_spec_are_clear() {
     let tmp = repo_copy();
     let o = toolforge(tmp.path(), &["fetch"]);
