@@ -162,4 +162,5 @@ pub static CATALOGUE: Catalogue = Catalogue {
     ],
     source: SOURCE,
     spec: include_str!("../artifacts/spec.json"),
+    skills: &[],
 };

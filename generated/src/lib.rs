@@ -33,6 +33,9 @@ pub mod zones;
 /// Output and response schemas shared by the product modules.
 #[rustfmt::skip]
 mod schemas;
+/// The skills served over MCP, with their files embedded.
+#[rustfmt::skip]
+mod skills;
 pub use toolforge_runtime;
 use toolforge_runtime::catalogue::{Catalogue, Product};
 use toolforge_runtime::profile::AccountFill;
@@ -167,4 +170,5 @@ pub static CATALOGUE: Catalogue = Catalogue {
     ],
     source: SOURCE,
     spec: include_str!("../artifacts/spec.json"),
+    skills: skills::SKILLS,
 };

@@ -44,6 +44,9 @@ pub struct ForgeConfig {
     /// Without it a generic API has no `whoami` tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<IdentityConfig>,
+    /// The pinned skills served over MCP (the Skills extension), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills: Option<SkillsPin>,
 }
 
 /// The identity endpoint of forge.json: one `GET` whose answer holds the
@@ -111,6 +114,25 @@ impl IdentityConfig {
             prefix: self.prefix.clone(),
         })
     }
+}
+
+/// The pinned skills: a directory holding one directory per skill, or a
+/// `.tar.gz` archive with a `skills/` directory (at its top or below one
+/// top-level directory), local or published at a URL.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsPin {
+    /// Directory or `.tar.gz` file (relative to the config file). For URL
+    /// pins this is where `toolforge fetch` stores the download.
+    pub path: PathBuf,
+    /// Published archive URL, when the pin names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Lower-case hex sha256: of the archive's bytes, or for a directory
+    /// of its manifest (the `sha256sum` lines `<sha256>  <path>` of the
+    /// skills' files, sorted by path; `toolforge pin` records it).
+    #[schemars(regex(pattern = r"^[0-9a-fA-F]{64}$"))]
+    pub sha256: String,
 }
 
 fn default_output() -> PathBuf {
@@ -269,6 +291,7 @@ impl ForgeConfig {
             output: default_output(),
             options: GeneratorOptions::default(),
             identity: None,
+            skills: None,
         }
     }
 }

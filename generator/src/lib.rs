@@ -21,6 +21,7 @@ pub mod resolved;
 pub mod schema;
 pub mod security;
 pub mod servers;
+pub mod skills;
 mod yaml_scan;
 
 pub use config::ForgeConfig;
@@ -36,15 +37,35 @@ pub struct Generated {
     pub files: Vec<OutputFile>,
 }
 
-/// Runs the whole pipeline on `spec` (the bytes of `spec_file`).
+/// Runs the whole pipeline on `spec` (the bytes of `spec_file`), without skills.
 pub fn generate(
     spec: &[u8],
     spec_file: &str,
     config: &ForgeConfig,
     layout: &CrateLayout,
 ) -> Result<Generated> {
+    generate_with(
+        spec,
+        spec_file,
+        config,
+        layout,
+        &skills::SkillSet::default(),
+    )
+}
+
+/// [`generate`], embedding `skills` (read from the pin with
+/// [`skills::read_dir`] or [`skills::archive::read_tar_gz`]).
+pub fn generate_with(
+    spec: &[u8],
+    spec_file: &str,
+    config: &ForgeConfig,
+    layout: &CrateLayout,
+    skills: &skills::SkillSet,
+) -> Result<Generated> {
     let mut files = Vec::new();
-    let catalogue = generate_into(spec, spec_file, config, layout, &mut |f| files.push(f))?;
+    let catalogue = generate_into(spec, spec_file, config, layout, skills, &mut |f| {
+        files.push(f)
+    })?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Generated { catalogue, files })
 }
@@ -54,12 +75,14 @@ pub fn generate(
 /// artifacts are written and freed before the next is built, which keeps
 /// peak memory (and so page faults, a large share of the wall time) low.
 /// `sink` is called only once the catalogue has been built; an error after
-/// that point is an internal emit error.
+/// that point is an internal emit error. `skills` (read by the caller from
+/// the pin, see [`skills`]) are embedded in the crate.
 pub fn generate_into(
     spec: &[u8],
     spec_file: &str,
     config: &ForgeConfig,
     layout: &CrateLayout,
+    skills: &skills::SkillSet,
     sink: &mut dyn FnMut(OutputFile),
 ) -> Result<ir::Catalogue> {
     let doc = load::load(spec, spec_file)?;
@@ -81,6 +104,6 @@ pub fn generate_into(
     }
     drop(cycles);
     drop(doc);
-    emit::emit_into(&catalogue, config, layout, sink)?;
+    emit::emit_into(&catalogue, config, layout, skills, sink)?;
     Ok(catalogue)
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use toolforge_generator::config::ForgeConfig;
-use toolforge_generator::{CrateLayout, Generated, generate};
+use toolforge_generator::{CrateLayout, Generated, generate_with};
 
 /// The repository root.
 pub fn repo() -> PathBuf {
@@ -28,13 +28,26 @@ pub fn layout(config: &ForgeConfig) -> CrateLayout {
     }
 }
 
-/// Generates the pinned sample spec in memory.
+/// Generates the pinned sample spec in memory, with the pinned skills
+/// directory (checked against its pin).
 pub fn generate_sample() -> Generated {
     let config = config();
     let spec = repo().join(&config.spec.path);
     let bytes = std::fs::read(&spec).unwrap();
     let name = spec.file_name().unwrap().to_string_lossy().into_owned();
-    generate(&bytes, &name, &config, &layout(&config)).unwrap()
+    let skills = match &config.skills {
+        Some(pin) => {
+            let (set, digest) =
+                toolforge_generator::skills::read_dir(&repo().join(&pin.path)).unwrap();
+            assert_eq!(
+                digest, pin.sha256,
+                "the skills pin is stale: run `toolforge pin`"
+            );
+            set
+        }
+        None => Default::default(),
+    };
+    generate_with(&bytes, &name, &config, &layout(&config), &skills).unwrap()
 }
 
 /// The shared data directory (`../shared`), or None with a loud notice.

@@ -42,6 +42,7 @@ fn repo_copy() -> tempfile::TempDir {
     std::fs::copy(repo.join("forge.json"), tmp.path().join("forge.json")).unwrap();
     copy_dir(&repo.join("specs"), &tmp.path().join("specs"));
     copy_dir(&repo.join("generated"), &tmp.path().join("generated"));
+    copy_dir(&repo.join("skills"), &tmp.path().join("skills"));
     tmp
 }
 
@@ -101,6 +102,74 @@ fn check_names_stale_and_hand_edited_files() {
         t.contains("changed: src/lib.rs") && t.contains("extra.rs"),
         "{t}"
     );
+}
+
+#[test]
+fn check_covers_the_skills() {
+    let tmp = repo_copy();
+    let md = tmp.path().join("skills/kv-bulk-writes/SKILL.md");
+    let mut text_md = std::fs::read_to_string(&md).unwrap();
+    text_md.push_str("\nOne more line.\n");
+    std::fs::write(&md, text_md).unwrap();
+
+    // An edited skill no longer matches the pin.
+    let o = toolforge(tmp.path(), &["check"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("skills sha256 mismatch"), "{}", text(&o));
+
+    // Re-pinned: the table changes, the new blob is missing, the old one stale.
+    let o = toolforge(tmp.path(), &["pin"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = toolforge(tmp.path(), &["check"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("changed: src/skills.rs"), "{t}");
+    assert!(t.contains("missing: skills/"), "{t}");
+    assert!(t.contains("stale:") && t.contains("skills/"), "{t}");
+
+    // A skill left out is named with its reason.
+    std::fs::create_dir_all(tmp.path().join("skills/Bad_Name")).unwrap();
+    std::fs::write(
+        tmp.path().join("skills/Bad_Name/SKILL.md"),
+        "---\nname: Bad_Name\ndescription: d\n---\n",
+    )
+    .unwrap();
+    let o = toolforge(tmp.path(), &["pin"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = toolforge(tmp.path(), &["generate"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("warning: skills: Bad_Name: skill left out: the directory name is not a valid skill name"),
+        "{}",
+        text(&o)
+    );
+    let o = toolforge(tmp.path(), &["check"]);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+#[test]
+fn an_archive_of_the_skills_generates_the_same_crate() {
+    let tmp = repo_copy();
+    // A release tarball: everything below one top-level directory.
+    let mut b = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
+    b.append_dir_all("repo-1.0/skills", tmp.path().join("skills"))
+        .unwrap();
+    let bytes = b.into_inner().unwrap().finish().unwrap();
+    std::fs::write(tmp.path().join("skills.tar.gz"), &bytes).unwrap();
+    std::fs::remove_dir_all(tmp.path().join("skills")).unwrap();
+    let forge = tmp.path().join("forge.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&forge).unwrap()).unwrap();
+    config["skills"] = serde_json::json!({
+        "path": "skills.tar.gz",
+        "sha256": toolforge_generator::config::sha256_hex(&bytes),
+    });
+    std::fs::write(&forge, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    let o = toolforge(tmp.path(), &["check"]);
+    assert!(o.status.success(), "{}", text(&o));
 }
 
 #[test]

@@ -22,6 +22,9 @@ pub struct Catalogue {
     /// JSON text of the resolved spec for Code Mode `search` (empty when the
     /// generator was told not to emit it).
     pub spec: &'static str,
+    /// Skills served over MCP (the Skills extension), sorted by name; empty
+    /// when `forge.json` pins none.
+    pub skills: &'static [crate::skills::Skill],
 }
 
 impl Catalogue {

@@ -351,6 +351,7 @@ mod tests {
             products: &[],
             source: "{}",
             spec: "",
+            skills: &[],
         }
     }
 

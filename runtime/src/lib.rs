@@ -71,6 +71,7 @@ pub mod request;
 pub mod sandbox;
 pub mod security;
 pub mod server;
+pub mod skills;
 pub mod truncate;
 pub mod upstream;
 pub mod validate;

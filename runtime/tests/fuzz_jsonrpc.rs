@@ -685,6 +685,7 @@ static CATALOGUE: Catalogue = Catalogue {
     }],
     source: r#"{"release":"fuzz"}"#,
     spec: "",
+    skills: &[],
 };
 
 thread_local! {

@@ -85,6 +85,7 @@ static CATALOGUE: Catalogue = Catalogue {
     }],
     source: r#"{"release":"test"}"#,
     spec: "",
+    skills: &[],
 };
 
 const CLIENT_TOKEN: &str = "client-token-123";

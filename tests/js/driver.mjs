@@ -6,7 +6,12 @@
 // Plan (JSON on stdin):
 //   {"url": "http://127.0.0.1:PORT/mcp?output_schemas=1", "token": "…",
 //    "timeoutMs": 60000,
-//    "steps": [{"op": "list"}, {"op": "call", "name": "zones_list", "arguments": {}}]}
+//    "steps": [{"op": "list"}, {"op": "call", "name": "zones_list", "arguments": {}},
+//              {"op": "skills"}, {"op": "request", "method": "skills/get", "params": {…}}]}
+// `skills` walks the Skills extension (SEP-2640) as a host would: listResources,
+// skills/list, skills/get of each skill, readResource of every manifest file
+// and of api://products. The SDK has no skills methods: those are sent with
+// client.request and the SDK's loose ResultSchema (`request` sends any method).
 // Report (last stdout line):
 //   {"client": "typescript-sdk", "protocolVersion", "serverInfo", "capabilities",
 //    "results": [{"op": "list", "tools": [...]},
@@ -18,6 +23,7 @@
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
 
 async function readStdin() {
   const chunks = [];
@@ -34,6 +40,33 @@ function describeError(e) {
 
 function emit(report, code) {
   process.stdout.write(JSON.stringify(report) + "\n", () => process.exit(code));
+}
+
+function raw(client, method, params, timeoutMs) {
+  return client.request({ method, params: params ?? {} }, ResultSchema, { timeout: timeoutMs });
+}
+
+async function walkSkills(client, timeoutMs) {
+  const resources = [];
+  let cursor;
+  for (let page = 0; page < 100; page++) {
+    const listed = await client.listResources(cursor ? { cursor } : {}, { timeout: timeoutMs });
+    resources.push(...listed.resources);
+    cursor = listed.nextCursor;
+    if (!cursor) break;
+  }
+  const list = await raw(client, "skills/list", {}, timeoutMs);
+  const gets = [];
+  for (const skill of list.skills ?? []) {
+    gets.push(await raw(client, "skills/get", { uri: skill.uri }, timeoutMs));
+  }
+  const uris = gets.flatMap((g) => g.skill.resources.map((f) => f.uri)).concat(["api://products"]);
+  const reads = [];
+  for (const uri of uris) {
+    const read = await client.readResource({ uri }, { timeout: timeoutMs });
+    reads.push({ uri, contents: read.contents });
+  }
+  return { resources, list, gets, reads };
 }
 
 const plan = JSON.parse(await readStdin());
@@ -79,6 +112,19 @@ try {
         report.results.push({ op: "call", name: step.name, result });
       } catch (e) {
         report.results.push({ op: "call", name: step.name, error: describeError(e) });
+      }
+    } else if (step.op === "skills") {
+      try {
+        report.results.push({ op: "skills", ...(await walkSkills(client, timeoutMs)) });
+      } catch (e) {
+        report.results.push({ op: "skills", error: describeError(e) });
+      }
+    } else if (step.op === "request") {
+      try {
+        const result = await raw(client, step.method, step.params, timeoutMs);
+        report.results.push({ op: "request", method: step.method, result });
+      } catch (e) {
+        report.results.push({ op: "request", method: step.method, error: describeError(e) });
       }
     } else {
       report.results.push({ op: step.op, error: { message: `unknown op ${step.op}` } });

@@ -15,7 +15,14 @@ Plan (JSON on stdin)::
     {"client": "client"|"session", "transport": "http"|"stdio",
      "url": "...", "token": "...", "command": "...", "args": [...], "env": {...},
      "timeoutSeconds": 60,
-     "steps": [{"op": "list"}, {"op": "call", "name": "zones_list", "arguments": {}}]}
+     "steps": [{"op": "list"}, {"op": "call", "name": "zones_list", "arguments": {}},
+               {"op": "skills"}, {"op": "request", "method": "skills/get", "params": {...}}]}
+
+``skills`` walks the Skills extension (SEP-2640) as a host would: ``resources/list``
+(typed), ``skills/list``, ``skills/get`` of each listed skill, ``resources/read``
+(typed) of every file in each manifest and of ``api://products``. The SDK has no
+skills methods, so those go out as raw requests through the same session
+(``request`` sends any method the same way).
 
 Report (last stdout line)::
 
@@ -81,8 +88,46 @@ async def run_steps(api: Any, steps: list[dict[str, Any]], results: list[dict[st
                 results.append({"op": "call", "name": name, "result": dump(result)})
             except Exception as e:  # noqa: BLE001
                 results.append({"op": "call", "name": name, "error": describe_error(e)})
+        elif op == "skills":
+            try:
+                results.append({"op": "skills", **(await walk_skills(api))})
+            except Exception as e:  # noqa: BLE001
+                results.append({"op": "skills", "error": describe_error(e)})
+        elif op == "request":
+            try:
+                result = await api.request(step["method"], step.get("params"))
+                results.append({"op": "request", "method": step["method"], "result": result})
+            except Exception as e:  # noqa: BLE001
+                results.append({"op": "request", "method": step["method"], "error": describe_error(e)})
         else:
             results.append({"op": op, "error": {"message": f"unknown op {op!r}"}})
+
+
+async def walk_skills(api: Any) -> dict[str, Any]:
+    resources: list[Any] = []
+    cursor = None
+    for _ in range(100):
+        listed = await api.list_resources(cursor)
+        resources.extend(dump(r) for r in listed.resources)
+        cursor = listed.next_cursor
+        if not cursor:
+            break
+    listing = await api.request("skills/list", {})
+    gets = [await api.request("skills/get", {"uri": s["uri"]}) for s in listing.get("skills", [])]
+    reads: list[Any] = []
+    uris = [f["uri"] for g in gets for f in g["skill"]["resources"]] + ["api://products"]
+    for uri in uris:
+        read = await api.read_resource(uri)
+        reads.append({"uri": uri, "contents": [dump(c) for c in read.contents]})
+    return {"resources": resources, "list": listing, "gets": gets, "reads": reads}
+
+
+async def raw_request(session: ClientSession, method: str, params: dict[str, Any] | None) -> Any:
+    from mcp_types import Request
+    from pydantic import TypeAdapter
+
+    request = Request[dict[str, Any] | None, str](method=method, params=params)
+    return await session.send_request(request, TypeAdapter(dict[str, Any]))
 
 
 class ClientApi:
@@ -94,6 +139,15 @@ class ClientApi:
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         return await self.client.call_tool(name, arguments)
+
+    async def list_resources(self, cursor: str | None) -> Any:
+        return await self.client.list_resources(cursor=cursor)
+
+    async def read_resource(self, uri: str) -> Any:
+        return await self.client.read_resource(uri)
+
+    async def request(self, method: str, params: dict[str, Any] | None) -> Any:
+        return await raw_request(self.client.session, method, params)
 
 
 class SessionApi:
@@ -108,6 +162,18 @@ class SessionApi:
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         return await self.session.call_tool(name, arguments)
+
+    async def list_resources(self, cursor: str | None) -> Any:
+        from mcp_types import PaginatedRequestParams
+
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        return await self.session.list_resources(params=params)
+
+    async def read_resource(self, uri: str) -> Any:
+        return await self.session.read_resource(uri)
+
+    async def request(self, method: str, params: dict[str, Any] | None) -> Any:
+        return await raw_request(self.session, method, params)
 
 
 def stdio_params(plan: dict[str, Any]) -> StdioServerParameters:

@@ -258,8 +258,10 @@ fn unknown_methods_and_tools_get_jsonrpc_errors() {
             &client,
             &[
                 ("an unknown method", r#"{"jsonrpc":"2.0","id":1,"method":"nope/nope","params":{}}"#.to_owned(), &[-32601]),
-                ("resources/list on a tools-only server", r#"{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{}}"#.to_owned(), &[-32601]),
-                ("prompts/get on a tools-only server", r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"x"}}"#.to_owned(), &[-32601]),
+                ("resources/subscribe (resources never change)", r#"{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"api://products"}}"#.to_owned(), &[-32601]),
+                ("an unknown resource", r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"api://nope"}}"#.to_owned(), &[-32602]),
+                ("an unknown skill", r#"{"jsonrpc":"2.0","id":1,"method":"skills/get","params":{"uri":"skill://nope/SKILL.md"}}"#.to_owned(), &[-32602]),
+                ("prompts/get on a server without prompts", r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"x"}}"#.to_owned(), &[-32601]),
                 (
                     "an unknown tool",
                     r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}"#.to_owned(),

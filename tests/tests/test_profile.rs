@@ -28,6 +28,7 @@ fn catalogue(api: &'static str, profile: Profile) -> &'static Catalogue {
         products: sample.products,
         source: sample.source,
         spec: "",
+        skills: &[],
     }))
 }
 

@@ -106,6 +106,7 @@ async fn without_an_identity_there_is_no_whoami() {
         products: CATALOGUE.products,
         source: CATALOGUE.source,
         spec: "",
+        skills: &[],
     }));
     let core = core(generic, &upstream);
     assert!(core.tool("whoami").is_none());

@@ -120,18 +120,25 @@ pub fn emit(
             contents: spec,
         });
     }
-    emit_into(cat, config, layout, &mut |f| files.push(f))?;
+    emit_into(
+        cat,
+        config,
+        layout,
+        &crate::skills::SkillSet::default(),
+        &mut |f| files.push(f),
+    )?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
 }
 
 /// Emits every file except `artifacts/spec.json`, handing each to `sink`
 /// as soon as it is complete (large ones first, so they can be written and
-/// freed early).
+/// freed early). `skills` are embedded (`src/skills.rs`, `skills/<sha256>`).
 pub fn emit_into(
     cat: &Catalogue,
     config: &ForgeConfig,
     layout: &CrateLayout,
+    skills: &crate::skills::SkillSet,
     sink: &mut dyn FnMut(OutputFile),
 ) -> Result<()> {
     let generated = generated_note(config);
@@ -180,8 +187,18 @@ pub fn emit_into(
     );
     add(
         "src/lib.rs",
-        rust::lib_rs(cat, has_schemas, config.options.resolved_spec, &header)?.into_bytes(),
+        rust::lib_rs(
+            cat,
+            has_schemas,
+            config.options.resolved_spec,
+            !skills.skills.is_empty(),
+            &header,
+        )?
+        .into_bytes(),
     );
+    for file in crate::skills::emit::files(skills, &header)? {
+        add(&file.path, file.contents);
+    }
     add(
         "src/main.rs",
         rust::main_rs(&config.krate.package, &header)?.into_bytes(),

@@ -288,7 +288,7 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn format_file(tokens: TokenStream, file: &str, header: &str) -> Result<String> {
+pub(crate) fn format_file(tokens: TokenStream, file: &str, header: &str) -> Result<String> {
     let parsed: syn::File = syn::parse2(tokens).map_err(|e| GenerateError::Emit {
         file: file.to_string(),
         message: e.to_string(),
@@ -504,8 +504,15 @@ fn profile_expr(p: &Profile) -> (TokenStream, TokenStream) {
 }
 
 /// `lib.rs`: module declarations and the catalogue; `interned` declares
-/// the private `schemas` module of shared schema texts.
-pub fn lib_rs(cat: &Catalogue, interned: bool, spec: bool, header: &str) -> Result<String> {
+/// the private `schemas` module of shared schema texts, `skills` the
+/// `skills` module of embedded skills.
+pub fn lib_rs(
+    cat: &Catalogue,
+    interned: bool,
+    spec: bool,
+    skills: bool,
+    header: &str,
+) -> Result<String> {
     let spec_expr = if spec {
         quote!(include_str!("../artifacts/spec.json"))
     } else {
@@ -538,12 +545,25 @@ pub fn lib_rs(cat: &Catalogue, interned: bool, spec: bool, header: &str) -> Resu
     } else {
         quote!()
     };
+    let (skills_mod, skills_expr) = if skills {
+        (
+            quote! {
+                /// The skills served over MCP, with their files embedded.
+                #[rustfmt::skip]
+                mod skills;
+            },
+            quote!(skills::SKILLS),
+        )
+    } else {
+        (quote!(), quote!(&[]))
+    };
     let tokens = quote! {
         #![doc = #doc]
         // Product modules are emitted by prettyplease; rustfmt must not reflow them
         // or `toolforge check` would see drift.
         #(#[doc = #mod_docs] #[rustfmt::skip] pub mod #mods;)*
         #schemas_mod
+        #skills_mod
 
         pub use toolforge_runtime;
         use toolforge_runtime::catalogue::{Catalogue, Product};
@@ -559,6 +579,7 @@ pub fn lib_rs(cat: &Catalogue, interned: bool, spec: bool, header: &str) -> Resu
             products: &[#(Product { name: #names, tools: #mods::TOOLS }),*],
             source: SOURCE,
             spec: #spec_expr,
+            skills: #skills_expr,
         };
     };
     format_file(tokens, "src/lib.rs", header)

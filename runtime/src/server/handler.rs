@@ -3,8 +3,9 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, Tool,
+    CallToolRequestParams, CallToolResponse, GetSkillRequestParams, GetSkillResult,
+    InitializeResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -84,6 +85,38 @@ impl ServerHandler for Handler {
             .call_for(&request.name, request.arguments, credential, ctx.ct.clone())
             .await
             .map(CallToolResponse::from)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.core.resources().list(request.as_ref())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.core.resources().read(&request.uri).map(Into::into)
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        self.core.resources().list_skills(request.as_ref())
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        self.core.resources().get_skill(&request.uri)
     }
 }
 

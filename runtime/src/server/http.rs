@@ -620,6 +620,7 @@ mod tests {
             products,
             source: "{}",
             spec: "",
+            skills: &[],
         }));
         let options = CoreOptions {
             exposure: Exposure::default(),

@@ -9,8 +9,9 @@
 //! server implements.
 
 use rmcp::model::{
-    CallToolRequest, ClientJsonRpcMessage, ClientRequest, DiscoverRequest, InitializeRequest,
-    JsonRpcMessage, ListToolsRequest, PingRequest,
+    CallToolRequest, ClientJsonRpcMessage, ClientRequest, DiscoverRequest, GetSkillRequest,
+    InitializeRequest, JsonRpcMessage, ListResourcesRequest, ListSkillsRequest, ListToolsRequest,
+    PingRequest, ReadResourceRequest,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -119,6 +120,22 @@ fn invalid_params_reply(id: Value, method: &str, params: Option<&Value>) -> Opti
         "tools/list" => (
             detail::<ListToolsRequest>(method, params),
             r#"{"cursor"?: string} or no params"#,
+        ),
+        "resources/list" => (
+            detail::<ListResourcesRequest>(method, params),
+            r#"{"cursor"?: string} or no params"#,
+        ),
+        "resources/read" => (
+            detail::<ReadResourceRequest>(method, params),
+            r#"{"uri": string}"#,
+        ),
+        "skills/list" => (
+            detail::<ListSkillsRequest>(method, params),
+            r#"{"cursor"?: string} or no params"#,
+        ),
+        "skills/get" => (
+            detail::<GetSkillRequest>(method, params),
+            r#"{"uri": string}"#,
         ),
         "initialize" => (
             detail::<InitializeRequest>(method, params),
@@ -289,6 +306,16 @@ mod tests {
                 json!(6),
                 "initialize",
             ),
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{}}"#,
+                json!(7),
+                "resources/read",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":8,"method":"skills/get","params":{"uri":7}}"#,
+                json!(8),
+                "skills/get",
+            ),
         ] {
             let r = reply(input);
             assert_eq!(r["error"]["code"], INVALID_PARAMS, "{input}: {r}");
@@ -306,6 +333,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a_get"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"api://products"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"skills/list"}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             // not implemented here: rmcp answers -32601 whatever the params
             r#"{"jsonrpc":"2.0","id":1,"method":"nope/nope","params":{"a":1}}"#,

@@ -21,6 +21,7 @@ pub mod http;
 mod jsonrpc_guard;
 mod limits;
 pub mod listing;
+pub mod resources;
 pub mod stdio;
 pub mod whoami;
 
@@ -63,6 +64,7 @@ pub mod fuzzing {
 
 pub use handler::Handler;
 pub use listing::Listing;
+pub use resources::Resources;
 
 /// Why the server cannot start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -123,6 +125,7 @@ pub struct Core {
     rmcp_tools: Vec<OnceLock<Tool>>,
     output_schemas: bool,
     max_argument_bytes: usize,
+    resources: Resources,
     info: InitializeResult,
 }
 
@@ -153,6 +156,7 @@ impl Core {
             .tools()
             .filter(|t| options.exposure.check(t).is_ok())
             .collect();
+        let resources = Resources::new(catalogue.api, &tools, catalogue.skills);
         let upstream = Upstream::new(&options.upstream)?;
         let release = serde_json::from_str::<Value>(catalogue.source)
             .ok()
@@ -201,7 +205,17 @@ impl Core {
             instructions.push(' ');
             instructions.push_str(&note);
         }
-        let info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+        // Resources always (`api://products`); the skills extension when
+        // the catalogue embeds skills.
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources();
+        let capabilities = if resources.has_skills() {
+            capabilities.enable_skills().build()
+        } else {
+            capabilities.build()
+        };
+        let info = InitializeResult::new(capabilities)
             .with_server_info(
                 Implementation::new(format!("{}-mcp", catalogue.api), env!("CARGO_PKG_VERSION"))
                     .with_title(format!("{} API tools (toolforge)", catalogue.api)),
@@ -218,6 +232,7 @@ impl Core {
             index,
             output_schemas: options.output_schemas,
             max_argument_bytes: options.max_argument_bytes,
+            resources,
             info,
         })
     }
@@ -235,6 +250,11 @@ impl Core {
     /// The encoded listing.
     pub fn listing(&self) -> &Arc<Listing> {
         &self.listing
+    }
+
+    /// The resources and skills served.
+    pub fn resources(&self) -> &Resources {
+        &self.resources
     }
 
     /// Server identity, capabilities and instructions.

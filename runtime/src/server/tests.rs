@@ -199,6 +199,7 @@ fn catalogue() -> &'static Catalogue {
         products,
         source: r#"{"release":"t-1"}"#,
         spec: "",
+        skills: &[],
     }))
 }
 
@@ -466,4 +467,45 @@ fn rmcp_tools_are_built_on_demand() {
     assert!(tool.output_schema.is_some());
     assert_eq!(tool.annotations.unwrap().read_only_hint, Some(true));
     assert!(core.tool("nope").is_none());
+}
+
+/// `api://products` lists the exposed tools only; without skills the
+/// extension is not declared, resources always are.
+#[tokio::test]
+async fn products_resource_follows_the_exposure_policy() {
+    let products = |core: &Core| -> Value {
+        let read = core.resources().read(resources::PRODUCTS_URI).unwrap();
+        let rmcp::model::ResourceContents::TextResourceContents { text, .. } = &read.contents[0]
+        else {
+            panic!("text expected")
+        };
+        serde_json::from_str(text).unwrap()
+    };
+    let names = |v: &Value| -> Vec<String> {
+        v["products"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|p| p["tools"].as_array().unwrap().iter())
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let all = core("http://127.0.0.1:9", Exposure::default());
+    assert_eq!(names(&products(&all)).len(), all.tool_count());
+    let read_only = core(
+        "http://127.0.0.1:9",
+        Exposure::new(catalogue(), None, true).unwrap(),
+    );
+    let listed = names(&products(&read_only));
+    assert_eq!(listed.len(), 5);
+    assert!(!listed.iter().any(|n| n == "thing_delete"), "{listed:?}");
+    let by_product =
+        core_with(Exposure::new(catalogue(), Some(vec!["other".into()]), false).unwrap());
+    let v = products(&by_product);
+    assert_eq!(v["products"].as_array().unwrap().len(), 1);
+    assert_eq!(v["products"][0]["name"], "other");
+
+    let caps = serde_json::to_value(&all.info().capabilities).unwrap();
+    assert!(caps["resources"].is_object(), "{caps}");
+    assert!(caps.get("extensions").is_none(), "{caps}");
 }

@@ -119,6 +119,7 @@ mod tests {
             products,
             source: "{}",
             spec: "",
+            skills: &[],
         }
     }
 

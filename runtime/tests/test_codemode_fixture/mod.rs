@@ -337,6 +337,7 @@ pub static CATALOGUE: Catalogue = Catalogue {
     }],
     source: r#"{"release":"fixture-1"}"#,
     spec: SPEC,
+    skills: &[],
 };
 
 /// One request the upstream received.

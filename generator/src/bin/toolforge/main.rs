@@ -17,6 +17,7 @@ use toolforge_generator::{CrateLayout, OutputFile, generate_into};
 mod corpus;
 mod diff;
 mod init;
+mod skills;
 
 // Generation is allocation-heavy (JSON trees, token streams): on the
 // Cloudflare release mimalloc needs ~30% less CPU than the system allocator
@@ -96,7 +97,8 @@ enum Command {
     Diff(diff::DiffArgs),
     /// Run the generator over a corpus of specs and write a report.
     Corpus(corpus::CorpusArgs),
-    /// Re-pin forge.json to a spec file (records its sha256 and release name).
+    /// Re-pin forge.json to a spec file (records its sha256 and release name)
+    /// and the skills pin, if any, to the skills source as it is now.
     Pin {
         /// The pin to update.
         #[arg(long, default_value = "forge.json")]
@@ -246,9 +248,15 @@ fn run_pipeline(
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let result = generate_into(&bytes, &file_label, &loaded.config, &layout, &mut |f| {
-        sink(&out_dir, f)
-    });
+    let skill_set = skills::load(loaded.config.skills.as_ref(), &loaded.config_dir)?;
+    let result = generate_into(
+        &bytes,
+        &file_label,
+        &loaded.config,
+        &layout,
+        &skill_set,
+        &mut |f| sink(&out_dir, f),
+    );
     pb.finish_and_clear();
     let catalogue = result?;
     Ok((loaded, out_dir, catalogue, start.elapsed().as_secs_f64()))
@@ -279,7 +287,7 @@ fn normalize(p: &Path) -> PathBuf {
 /// Files under `out` that a previous generation wrote and this one does not.
 fn stale_files(out: &Path, written: &BTreeSet<String>) -> Vec<PathBuf> {
     let mut stale = Vec::new();
-    for dir in ["src", "artifacts"] {
+    for dir in ["src", "artifacts", "skills"] {
         let Ok(entries) = std::fs::read_dir(out.join(dir)) else {
             continue;
         };
@@ -371,7 +379,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Fetch { config } => {
             let loaded = load_config(&config)?;
+            if let Some(pin) = &loaded.config.skills {
+                skills::fetch(pin, &loaded.config_dir)?;
+            }
             let Some(url) = loaded.config.spec.url.clone() else {
+                if loaded
+                    .config
+                    .skills
+                    .as_ref()
+                    .is_some_and(|p| p.url.is_some())
+                {
+                    return Ok(ExitCode::SUCCESS);
+                }
                 bail!(
                     "{}: the pin names a local file ({}); there is nothing to fetch",
                     config.display(),
@@ -473,6 +492,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             if url.is_some() {
                 loaded.config.spec.url = url;
+            }
+            if let Some(pin) = &loaded.config.skills {
+                let digest = skills::digest(pin, &loaded.config_dir)?;
+                if let Some(pin) = loaded.config.skills.as_mut() {
+                    pin.sha256 = digest;
+                }
             }
             let text = serde_json::to_string_pretty(&loaded.config)? + "\n";
             std::fs::write(&loaded.config_path, text)?;

@@ -23,6 +23,7 @@ fn core() -> Arc<Core> {
         products,
         source: "{}",
         spec: "",
+        skills: &[],
     }));
     let options = CoreOptions {
         exposure: Exposure::default(),

@@ -1,0 +1,60 @@
+//! The YAML frontmatter of a `SKILL.md`.
+
+use serde_json::Value;
+
+/// The frontmatter fields the generator needs, and all of it as JSON.
+#[derive(Debug)]
+pub(crate) struct Frontmatter {
+    pub name: String,
+    pub description: String,
+    /// Compact JSON object text of every field, in the author's order.
+    pub json: String,
+}
+
+/// Longest description the Agent Skills specification allows.
+const MAX_DESCRIPTION: usize = 1024;
+
+/// Parses the frontmatter at the start of `md`: a `---` line, YAML, a
+/// `---` line. `Err` says what is wrong.
+pub(crate) fn parse(md: &[u8]) -> Result<Frontmatter, String> {
+    let text = std::str::from_utf8(md).map_err(|_| "SKILL.md is not UTF-8".to_string())?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let body = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+        .ok_or("SKILL.md does not begin with a `---` frontmatter line")?;
+    let end = body
+        .split_inclusive('\n')
+        .scan(0usize, |at, line| {
+            let start = *at;
+            *at += line.len();
+            Some((start, line))
+        })
+        .find(|(_, line)| line.trim_end() == "---")
+        .map(|(start, _)| start)
+        .ok_or("the frontmatter has no closing `---` line")?;
+    let yaml = &body[..end];
+    let value: Value = yaml_serde::from_str(yaml)
+        .map_err(|e| format!("the frontmatter is not valid YAML: {e}"))?;
+    let Value::Object(fields) = &value else {
+        return Err("the frontmatter is not a YAML mapping".into());
+    };
+    let string = |key: &str| match fields.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+        Some(_) => Err(format!("frontmatter `{key}` is not a non-empty string")),
+        None => Err(format!("frontmatter has no `{key}`")),
+    };
+    let name = string("name")?;
+    let description = string("description")?;
+    if description.chars().count() > MAX_DESCRIPTION {
+        return Err(format!(
+            "frontmatter `description` is longer than {MAX_DESCRIPTION} characters"
+        ));
+    }
+    let json = serde_json::to_string(&value).map_err(|e| e.to_string())?;
+    Ok(Frontmatter {
+        name,
+        description,
+        json,
+    })
+}
