@@ -357,12 +357,6 @@ impl Credential {
             None => clean,
         }
     }
-
-    /// The redactor for this credential's static secrets (fetched OAuth
-    /// tokens are covered by [`Credential::redact`] only).
-    pub fn redactor(&self) -> &Redactor {
-        &self.inner.redactor
-    }
 }
 
 /// A configured value, borrowed for one request.

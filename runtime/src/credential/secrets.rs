@@ -62,15 +62,12 @@ impl ServerSecrets {
         let mut values = Vec::with_capacity(profile.schemes.len());
         let mut vars = Vec::with_capacity(profile.schemes.len());
         for (index, scheme) in profile.schemes.iter().enumerate() {
-            let names: Vec<String> = if profile.primary == u16::try_from(index).ok() {
-                let mut names: Vec<String> = scheme.env.iter().map(|s| (*s).to_owned()).collect();
-                if let Some(first) = names.first_mut() {
-                    token_env.clone_into(first);
-                }
-                names
-            } else {
-                scheme.env.iter().map(|s| (*s).to_owned()).collect()
-            };
+            let mut names: Vec<String> = scheme.env.iter().map(|s| (*s).to_owned()).collect();
+            if profile.primary == u16::try_from(index).ok()
+                && let Some(first) = names.first_mut()
+            {
+                token_env.clone_into(first);
+            }
             let read = |i: usize| -> Result<Option<String>, CredentialError> {
                 let Some(name) = names.get(i) else {
                     return Ok(None);
@@ -188,48 +185,43 @@ impl ServerSecrets {
 
     /// `set `A`, or both `B` and `C`` for the unmet alternatives.
     fn missing(&self, requirement: Requirement, available: &dyn Fn(u16) -> bool) -> String {
-        let mut options: Vec<String> = Vec::new();
+        // What to set for each alternative that can be sent, and what makes
+        // the others impossible.
+        let mut sendable: Vec<String> = Vec::new();
+        let mut impossible: Vec<String> = Vec::new();
         for alt in requirement {
             let mut needs: Vec<String> = Vec::new();
-            let mut impossible = None;
+            let mut blocked = None;
             for &i in *alt {
                 let Some(scheme) = self.profile.schemes.get(usize::from(i)) else {
-                    impossible = Some(format!("an undeclared scheme #{i}"));
+                    blocked = Some(format!("an undeclared scheme #{i}"));
                     break;
                 };
                 if let SchemeKind::Unsupported { what } = scheme.kind {
-                    impossible = Some(format!("scheme `{}` ({what})", scheme.name));
+                    blocked = Some(format!("scheme `{}` ({what})", scheme.name));
                     break;
                 }
                 if !available(i) {
-                    let names = &self.vars[usize::from(i)];
-                    needs.extend(names.iter().map(|n| format!("`{n}`")));
+                    needs.extend(self.vars[usize::from(i)].iter().map(|n| format!("`{n}`")));
                 }
             }
-            match impossible {
-                Some(what) => options.push(format!("[{what}, which toolforge cannot send]")),
-                None => options.push(join_and(&needs)),
+            let (list, item) = match blocked {
+                Some(what) => (
+                    &mut impossible,
+                    format!("{what}, which toolforge cannot send"),
+                ),
+                None => (&mut sendable, join_and(&needs)),
+            };
+            if !list.contains(&item) {
+                list.push(item);
             }
         }
-        options.dedup();
-        let sendable: Vec<&String> = options.iter().filter(|o| !o.starts_with('[')).collect();
         if sendable.is_empty() {
-            return format!(
-                "the operation needs {}",
-                options
-                    .iter()
-                    .map(|o| o.trim_matches(['[', ']']))
-                    .collect::<Vec<_>>()
-                    .join(", or ")
-            );
+            return format!("the operation needs {}", impossible.join(", or "));
         }
         format!(
             "the server has no credential for this operation: set {} in the server's environment",
-            sendable
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", or ")
+            sendable.join(", or ")
         )
     }
 
