@@ -41,6 +41,7 @@ cases![
     tokens_issued_after_revocation_show_revoked,
     clients_register_and_look_up,
     duplicates_are_refused_without_secrets,
+    misuse_is_refused_and_changes_nothing,
     purge_expired_removes_only_the_expired,
 ];
 
@@ -590,6 +591,60 @@ pub async fn duplicates_are_refused_without_secrets(store: Arc<dyn GrantStore>) 
             );
         }
     }
+    Ok(())
+}
+
+/// Tokens for an unknown grant, or new tokens of another grant (or of the
+/// wrong kind) on rotation, are errors that leave the store as it was; a
+/// used code stays `Replayed` past its expiry until purged.
+pub async fn misuse_is_refused_and_changes_nothing(store: Arc<dyn GrantStore>) -> Outcome {
+    let (access, refresh) = pair("misuse-orphan", "misuse-never-made");
+    ensure!(
+        store.issue_tokens(&access, &refresh).await.is_err(),
+        "tokens issued for an unknown grant"
+    );
+    let stored = store
+        .token(&access.hash, NOW)
+        .await
+        .map_err(fail("token"))?;
+    ensure_eq!(stored, None, "a refused issue stored its access token");
+    let id = "misuse";
+    let before = exchanged(&*store, id).await?;
+    let (a, r) = pair("misuse-1", "misuse-other-grant");
+    let wrong_grant = store.rotate_refresh(&hash("misuse-0-r"), &a, &r, NOW).await;
+    ensure!(
+        wrong_grant.is_err(),
+        "rotation accepted tokens of another grant"
+    );
+    let (a, _) = pair("misuse-2", id);
+    let wrong_kind = store.rotate_refresh(&hash("misuse-0-r"), &a, &a, NOW).await;
+    ensure!(
+        wrong_kind.is_err(),
+        "rotation accepted an access token as the new refresh"
+    );
+    let after = store.grant(id).await.map_err(fail("grant"))?;
+    ensure_eq!(after, Some(before), "grant after refused rotations");
+    let leaked = store
+        .token(&hash("misuse-1-a"), NOW)
+        .await
+        .map_err(fail("token"))?;
+    ensure_eq!(leaked, None, "a refused rotation stored its access token");
+    let rotated = rotate(&*store, id, "misuse-0-r", "misuse-3").await?;
+    ensure!(
+        matches!(rotated, RefreshUse::Rotated { .. }),
+        "rotation after refusals: {rotated:?}"
+    );
+    let late = store
+        .take_code(&hash("misuse-code"), NOW + 3600)
+        .await
+        .map_err(fail("take_code"))?;
+    ensure_eq!(
+        late,
+        CodeUse::Replayed {
+            grant_id: id.to_owned()
+        },
+        "a used code after its expiry"
+    );
     Ok(())
 }
 
