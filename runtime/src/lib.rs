@@ -63,6 +63,8 @@ pub mod codemode;
 pub mod config;
 pub mod credential;
 mod mode;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 pub mod outcome;
 pub mod profile;
 pub mod redact;
