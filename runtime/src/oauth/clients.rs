@@ -165,7 +165,9 @@ impl ClientResolver {
             return Err(ClientError::Unknown);
         }
         if url.path() == "/" || url.fragment().is_some() || !url.username().is_empty() {
-            return Err(bad("URL must be https with a path, without fragment or credentials"));
+            return Err(bad(
+                "URL must be https with a path, without fragment or credentials",
+            ));
         }
         let host = url.host_str().ok_or(ClientError::Unknown)?.to_owned();
         let port = url.port_or_known_default().unwrap_or(443);
@@ -200,7 +202,10 @@ impl ClientResolver {
             return Err(bad("answered with a redirect (not followed)"));
         }
         if !response.status().is_success() {
-            return Err(bad(&format!("answered HTTP {}", response.status().as_u16())));
+            return Err(bad(&format!(
+                "answered HTTP {}",
+                response.status().as_u16()
+            )));
         }
         let max = self.config.max_bytes;
         if response.content_length().is_some_and(|n| n > max as u64) {
@@ -217,8 +222,8 @@ impl ClientResolver {
             }
             body.extend_from_slice(&chunk);
         }
-        let doc: Document =
-            serde_json::from_slice(&body).map_err(|_| bad("is not a client metadata JSON object"))?;
+        let doc: Document = serde_json::from_slice(&body)
+            .map_err(|_| bad("is not a client metadata JSON object"))?;
         if doc.client_id != client_id {
             return Err(bad("names another client_id"));
         }
@@ -227,7 +232,9 @@ impl ClientResolver {
             .as_deref()
             .is_some_and(|m| m != "none")
         {
-            return Err(bad("asks for a token endpoint authentication other than `none`"));
+            return Err(bad(
+                "asks for a token endpoint authentication other than `none`",
+            ));
         }
         if doc.redirect_uris.is_empty()
             || !doc.redirect_uris.iter().all(|u| redirect_uri_acceptable(u))
@@ -272,8 +279,18 @@ mod tests {
     #[test]
     fn private_addresses_are_not_public() {
         for private in [
-            "127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1",
-            "0.0.0.0", "::1", "fc00::1", "fe80::1", "::ffff:127.0.0.1", "255.255.255.255",
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "::1",
+            "fc00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "255.255.255.255",
         ] {
             let ip: IpAddr = private.parse().expect("ip");
             assert!(!is_public(ip), "{private}");

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// The Cloudflare scope catalogue shipped with the runtime.
-pub const CLOUDFLARE_SCOPES: &str = include_str!("../../oauth/cloudflare-scopes.json");
+pub const CLOUDFLARE_SCOPES: &str = include_str!("cloudflare-scopes.json");
 
 /// A configuration the server refuses to start with.
 #[derive(Debug, thiserror::Error)]
@@ -285,9 +285,13 @@ impl OAuthConfig {
             ("upstream.revoke_url", self.upstream.revoke_url.as_ref()),
         ] {
             let Some(value) = value else { continue };
-            let url = url::Url::parse(value).map_err(|_| invalid(field, "is not an absolute URL"))?;
+            let url =
+                url::Url::parse(value).map_err(|_| invalid(field, "is not an absolute URL"))?;
             if !secure_or_loopback(&url) {
-                return Err(invalid(field, "must be https (http only for a loopback host)"));
+                return Err(invalid(
+                    field,
+                    "must be https (http only for a loopback host)",
+                ));
             }
         }
         if self.upstream.client_id.is_empty() {
@@ -303,7 +307,8 @@ impl OAuthConfig {
                 "need positive lifetimes, and refresh_token_secs ≥ access_token_secs",
             ));
         }
-        self.scopes().map_err(|problem| invalid("scope_catalogue", &problem))?;
+        self.scopes()
+            .map_err(|problem| invalid("scope_catalogue", &problem))?;
         Ok(())
     }
 
@@ -318,7 +323,9 @@ impl OAuthConfig {
                 serde_json::from_str(CLOUDFLARE_SCOPES).map_err(|e| e.to_string())?
             }
             ScopeCatalogue::Builtin(name) => {
-                return Err(format!("names no built-in catalogue `{name}` (known: cloudflare)"));
+                return Err(format!(
+                    "names no built-in catalogue `{name}` (known: cloudflare)"
+                ));
             }
             ScopeCatalogue::List(list) => list.clone(),
         };
@@ -387,7 +394,10 @@ mod tests {
         let b = OAuthConfig::load(&toml).expect("toml");
         assert_eq!(a.public_origin(0), b.public_origin(0));
         assert_eq!(a.store, "sqlite:toolforge-grants.db");
-        assert_eq!(a.scopes().expect("scopes").len(), b.scopes().expect("scopes").len());
+        assert_eq!(
+            a.scopes().expect("scopes").len(),
+            b.scopes().expect("scopes").len()
+        );
     }
 
     #[test]
@@ -415,7 +425,10 @@ mod tests {
 
     #[test]
     fn the_committed_schema_is_current() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/oauth/oauth-config.schema.json");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/oauth/oauth-config.schema.json"
+        );
         let want = serde_json::to_string_pretty(&OAuthConfig::json_schema()).expect("json") + "\n";
         if std::env::var_os("TOOLFORGE_BLESS").is_some() {
             std::fs::write(path, &want).expect("write schema");

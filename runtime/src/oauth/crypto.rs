@@ -180,7 +180,8 @@ pub fn seal(key: &[u8; KEY_LEN], plaintext: &[u8], aad: &[u8]) -> Result<Vec<u8>
     SystemRandom::new()
         .fill(&mut nonce)
         .map_err(|_| KeyError::Random)?;
-    let sealing = LessSafeKey::new(UnboundKey::new(&AES_256_GCM, key).map_err(|_| KeyError::Random)?);
+    let sealing =
+        LessSafeKey::new(UnboundKey::new(&AES_256_GCM, key).map_err(|_| KeyError::Random)?);
     let mut buffer = plaintext.to_vec();
     sealing
         .seal_in_place_append_tag(

@@ -241,11 +241,7 @@ impl UpstreamClient {
                         code
                     })
                 } else {
-                    UpstreamOAuthError::Unavailable(format!(
-                        "HTTP {} {}",
-                        status.as_u16(),
-                        code
-                    ))
+                    UpstreamOAuthError::Unavailable(format!("HTTP {} {}", status.as_u16(), code))
                 },
             );
         }
@@ -263,7 +259,9 @@ impl UpstreamClient {
         }
         Ok(UpstreamTokens {
             access_token: reply.access_token,
-            refresh_token: reply.refresh_token.or_else(|| old_refresh.map(str::to_owned)),
+            refresh_token: reply
+                .refresh_token
+                .or_else(|| old_refresh.map(str::to_owned)),
             expires_at: reply.expires_in.map(|s| now.saturating_add(s.max(0))),
             scope: reply.scope,
         })

@@ -139,16 +139,28 @@ pub(super) async fn show(
         );
     };
     let Some(client_id) = get(&pairs, "client_id") else {
-        return page::error(StatusCode::BAD_REQUEST, "Invalid request", "client_id is missing.");
+        return page::error(
+            StatusCode::BAD_REQUEST,
+            "Invalid request",
+            "client_id is missing.",
+        );
     };
-    let client = match server.clients.resolve(client_id, server.setup.store.as_ref()).await {
+    let client = match server
+        .clients
+        .resolve(client_id, server.setup.store.as_ref())
+        .await
+    {
         Ok(c) => c,
         Err(e) => {
             return page::error(StatusCode::BAD_REQUEST, "Unknown client", &e.to_string());
         }
     };
     let Some(redirect_uri) = get(&pairs, "redirect_uri") else {
-        return page::error(StatusCode::BAD_REQUEST, "Invalid request", "redirect_uri is missing.");
+        return page::error(
+            StatusCode::BAD_REQUEST,
+            "Invalid request",
+            "redirect_uri is missing.",
+        );
     };
     // Exact string match against what the client registered: no case
     // folding, no trailing-slash or port leniency.
@@ -163,7 +175,13 @@ pub(super) async fn show(
     }
     let state = get(&pairs, "state");
     if state.is_some_and(|s| s.len() > 2048) {
-        return error_redirect(&server, redirect_uri, None, "invalid_request", "state is too long");
+        return error_redirect(
+            &server,
+            redirect_uri,
+            None,
+            "invalid_request",
+            "state is too long",
+        );
     }
     if get(&pairs, "response_type") != Some("code") {
         return error_redirect(
@@ -217,7 +235,8 @@ pub(super) async fn show(
         redirect_uri: redirect_uri.to_owned(),
         code_challenge: challenge.to_owned(),
         state: state.map(str::to_owned),
-        expires_at: now() + i64::try_from(server.setup.config.lifetimes.sign_in_secs).unwrap_or(600),
+        expires_at: now()
+            + i64::try_from(server.setup.config.lifetimes.sign_in_secs).unwrap_or(600),
     };
     let (browser, mut cookies) = match page::read_cookie(&headers, BROWSER_COOKIE)
         .and_then(|v| server.setup.keys.verify("browser", v))
@@ -321,9 +340,12 @@ pub(super) async fn decide(
             .map(|(_, v)| v.as_str())
     };
     let keys = &server.setup.keys;
-    let browser = page::read_cookie(&headers, BROWSER_COOKIE).and_then(|v| keys.verify("browser", v));
+    let browser =
+        page::read_cookie(&headers, BROWSER_COOKIE).and_then(|v| keys.verify("browser", v));
     let csrf_ok = match (browser, field("csrf").and_then(|c| keys.verify("csrf", c))) {
-        (Some(cookie), Some(form)) => super::super::crypto::same(cookie.as_bytes(), form.as_bytes()),
+        (Some(cookie), Some(form)) => {
+            super::super::crypto::same(cookie.as_bytes(), form.as_bytes())
+        }
         _ => false,
     };
     if !csrf_ok {
@@ -338,7 +360,11 @@ pub(super) async fn decide(
         .and_then(|v| URL_SAFE_NO_PAD.decode(v).ok())
         .and_then(|bytes| serde_json::from_slice(&bytes).ok());
     let Some(request) = request else {
-        return page::error(StatusCode::BAD_REQUEST, "Invalid request", "The consent form was altered.");
+        return page::error(
+            StatusCode::BAD_REQUEST,
+            "Invalid request",
+            "The consent form was altered.",
+        );
     };
     if request.expires_at < now() {
         return page::error(
@@ -374,7 +400,8 @@ pub(super) async fn decide(
         _ => Exposure::default(),
     };
     let mut approvals = approvals(&server, &headers);
-    approvals.retain(|a| !(a.client_id == request.client_id && a.redirect_uri == request.redirect_uri));
+    approvals
+        .retain(|a| !(a.client_id == request.client_id && a.redirect_uri == request.redirect_uri));
     approvals.push(Approval {
         client_id: request.client_id.clone(),
         redirect_uri: request.redirect_uri.clone(),
@@ -396,7 +423,14 @@ pub(super) async fn decide(
 
 /// The upstream scopes for a consent choice.
 fn scopes_for(server: &OAuthServer, exposure: &Exposure) -> Vec<String> {
-    let mut out: BTreeSet<String> = server.setup.config.upstream.scopes.iter().cloned().collect();
+    let mut out: BTreeSet<String> = server
+        .setup
+        .config
+        .upstream
+        .scopes
+        .iter()
+        .cloned()
+        .collect();
     let catalogue = &server.setup.scopes;
     let wanted: Option<BTreeSet<&String>> = exposure.products.as_ref().map(|chosen| {
         chosen

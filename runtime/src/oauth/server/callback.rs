@@ -57,7 +57,11 @@ pub(super) async fn complete(
         Ok(None) => return bad_state("The sign-in was already completed or has expired."),
         Err(e) => {
             tracing::error!(error = %e, "cannot read the sign-in");
-            return page::error(StatusCode::SERVICE_UNAVAILABLE, "Try again", "The grant store is unavailable.");
+            return page::error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Try again",
+                "The grant store is unavailable.",
+            );
         }
     };
     if !same(&keys.hash(binding).0, &pending.browser.0) {
@@ -82,7 +86,11 @@ pub(super) async fn complete(
         )
     };
     if let Some(error) = get("error") {
-        let error = if error == "access_denied" { "access_denied" } else { "server_error" };
+        let error = if error == "access_denied" {
+            "access_denied"
+        } else {
+            "server_error"
+        };
         return fail(error, "the upstream sign-in did not complete");
     }
     let Some(code) = get("code") else {

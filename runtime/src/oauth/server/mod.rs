@@ -139,10 +139,7 @@ impl OAuthServer {
                 "/.well-known/oauth-protected-resource/mcp",
                 get(protected_resource_metadata),
             )
-            .route(
-                "/authorize",
-                get(authorize::show).post(authorize::decide),
-            )
+            .route("/authorize", get(authorize::show).post(authorize::decide))
             .route("/oauth/callback", get(callback::complete))
             .route("/token", post(token::token))
             .route("/revoke", post(token::revoke_route));

@@ -109,8 +109,14 @@ pub fn secure_headers(h: &mut http::HeaderMap) {
             "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' https: http:; frame-ancestors 'none'; base-uri 'none'",
         ),
     );
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
 }
 
@@ -174,7 +180,10 @@ mod tests {
     #[test]
     fn cookies_read_back() {
         let mut h = http::HeaderMap::new();
-        h.insert(header::COOKIE, HeaderValue::from_static("a=1; tf_csrf=xyz; b=2"));
+        h.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; tf_csrf=xyz; b=2"),
+        );
         assert_eq!(read_cookie(&h, "tf_csrf"), Some("xyz"));
         assert_eq!(read_cookie(&h, "tf"), None);
     }

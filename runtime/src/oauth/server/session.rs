@@ -64,7 +64,9 @@ pub(super) struct TokenCache {
 
 impl std::fmt::Debug for TokenCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenCache").field("ttl", &self.ttl).finish_non_exhaustive()
+        f.debug_struct("TokenCache")
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
     }
 }
 

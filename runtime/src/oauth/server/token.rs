@@ -116,7 +116,10 @@ async fn exchange_code(server: &OAuthServer, pairs: &[(String, String)]) -> Resp
     if record.client_id != client_id || record.redirect_uri != redirect_uri {
         return invalid_grant("the code was issued to another client or redirect_uri");
     }
-    if !same(s256_challenge(verifier).as_bytes(), record.code_challenge.as_bytes()) {
+    if !same(
+        s256_challenge(verifier).as_bytes(),
+        record.code_challenge.as_bytes(),
+    ) {
         return invalid_grant("code_verifier does not match the code_challenge");
     }
     let Some(grant_key) = crypto::unwrap_grant_key(code, &record.grant_id, &record.wrapped_key)
@@ -176,7 +179,12 @@ fn new_pair(
     Ok((access, access_record, refresh, refresh_record))
 }
 
-fn token_response(server: &OAuthServer, access: &str, refresh: &str, scopes: &[String]) -> Response {
+fn token_response(
+    server: &OAuthServer,
+    access: &str,
+    refresh: &str,
+    scopes: &[String],
+) -> Response {
     json_no_store(
         StatusCode::OK,
         json!({
@@ -213,7 +221,11 @@ async fn refresh(server: &OAuthServer, pairs: &[(String, String)]) -> Response {
     }
     if let Some(scope) = field(pairs, "scope") {
         // Refresh never widens: every requested scope must be granted.
-        if !scope.split(' ').filter(|s| !s.is_empty()).all(|s| grant.scopes.iter().any(|g| g == s)) {
+        if !scope
+            .split(' ')
+            .filter(|s| !s.is_empty())
+            .all(|s| grant.scopes.iter().any(|g| g == s))
+        {
             return oauth_error(
                 StatusCode::BAD_REQUEST,
                 "invalid_scope",
@@ -223,6 +235,12 @@ async fn refresh(server: &OAuthServer, pairs: &[(String, String)]) -> Response {
     }
     let Some(grant_key) = crypto::unwrap_grant_key(presented, &grant.id, &record.wrapped_key)
     else {
+        // The store keeps a rotated-out refresh token's row but no longer
+        // its wrapped key: presenting it is reuse.
+        if grant.refresh_current != Some(hash) && grant.refresh_previous != Some(hash) {
+            revoke(server, &grant.id).await;
+            return invalid_grant("the refresh token was already used; the grant is revoked");
+        }
         return invalid_grant("the refresh token cannot be used");
     };
     let Ok((access, access_record, refresh, refresh_record)) =
@@ -267,10 +285,18 @@ pub(super) async fn revoke_endpoint(
 ) -> Response {
     let pairs: Vec<(String, String)> = url::form_urlencoded::parse(&body).into_owned().collect();
     let Some(token) = field(&pairs, "token") else {
-        return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "token is required");
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "token is required",
+        );
     };
     let now = now();
-    if let Ok(Some((record, grant))) = server.setup.store.token(&server.setup.keys.hash(token), now).await
+    if let Ok(Some((record, grant))) = server
+        .setup
+        .store
+        .token(&server.setup.keys.hash(token), now)
+        .await
         && !grant.revoked
     {
         // The upstream tokens are revoked too, best effort, while the
@@ -296,7 +322,11 @@ pub(super) async fn register(
     body: axum::body::Bytes,
 ) -> Response {
     let bad = |description: &str| {
-        oauth_error(StatusCode::BAD_REQUEST, "invalid_client_metadata", description)
+        oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_client_metadata",
+            description,
+        )
     };
     if body.len() > 16 * 1024 {
         return bad("the registration is too large");
@@ -310,9 +340,17 @@ pub(super) async fn register(
     let uris: Vec<String> = object
         .get("redirect_uris")
         .and_then(|v| v.as_array())
-        .map(|a| a.iter().filter_map(|u| u.as_str().map(str::to_owned)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|u| u.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
-    if uris.is_empty() || !uris.iter().all(|u| crate::oauth::clients::redirect_uri_acceptable(u)) {
+    if uris.is_empty()
+        || !uris
+            .iter()
+            .all(|u| crate::oauth::clients::redirect_uri_acceptable(u))
+    {
         return oauth_error(
             StatusCode::BAD_REQUEST,
             "invalid_redirect_uri",
@@ -332,7 +370,10 @@ pub(super) async fn register(
     let client_id = id.replace('_', "-");
     object.insert("client_id".into(), json!(client_id));
     object.insert("token_endpoint_auth_method".into(), json!("none"));
-    object.insert("grant_types".into(), json!(["authorization_code", "refresh_token"]));
+    object.insert(
+        "grant_types".into(),
+        json!(["authorization_code", "refresh_token"]),
+    );
     object.insert("response_types".into(), json!(["code"]));
     let now = now();
     object.insert("client_id_issued_at".into(), json!(now));

@@ -455,13 +455,15 @@ impl GrantStore for PostgresStore {
                 .await
                 .map_err(|e| query_error(OP, &e))?;
         }
-        sqlx::query("UPDATE oauth_grants SET refresh_current = $1, refresh_previous = $2 WHERE id = $3")
-            .bind(new_refresh.hash.0.as_slice())
-            .bind(previous.map(|h| h.0.to_vec()))
-            .bind(&grant.id)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| query_error(OP, &e))?;
+        sqlx::query(
+            "UPDATE oauth_grants SET refresh_current = $1, refresh_previous = $2 WHERE id = $3",
+        )
+        .bind(new_refresh.hash.0.as_slice())
+        .bind(previous.map(|h| h.0.to_vec()))
+        .bind(&grant.id)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| query_error(OP, &e))?;
         insert_token(&mut tx, OP, new_access).await?;
         insert_token(&mut tx, OP, new_refresh).await?;
         let grant = grant_in(&mut tx, OP, &grant.id)
@@ -515,13 +517,15 @@ impl GrantStore for PostgresStore {
     }
 
     async fn register_client(&self, client: &RegisteredClient) -> Result<(), StoreError> {
-        sqlx::query("INSERT INTO oauth_clients (client_id, metadata, created_at) VALUES ($1, $2, $3)")
-            .bind(&client.client_id)
-            .bind(&client.metadata)
-            .bind(client.created_at)
-            .execute(&self.pool)
-            .await
-            .map_err(|e| query_error("register_client", &e))?;
+        sqlx::query(
+            "INSERT INTO oauth_clients (client_id, metadata, created_at) VALUES ($1, $2, $3)",
+        )
+        .bind(&client.client_id)
+        .bind(&client.metadata)
+        .bind(client.created_at)
+        .execute(&self.pool)
+        .await
+        .map_err(|e| query_error("register_client", &e))?;
         Ok(())
     }
 
@@ -559,4 +563,3 @@ impl GrantStore for PostgresStore {
         Ok(purged)
     }
 }
-

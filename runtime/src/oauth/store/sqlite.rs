@@ -383,10 +383,10 @@ impl GrantStore for SqliteStore {
         let row = sqlx::query(
             "SELECT hash, kind, grant_id, expires_at, wrapped_key FROM oauth_tokens WHERE hash = ?",
         )
-            .bind(presented.0.as_slice())
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(|e| query_error(OP, &e))?;
+        .bind(presented.0.as_slice())
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(|e| query_error(OP, &e))?;
         let Some(row) = row else {
             return Ok(RefreshUse::Invalid);
         };
@@ -420,13 +420,15 @@ impl GrantStore for SqliteStore {
                 .await
                 .map_err(|e| query_error(OP, &e))?;
         }
-        sqlx::query("UPDATE oauth_grants SET refresh_current = ?, refresh_previous = ? WHERE id = ?")
-            .bind(new_refresh.hash.0.as_slice())
-            .bind(previous.map(|h| h.0.to_vec()))
-            .bind(&grant.id)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| query_error(OP, &e))?;
+        sqlx::query(
+            "UPDATE oauth_grants SET refresh_current = ?, refresh_previous = ? WHERE id = ?",
+        )
+        .bind(new_refresh.hash.0.as_slice())
+        .bind(previous.map(|h| h.0.to_vec()))
+        .bind(&grant.id)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| query_error(OP, &e))?;
         insert_token(&mut tx, OP, new_access).await?;
         insert_token(&mut tx, OP, new_refresh).await?;
         let grant = grant_in(&mut tx, OP, &grant.id)
