@@ -9,9 +9,6 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-/// The Cloudflare scope catalogue shipped with the runtime.
-pub const CLOUDFLARE_SCOPES: &str = include_str!("cloudflare-scopes.json");
-
 /// A configuration the server refuses to start with.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -69,10 +66,16 @@ pub struct OAuthConfig {
     pub dynamic_registration: bool,
     /// The upstream OAuth provider users sign in with.
     pub upstream: UpstreamProvider,
-    /// Upstream scopes and what each covers: `"cloudflare"` (built in) or a
-    /// list.
+    /// Upstream scopes and what each covers: a JSON file (a path relative
+    /// to this file; the repository ships the flagship API's in
+    /// `runtime/oauth/`) or the list itself. Without
+    /// one, only `upstream.scopes` are requested.
     #[serde(default = "default_catalogue")]
     pub scope_catalogue: ScopeCatalogue,
+    /// The catalogue's entries, read by [`OAuthConfig::load`].
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub resolved_scopes: Vec<ScopeEntry>,
     /// Token lifetimes.
     #[serde(default)]
     pub lifetimes: Lifetimes,
@@ -95,7 +98,7 @@ fn default_store() -> String {
 }
 
 fn default_catalogue() -> ScopeCatalogue {
-    ScopeCatalogue::Builtin("cloudflare".into())
+    ScopeCatalogue::List(Vec::new())
 }
 
 fn default_token_cache_secs() -> u64 {
@@ -142,12 +145,12 @@ pub struct UpstreamProvider {
     pub extra_authorize_params: BTreeMap<String, String>,
 }
 
-/// The scope catalogue: built in by name, or listed.
+/// The scope catalogue: a file, or listed.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ScopeCatalogue {
-    /// A catalogue shipped with the runtime (`cloudflare`).
-    Builtin(String),
+    /// A JSON file holding the list, relative to the config file.
+    File(String),
     /// The scopes themselves.
     List(Vec<ScopeEntry>),
 }
@@ -237,7 +240,7 @@ impl OAuthConfig {
         let is_toml = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
-        let config: Self = if is_toml {
+        let mut config: Self = if is_toml {
             toml::from_str(&text).map_err(|e| ConfigError::Parse {
                 path: shown.clone(),
                 message: e.message().to_owned(),
@@ -247,6 +250,30 @@ impl OAuthConfig {
                 path: shown.clone(),
                 message: e.to_string(),
             })?
+        };
+        config.resolved_scopes = match &config.scope_catalogue {
+            ScopeCatalogue::List(list) => list.clone(),
+            ScopeCatalogue::File(file) => {
+                let base = path.parent().unwrap_or(Path::new("."));
+                let file_path = base.join(file);
+                let text =
+                    std::fs::read_to_string(&file_path).map_err(|e| ConfigError::Invalid {
+                        path: shown.clone(),
+                        field: "scope_catalogue".into(),
+                        problem: format!(
+                            "names {}, which cannot be read: {e}",
+                            file_path.display()
+                        ),
+                    })?;
+                serde_json::from_str(&text).map_err(|e| ConfigError::Invalid {
+                    path: shown.clone(),
+                    field: "scope_catalogue".into(),
+                    problem: format!(
+                        "names {}, which is not a scope list: {e}",
+                        file_path.display()
+                    ),
+                })?
+            }
         };
         config.check(&shown)?;
         Ok(config)
@@ -316,26 +343,15 @@ impl OAuthConfig {
     ///
     /// # Errors
     ///
-    /// An unknown built-in name or a repeated scope id.
+    /// A repeated scope id.
     pub fn scopes(&self) -> Result<Vec<ScopeEntry>, String> {
-        let entries: Vec<ScopeEntry> = match &self.scope_catalogue {
-            ScopeCatalogue::Builtin(name) if name == "cloudflare" => {
-                serde_json::from_str(CLOUDFLARE_SCOPES).map_err(|e| e.to_string())?
-            }
-            ScopeCatalogue::Builtin(name) => {
-                return Err(format!(
-                    "names no built-in catalogue `{name}` (known: cloudflare)"
-                ));
-            }
-            ScopeCatalogue::List(list) => list.clone(),
-        };
         let mut seen = std::collections::BTreeSet::new();
-        for entry in &entries {
+        for entry in &self.resolved_scopes {
             if !seen.insert(entry.id.as_str()) {
                 return Err(format!("repeats the scope `{}`", entry.id));
             }
         }
-        Ok(entries)
+        Ok(self.resolved_scopes.clone())
     }
 
     /// The public origin with `{port}` filled in, without a trailing slash.
@@ -421,6 +437,18 @@ mod tests {
         );
         let config = OAuthConfig::load(&path).expect("loopback");
         assert_eq!(config.public_origin(8080), "http://127.0.0.1:8080");
+    }
+
+    #[test]
+    fn a_missing_scope_catalogue_file_is_refused() {
+        let (_e, path) = write(
+            "c.json",
+            &format!(
+                r#"{{"public_url": "https://mcp.example.com", "scope_catalogue": "missing.json", {UPSTREAM}}}"#
+            ),
+        );
+        let err = OAuthConfig::load(&path).expect_err("missing").to_string();
+        assert!(err.contains("scope_catalogue"), "{err}");
     }
 
     #[test]

@@ -347,7 +347,8 @@ pub async fn start_with(
         },
         "lifetimes": {"access_token_secs": options.access_token_secs, "refresh_token_secs": 86400, "code_secs": 60, "sign_in_secs": 600},
         "cimd": {"allow_private_addresses": options.allow_private_cimd, "allow_http": options.allow_private_cimd, "max_bytes": 16384, "timeout_ms": 2000, "cache_secs": 0},
-        "token_cache_secs": options.token_cache_secs
+        "token_cache_secs": options.token_cache_secs,
+        "scope_catalogue": concat!(env!("CARGO_MANIFEST_DIR"), "/oauth/cloudflare-scopes.json")
     });
     std::fs::write(&config_path, config.to_string()).unwrap();
     let config = OAuthConfig::load(&config_path).unwrap();
