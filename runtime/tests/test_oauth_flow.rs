@@ -738,3 +738,22 @@ async fn cimd_redirects_and_huge_documents_are_refused_and_good_ones_work() {
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(page.body.contains("Doc client"));
 }
+
+#[test]
+fn the_example_config_and_the_flagship_scope_catalogue_load() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("oauth/cloudflare.example.toml");
+    let config = toolforge_runtime::oauth::config::OAuthConfig::load(&path).unwrap();
+    assert_eq!(config.public_origin(0), "https://mcp.example.com");
+    let scopes = config.scopes().unwrap();
+    assert!(
+        scopes
+            .iter()
+            .any(|s| s.id == "dns_records:read" && s.read_only)
+    );
+    assert!(
+        scopes
+            .iter()
+            .any(|s| s.id == "dns_records:edit" && !s.read_only)
+    );
+}
