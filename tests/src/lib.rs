@@ -12,6 +12,7 @@
 //! - [`clients`]: the TypeScript and Python SDK client scripts (`tests/js`, `tests/py`);
 //! - [`proxy`]: a proxy adding a bearer token, for clients that cannot send one;
 //! - [`process`]: running a helper program with a time limit;
+//! - [`postgres`]: a throwaway PostgreSQL server (initdb + pg_ctl), stopped on drop;
 //! - [`sha256`]: token digests for the server's tokens file;
 //! - [`with_deadline`]: runs a test body on a thread and fails it after a time limit.
 
@@ -20,6 +21,7 @@ pub mod echo;
 pub mod http;
 pub mod mcp;
 pub mod mock;
+pub mod postgres;
 pub mod prism;
 pub mod prism_tools;
 pub mod process;

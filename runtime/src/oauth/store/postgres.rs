@@ -7,8 +7,8 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::{Postgres, Row, Transaction};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use sqlx::{Connection, Postgres, Row, Transaction};
 
 use super::rows::{self, Standing, query_error};
 use super::{GrantStore, StoreError, migrations};
@@ -66,6 +66,15 @@ impl PostgresStore {
     pub async fn open(url: &str) -> Result<Self, StoreError> {
         let options = PgConnectOptions::from_str(url)
             .map_err(|e| open_error(format!("bad URL: {}", rows::describe(&e)), url))?;
+        // One direct connection first: the pool retries until its timeout
+        // and then reports only that; this fails at once with the cause.
+        let probe = PgConnection::connect_with(&options)
+            .await
+            .map_err(|e| open_error(rows::describe(&e), url))?;
+        probe
+            .close()
+            .await
+            .map_err(|e| open_error(rows::describe(&e), url))?;
         let pool = PgPoolOptions::new()
             .max_connections(8)
             .acquire_timeout(ACQUIRE_TIMEOUT)
