@@ -154,9 +154,8 @@ pub struct RegisteredClient {
 }
 
 /// What presenting a refresh token found (the rotation is atomic).
+#[allow(clippy::large_enum_variant)] // built once per refresh
 #[derive(Debug, Clone, PartialEq, Eq)]
-// Returned once per refresh, never stored in bulk: the size gap is harmless.
-#[allow(clippy::large_enum_variant)]
 pub enum RefreshUse {
     /// The token was current or previous: `new_refresh` is now current and
     /// `new_access` is stored. Holds the grant (as after the rotation) and
