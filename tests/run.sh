@@ -9,6 +9,7 @@ if command -v npm >/dev/null 2>&1; then
   fi
   # The conformance suite imports fs.globSync (Node 22+) for a command we do not use.
   node tests/js/patch-conformance.mjs
+  node tests/js/patch-conformance.mjs tests/node_modules/@modelcontextprotocol/conformance-next/dist/index.js
 else
   echo "tests/run.sh: npm not found; tests that need Node tools will fail (set TOOLFORGE_SKIP_NODE=1 to skip them)" >&2
 fi

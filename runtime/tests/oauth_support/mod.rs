@@ -258,6 +258,8 @@ pub struct Options {
     pub token_cache_secs: u64,
     /// Reuse this store file / secret (several servers on one store).
     pub store: Option<String>,
+    /// Another instance's public URL (several instances behind one name).
+    pub public_url: Option<String>,
 }
 
 impl Default for Options {
@@ -269,12 +271,17 @@ impl Default for Options {
             allow_private_cimd: false,
             token_cache_secs: 5,
             store: None,
+            public_url: None,
         }
     }
 }
 
 pub struct Harness {
+    /// The public origin (issuer).
     pub origin: String,
+    /// Where this instance listens (differs from `origin` for a second
+    /// instance behind the same public name).
+    pub bound: String,
     pub provider: Shared,
     pub provider_url: String,
     pub store_url: String,
@@ -332,7 +339,7 @@ pub async fn start_with(
         .unwrap_or_else(|| format!("sqlite:{}", dir.path().join("grants.db").display()));
     let config_path = dir.path().join(format!("oauth-{}.json", rand_suffix()));
     let config = json!({
-        "public_url": "http://127.0.0.1:{port}",
+        "public_url": options.public_url.clone().unwrap_or_else(|| "http://127.0.0.1:{port}".into()),
         "secret_env": "UNUSED_IN_PROCESS",
         "store": store_url,
         "dynamic_registration": options.dynamic_registration,
@@ -348,7 +355,7 @@ pub async fn start_with(
         "lifetimes": {"access_token_secs": options.access_token_secs, "refresh_token_secs": 86400, "code_secs": 60, "sign_in_secs": 600},
         "cimd": {"allow_private_addresses": options.allow_private_cimd, "allow_http": options.allow_private_cimd, "max_bytes": 16384, "timeout_ms": 2000, "cache_secs": 0},
         "token_cache_secs": options.token_cache_secs,
-        "scope_catalogue": concat!(env!("CARGO_MANIFEST_DIR"), "/oauth/cloudflare-scopes.json")
+        "scope_catalogue": concat!(env!("CARGO_MANIFEST_DIR"), "/../runtime/oauth/cloudflare-scopes.json")
     });
     std::fs::write(&config_path, config.to_string()).unwrap();
     let config = OAuthConfig::load(&config_path).unwrap();
@@ -407,7 +414,11 @@ pub async fn start_with(
         .await;
     });
     Harness {
-        origin: format!("http://{addr}"),
+        origin: options
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{addr}")),
+        bound: format!("http://{addr}"),
         provider,
         provider_url,
         store_url,
@@ -552,7 +563,7 @@ impl Harness {
     /// Registers a public client (RFC 7591).
     pub async fn register(&self, redirect_uris: &[&str]) -> String {
         let (_, reply) = post_json(
-            &format!("{}/register", self.origin),
+            &format!("{}/register", self.bound),
             &json!({"client_name": "Test <b>Client</b>", "redirect_uris": redirect_uris}),
         )
         .await;
@@ -560,7 +571,7 @@ impl Harness {
     }
 
     pub fn authorize_url(&self, params: &[(&str, &str)]) -> String {
-        let mut url = url::Url::parse(&format!("{}/authorize", self.origin)).unwrap();
+        let mut url = url::Url::parse(&format!("{}/authorize", self.bound)).unwrap();
         url.query_pairs_mut().extend_pairs(params);
         url.to_string()
     }
@@ -597,7 +608,7 @@ impl Harness {
         let request = hidden(&consent.body, "request");
         browser
             .post_form(
-                &format!("{}/authorize", self.origin),
+                &format!("{}/authorize", self.bound),
                 &self.origin,
                 &[
                     ("csrf", &csrf),
@@ -626,7 +637,7 @@ impl Harness {
             .extend_pairs(fields)
             .finish();
         let response = http()
-            .post(format!("{}/token", self.origin))
+            .post(format!("{}/token", self.bound))
             .header("content-type", "application/x-www-form-urlencoded")
             .body(body)
             .send()
@@ -674,7 +685,7 @@ impl Harness {
     pub async fn call(&self, bearer: &str) -> (u16, Value) {
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "dns_records_list", "arguments": {"zone_id": "z1"}}});
         let response = http()
-            .post(format!("{}/mcp", self.origin))
+            .post(format!("{}/mcp", self.bound))
             .header("authorization", format!("Bearer {bearer}"))
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
@@ -693,7 +704,7 @@ impl Harness {
 
     pub async fn revoke(&self, token: &str) -> u16 {
         http()
-            .post(format!("{}/revoke", self.origin))
+            .post(format!("{}/revoke", self.bound))
             .header("content-type", "application/x-www-form-urlencoded")
             .body(format!("token={token}"))
             .send()

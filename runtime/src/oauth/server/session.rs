@@ -45,14 +45,14 @@ pub enum Rejection {
     Unavailable,
 }
 
+/// A validated token's record and grant, still sealed: the upstream token
+/// is decrypted again for every request, so plaintext never sits in the
+/// cache.
 #[derive(Clone)]
 struct Cached {
     at: Instant,
-    grant_id: String,
-    token_expires_at: i64,
-    exposure: Exposure,
-    scopes: Vec<String>,
-    upstream: UpstreamTokens,
+    record: TokenRecord,
+    grant: Grant,
 }
 
 /// Validated access tokens of this instance, for at most `ttl`.
@@ -92,8 +92,8 @@ impl TokenCache {
         let entries = self.lock();
         let hit = entries.get(hash)?;
         let fresh = hit.at.elapsed() < self.ttl
-            && hit.token_expires_at > now
-            && hit.upstream.expires_at.is_none_or(|e| e > now + 30);
+            && hit.record.expires_at > now
+            && hit.grant.upstream_expires_at.is_none_or(|e| e > now + 30);
         fresh.then(|| hit.clone())
     }
 
@@ -115,7 +115,7 @@ impl TokenCache {
     /// Drops every cached token of a grant (revocation on this instance
     /// takes effect at once).
     pub(super) fn forget_grant(&self, grant_id: &str) {
-        self.lock().retain(|_, e| e.grant_id != grant_id);
+        self.lock().retain(|_, e| e.grant.id != grant_id);
     }
 }
 
@@ -136,12 +136,14 @@ impl OAuthServer {
     pub async fn authenticate(&self, bearer: &str) -> Result<Session, Rejection> {
         let now = now();
         let hash = self.setup.keys.hash(bearer);
-        if let Some(hit) = self.cache.get(&hash, now) {
+        if let Some(hit) = self.cache.get(&hash, now)
+            && let Some(upstream) = unseal(bearer, &hit.record, &hit.grant)
+        {
             return Ok(Session {
-                grant_id: hit.grant_id,
-                upstream_token: hit.upstream.access_token,
-                exposure: hit.exposure,
-                scopes: hit.scopes,
+                grant_id: hit.grant.id,
+                upstream_token: upstream.access_token,
+                exposure: hit.grant.exposure,
+                scopes: hit.grant.scopes,
             });
         }
         let result = self.authenticate_from_store(bearer, hash, now).await;
@@ -179,18 +181,18 @@ impl OAuthServer {
             return Err(Rejection::InvalidToken);
         };
         let mut upstream = open(&key, &grant).ok_or(Rejection::InvalidToken)?;
+        let mut grant = grant;
         if upstream.expires_at.is_some_and(|e| e <= now + 30) {
-            upstream = self.refresh_upstream(&key, &grant, now).await?;
+            let (fresh, refreshed) = self.refresh_upstream(&key, &grant, now).await?;
+            upstream = fresh;
+            grant = refreshed;
         }
         self.cache.put(
             hash,
             Cached {
                 at: Instant::now(),
-                grant_id: grant.id.clone(),
-                token_expires_at: record.expires_at,
-                exposure: grant.exposure.clone(),
-                scopes: grant.scopes.clone(),
-                upstream: upstream.clone(),
+                record,
+                grant: grant.clone(),
             },
         );
         Ok(Session {
@@ -209,7 +211,7 @@ impl OAuthServer {
         key: &[u8; crypto::KEY_LEN],
         grant: &Grant,
         now: i64,
-    ) -> Result<UpstreamTokens, Rejection> {
+    ) -> Result<(UpstreamTokens, Grant), Rejection> {
         let lock = self.refresh_lock(&grant.id);
         let _guard = lock.lock().await;
         // Someone may have refreshed while this request waited.
@@ -220,7 +222,7 @@ impl OAuthServer {
         };
         let tokens = open(key, &current).ok_or(Rejection::InvalidToken)?;
         if tokens.expires_at.is_none_or(|e| e > now + 30) {
-            return Ok(tokens);
+            return Ok((tokens, current));
         }
         match self.setup.upstream.refresh(&tokens, now).await {
             Ok(fresh) => {
@@ -235,11 +237,20 @@ impl OAuthServer {
                 {
                     Ok(true) => {
                         record(AuthEvent::UpstreamRefreshed);
-                        Ok(fresh)
+                        let updated = Grant {
+                            upstream_sealed: sealed,
+                            upstream_expires_at: fresh.expires_at,
+                            version: current.version + 1,
+                            ..current
+                        };
+                        Ok((fresh, updated))
                     }
                     // Another instance refreshed first: use its tokens.
                     Ok(false) => match self.setup.store.grant(&current.id).await {
-                        Ok(Some(g)) if !g.revoked => open(key, &g).ok_or(Rejection::InvalidToken),
+                        Ok(Some(g)) if !g.revoked => {
+                            let tokens = open(key, &g).ok_or(Rejection::InvalidToken)?;
+                            Ok((tokens, g))
+                        }
                         Ok(_) => Err(Rejection::InvalidToken),
                         Err(_) => Err(Rejection::Unavailable),
                     },
