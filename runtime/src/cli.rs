@@ -226,6 +226,14 @@ struct ServeArgs {
     /// agent-paced load; 0 means one per CPU core, for many busy clients.
     #[arg(long, default_value_t = 1)]
     worker_threads: usize,
+    /// Serve Prometheus metrics at http://ADDR/metrics, on a listener of
+    /// its own (off by default; port 0 picks a free port).
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<SocketAddr>,
+    /// HTTP: after SIGTERM (or SIGINT) the server stops accepting and waits
+    /// this many seconds at most for in-flight requests, then exits 0.
+    #[arg(long, default_value_t = 10)]
+    drain_timeout_secs: u64,
     /// HTTP without client authentication, using the stdio credential;
     /// allowed only on a loopback listen address (for local testing).
     #[arg(long)]
@@ -388,6 +396,7 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
         Transport::Http => "map client tokens to upstream tokens (--tokens-file)".to_owned(),
     };
     let secrets = credentials::server_secrets(catalogue, &token_env)?;
+    start_metrics(args.metrics_listen).await?;
     let setup = mode_setup(&args)?;
     let core = Arc::new(Core::with_mode(
         catalogue,
@@ -465,9 +474,33 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
                 idle_timeout: Duration::from_secs(args.idle_timeout_secs),
                 max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
                 auth,
+                drain_timeout: Duration::from_secs(args.drain_timeout_secs),
+                readiness: Vec::new(),
             };
             serve_http(core, args.listen, options, shutdown_signal()).await?;
         }
+    }
+    Ok(())
+}
+
+/// Installs the recorder and serves `--metrics-listen`, before anything
+/// is counted.
+#[cfg(feature = "http")]
+async fn start_metrics(listen: Option<SocketAddr>) -> anyhow::Result<()> {
+    if let Some(listen) = listen {
+        let handle = crate::metrics::install()?;
+        crate::server::prometheus::spawn_metrics(listen, handle).await?;
+    }
+    Ok(())
+}
+
+/// Without the `http` feature there is no metrics listener.
+#[cfg(not(feature = "http"))]
+async fn start_metrics(listen: Option<SocketAddr>) -> anyhow::Result<()> {
+    if listen.is_some() {
+        bail!(
+            "--metrics-listen: this server was built without the `http` feature of toolforge-runtime"
+        );
     }
     Ok(())
 }

@@ -62,6 +62,7 @@ pub mod codemode;
 pub mod codemode;
 pub mod config;
 pub mod credential;
+pub mod metrics;
 mod mode;
 pub mod outcome;
 pub mod profile;

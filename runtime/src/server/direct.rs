@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::catalogue::{Catalogue, ToolDef};
 use crate::credential::Credential;
+use crate::metrics::CallOutcome;
 use crate::outcome::{Call, map_response, tool_error};
 use crate::profile::accounts::AccountCache;
 use crate::profile::identity::{IdentityCache, Lookup};
@@ -136,36 +137,58 @@ impl Direct {
         arguments: Option<JsonObject>,
         credential: Option<&Credential>,
     ) -> CallToolResult {
+        self.run_outcome(index, tool, arguments, credential).await.0
+    }
+
+    /// [`Direct::run`], also saying how the call ended (for the metrics).
+    pub async fn run_outcome(
+        &self,
+        index: usize,
+        tool: &'static ToolDef,
+        arguments: Option<JsonObject>,
+        credential: Option<&Credential>,
+    ) -> (CallToolResult, CallOutcome) {
+        let invalid = |text: String| (tool_error(text), CallOutcome::InvalidArguments);
         let mut args = arguments.unwrap_or_default();
         let value = Value::Object(std::mem::take(&mut args));
         if let Err(e) = self.validators.validate(index, tool, &value) {
-            return tool_error(e.to_string());
+            return invalid(e.to_string());
         }
         let Value::Object(taken) = value else {
-            return tool_error("internal error: arguments are not an object");
+            return invalid("internal error: arguments are not an object".into());
         };
         args = taken;
         let Some(credential) = credential else {
-            return self.no_credential(&format!("`{}`", tool.name));
+            let refused = self.no_credential(&format!("`{}`", tool.name));
+            return (refused, CallOutcome::Refused);
         };
         if let Err(e) = self.fill_account(tool, &mut args, credential).await {
-            return tool_error(e);
+            return (tool_error(e), CallOutcome::ToolError);
         }
         let request = match build_request(tool, &args) {
             Ok(r) => r,
-            Err(e) => return tool_error(e.to_string()),
+            Err(e) => return invalid(e.to_string()),
         };
         match self.upstream.send(&request, Some(credential)).await {
-            Ok(resp) => map_response(
-                Call {
+            Ok(resp) => {
+                let refused = matches!(resp.status.as_u16(), 401 | 403);
+                let call = Call {
                     tool,
                     path: path_only(&request.path_and_query),
                     credential: Some(credential),
                     profile: self.profile(),
-                },
-                resp,
+                };
+                let result = map_response(call, resp);
+                let outcome = match CallOutcome::of(&result) {
+                    CallOutcome::ToolError if refused => CallOutcome::Refused,
+                    other => other,
+                };
+                (result, outcome)
+            }
+            Err(e) => (
+                tool_error(credential.redact(&e.to_string())),
+                CallOutcome::ToolError,
             ),
-            Err(e) => tool_error(credential.redact(&e.to_string())),
         }
     }
 
