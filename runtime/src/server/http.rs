@@ -562,7 +562,10 @@ async fn splice_listing(State(state): State<Arc<HttpState>>, req: Request, next:
         }
     };
     let body = match state.core.listing().splice(&bytes) {
-        Some(spliced) => spliced.into_body(),
+        Some(spliced) => {
+            crate::metrics::listing("identity", spliced.len());
+            spliced.into_body()
+        }
         None => Body::from(bytes),
     };
     parts.headers.remove(header::CONTENT_LENGTH);

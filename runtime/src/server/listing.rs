@@ -102,6 +102,16 @@ pub struct Spliced {
 }
 
 impl Spliced {
+    /// Bytes in all.
+    pub fn len(&self) -> usize {
+        self.prefix.len() + self.listing.len() + self.suffix.len()
+    }
+
+    /// Whether there are no bytes at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The pieces in order.
     pub fn pieces(self) -> [Bytes; 3] {
         [self.prefix, self.listing, self.suffix]
