@@ -25,6 +25,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 
 use super::auth::{TokenTable, bearer_token};
+use super::compress::{self, Encoding, LeaveUncompressed, Precompressed};
 use super::connections::{Activity, ConnService, Drain, Gate, Timeouts, Tracked, drive};
 use super::health::{self, Health, ReadinessCheck};
 use super::jsonrpc_guard::{INVALID_PARAMS, PARSE_ERROR, Verdict, classify};
@@ -82,6 +83,7 @@ struct HttpState {
     origins: Vec<String>,
     auth: ClientAuth,
     max_request_bytes: usize,
+    compressed: Arc<Precompressed>,
 }
 
 /// The `Host` values allowed for a server bound to `addr`.
@@ -149,6 +151,7 @@ pub fn router(
         origins: options.allowed_origins.clone(),
         auth: options.auth.clone(),
         max_request_bytes: options.max_request_bytes,
+        compressed: Precompressed::new(core.listing().clone()),
     });
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
@@ -170,6 +173,7 @@ pub fn router(
     let mcp = Router::new()
         .route_service("/mcp", service)
         .layer(from_fn_with_state(state.clone(), splice_listing))
+        .layer(axum::middleware::from_fn(compress::on_the_fly))
         .layer(from_fn_with_state(state.clone(), authenticate));
     let metadata = Router::new()
         .route(
@@ -523,6 +527,7 @@ fn lists_tools(message: &ClientJsonRpcMessage) -> bool {
 /// into a JSON-RPC `Invalid Request` error.
 async fn splice_listing(State(state): State<Arc<HttpState>>, req: Request, next: Next) -> Response {
     let listing = req.extensions().get::<ListsTools>().is_some();
+    let encoding = Encoding::negotiate(req.headers());
     let resp = next.run(req).await;
     if resp.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
         let (parts, body) = resp.into_parts();
@@ -562,10 +567,18 @@ async fn splice_listing(State(state): State<Arc<HttpState>>, req: Request, next:
         }
     };
     let body = match state.core.listing().splice(&bytes) {
-        Some(spliced) => {
-            crate::metrics::listing("identity", spliced.len());
-            spliced.into_body()
-        }
+        Some(spliced) => match state.compressed.answer(&spliced, encoding) {
+            Some(packed) => {
+                crate::metrics::listing(encoding.as_str(), packed.len());
+                compress::mark(&mut parts.headers, encoding);
+                packed.into_body()
+            }
+            None => {
+                crate::metrics::listing("identity", spliced.len());
+                parts.extensions.insert(LeaveUncompressed);
+                spliced.into_body()
+            }
+        },
         None => Body::from(bytes),
     };
     parts.headers.remove(header::CONTENT_LENGTH);

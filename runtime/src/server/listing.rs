@@ -99,6 +99,8 @@ pub struct Spliced {
     pub listing: Bytes,
     /// The response after the listing.
     pub suffix: Bytes,
+    /// The listing is the variant with output schemas.
+    pub with_output: bool,
 }
 
 impl Spliced {
@@ -224,6 +226,7 @@ impl Listing {
                     prefix: Bytes::copy_from_slice(&body[..at]),
                     listing: self.bytes(v == 1),
                     suffix: Bytes::copy_from_slice(&body[at + pattern.len()..]),
+                    with_output: v == 1,
                 });
             }
         }

@@ -13,6 +13,8 @@
 #[cfg(feature = "http")]
 pub mod auth;
 #[cfg(feature = "http")]
+pub mod compress;
+#[cfg(feature = "http")]
 pub mod connections;
 pub mod direct;
 pub mod handler;
