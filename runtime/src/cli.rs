@@ -226,6 +226,11 @@ struct ServeArgs {
     /// agent-paced load; 0 means one per CPU core, for many busy clients.
     #[arg(long, default_value_t = 1)]
     worker_threads: usize,
+    /// Share of upstream responses checked against the documented response
+    /// schemas (mismatches are logged as `schema_mismatch` events; 0 turns
+    /// the checks off).
+    #[arg(long, default_value_t = 1.0)]
+    schema_check_rate: f64,
     /// Serve Prometheus metrics at http://ADDR/metrics, on a listener of
     /// its own (off by default; port 0 picks a free port).
     #[arg(long, value_name = "ADDR")]
@@ -413,6 +418,9 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
         },
         setup,
     )?);
+    if args.schema_check_rate > 0.0 {
+        core.enable_schema_checks(args.schema_check_rate);
+    }
     if core.mode() != Mode::Direct {
         tracing::info!(
             mode = core.mode().as_str(),

@@ -70,6 +70,7 @@ pub mod redact;
 pub mod request;
 #[cfg(feature = "codemode")]
 pub mod sandbox;
+pub mod schema_check;
 pub mod security;
 pub mod server;
 pub mod skills;

@@ -9,6 +9,7 @@
 //! state is shared (`Arc<Direct>`) so a sandbox host can hold it.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
@@ -21,6 +22,7 @@ use crate::profile::accounts::AccountCache;
 use crate::profile::identity::{IdentityCache, Lookup};
 use crate::profile::{AccountFill, Profile};
 use crate::request::{Args, build_request};
+use crate::schema_check::SchemaChecks;
 use crate::security::Requirement;
 use crate::upstream::{Upstream, path_only};
 use crate::validate::Validators;
@@ -38,6 +40,7 @@ pub struct Direct {
     probe_security: Vec<Option<Requirement>>,
     max_argument_bytes: usize,
     credential_hint: String,
+    schema_checks: OnceLock<SchemaChecks>,
 }
 
 impl Direct {
@@ -82,7 +85,15 @@ impl Direct {
             probe_security,
             max_argument_bytes,
             credential_hint,
+            schema_checks: OnceLock::new(),
         }
+    }
+
+    /// Checks a `rate` share of upstream responses against the tools'
+    /// response schemas from now on (see [`crate::schema_check`]); a
+    /// second call changes nothing.
+    pub fn enable_schema_checks(&self, rate: f64) {
+        let _ = self.schema_checks.get_or_init(|| SchemaChecks::start(rate));
     }
 
     /// The catalogue.
@@ -171,6 +182,9 @@ impl Direct {
         };
         match self.upstream.send(&request, Some(credential)).await {
             Ok(resp) => {
+                if let Some(checks) = self.schema_checks.get() {
+                    checks.submit(tool, resp.status.as_u16(), &resp.body);
+                }
                 let refused = matches!(resp.status.as_u16(), 401 | 403);
                 let call = Call {
                     tool,

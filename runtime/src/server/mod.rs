@@ -254,6 +254,12 @@ impl Core {
         self.engine.as_ref()
     }
 
+    /// Turns on response schema checks for a `rate` share of upstream
+    /// responses (see [`crate::schema_check`]).
+    pub fn enable_schema_checks(&self, rate: f64) {
+        self.direct.enable_schema_checks(rate);
+    }
+
     /// The encoded listing.
     pub fn listing(&self) -> &Arc<Listing> {
         &self.listing
