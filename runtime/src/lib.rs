@@ -66,6 +66,7 @@ pub mod metrics;
 mod mode;
 pub mod outcome;
 pub mod profile;
+pub mod progress;
 pub mod redact;
 pub mod request;
 #[cfg(feature = "codemode")]

@@ -58,6 +58,7 @@ use crate::config::{ConfigError, Exposure, Hidden, UpstreamConfig};
 use crate::credential::Credential;
 use crate::metrics::{self, CallOutcome};
 use crate::outcome::tool_error;
+use crate::progress::ProgressFn;
 use crate::upstream::{Upstream, UpstreamError};
 use direct::{Direct, json_size};
 
@@ -214,7 +215,10 @@ impl Core {
         }
         // Resources always (`api://products`); the skills extension when
         // the catalogue embeds skills.
+        // Logging: tool-call events as notifications/message (see `Handler`).
+        #[allow(deprecated)]
         let capabilities = ServerCapabilities::builder()
+            .enable_logging()
             .enable_tools()
             .enable_resources();
         let capabilities = if resources.has_skills() {
@@ -323,6 +327,24 @@ impl Core {
         credential: Option<&Credential>,
         cancel: CancellationToken,
     ) -> Result<CallToolResult, ErrorData> {
+        self.call_observed(name, arguments, credential, cancel, None)
+            .await
+    }
+
+    /// [`Core::call_for`], reporting each API request of a Code Mode
+    /// `execute` run to `progress`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Core::call`].
+    pub async fn call_observed(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        credential: Option<&Credential>,
+        cancel: CancellationToken,
+        progress: Option<ProgressFn>,
+    ) -> Result<CallToolResult, ErrorData> {
         let Some(&index) = self.index.get(name) else {
             return Err(self.unknown_tool(name));
         };
@@ -361,7 +383,7 @@ impl Core {
                 }
                 Some(engine) => {
                     let result = engine
-                        .call(tool.name, arguments, credential, cancel.clone())
+                        .call(tool.name, arguments, credential, cancel.clone(), progress)
                         .await;
                     let outcome = CallOutcome::of(&result);
                     (result, outcome)
