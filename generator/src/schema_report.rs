@@ -86,7 +86,8 @@ pub fn render(collected: &Collected, logs: usize) -> String {
     // product → (path, method, tool) → (response key, keyword, instance, schema) → row
     type Op = (String, String, String);
     type Key = (String, String, String, String);
-    let mut products: BTreeMap<&str, BTreeMap<Op, (usize, BTreeMap<Key, Row>)>> = BTreeMap::new();
+    type Ops = BTreeMap<Op, (usize, BTreeMap<Key, Row>)>;
+    let mut products: BTreeMap<&str, Ops> = BTreeMap::new();
     for e in &collected.events {
         let op = products
             .entry(e.product.as_str())
