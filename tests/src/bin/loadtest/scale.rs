@@ -6,8 +6,9 @@
 //! result, error results included), reports p50/p99/max latency, the
 //! server's peak RSS against a stated bound, and that the server still
 //! answers a call and `/healthz` afterwards. `--mode codemode` runs
-//! `execute` (one `api.request` each) instead, spread over several client
-//! tokens, and reports the sandbox queueing from the server's own metrics.
+//! `execute` (one `api.request` each; 8 clients, 2,000 calls, 8 client
+//! tokens) instead and reports the sandbox queueing (the wait histogram
+//! from the server's own metrics) and busy refusals.
 //! A benchmark, not a test: it exits 1 when a check fails.
 
 use std::collections::HashSet;
@@ -217,6 +218,7 @@ struct Tally {
     malformed: usize,
     transport: usize,
     first_problem: Option<String>,
+    first_tool_error: Option<String>,
 }
 
 fn client(
@@ -260,6 +262,8 @@ fn client(
                 t.ids.push(id as u64);
                 if m["result"]["isError"] == true {
                     t.tool_errors += 1;
+                    t.first_tool_error
+                        .get_or_insert_with(|| m["result"]["content"].to_string());
                     if m.to_string().contains("busy") {
                         t.busy += 1;
                     }
@@ -466,6 +470,9 @@ fn run(args: &[String]) -> Result<bool, String> {
         if after { "ok" } else { "FAILED" },
         if health { "200" } else { "FAILED" }
     );
+    if let Some(e) = tallies.iter().find_map(|t| t.first_tool_error.clone()) {
+        println!("  a tool error: {}", toolforge_tests::mcp::clip(&e, 300));
+    }
     if let Some(p) = tallies.iter().find_map(|t| t.first_problem.clone()) {
         println!("  first problem: {}", toolforge_tests::mcp::clip(&p, 300));
     }
