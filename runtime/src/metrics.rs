@@ -23,7 +23,7 @@
 
 use std::time::Duration;
 
-use metrics::{counter, describe_counter, describe_histogram, histogram};
+use metrics::{counter, histogram};
 
 /// How a `tools/call` ended, for `toolforge_tool_calls_total`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -221,7 +221,9 @@ pub fn install() -> Result<metrics_exporter_prometheus::PrometheusHandle, Metric
     Ok(handle)
 }
 
+#[cfg(feature = "http")]
 fn describe() {
+    use metrics::{describe_counter, describe_histogram};
     describe_counter!(
         "toolforge_tool_calls_total",
         "tools/call requests by tool, surface (mode) and outcome."
