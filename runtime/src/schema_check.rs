@@ -12,9 +12,9 @@
 //! then class (`4XX`), then `default`, and validated with a validator
 //! compiled once per tool and response key. Bodies over [`MAX_BODY_BYTES`],
 //! non-JSON bodies and statuses without a documented schema are skipped.
-//! The whole body is checked, the API's envelope included (for Cloudflare
-//! the documented response schema is the envelope around the payload the
-//! output schema describes).
+//! The whole body is checked, the API's envelope included (for an API with
+//! a result envelope the documented response schema is the envelope
+//! around the payload the output schema describes).
 //!
 //! Each mismatch is one `WARN` event whose `schema_mismatch` field is a
 //! JSON object with no customer data: tool, method, path template,
