@@ -19,6 +19,7 @@ pub mod policy;
 pub mod refs;
 pub mod resolved;
 pub mod schema;
+pub mod schema_report;
 pub mod security;
 pub mod servers;
 pub mod skills;

@@ -245,6 +245,19 @@ struct ServeArgs {
     /// agent-paced load; 0 means one per CPU core, for many busy clients.
     #[arg(long, default_value_t = 1)]
     worker_threads: usize,
+    /// Share of upstream responses checked against the documented response
+    /// schemas (mismatches are logged as `schema_mismatch` events; 0 turns
+    /// the checks off).
+    #[arg(long, default_value_t = 1.0)]
+    schema_check_rate: f64,
+    /// Serve Prometheus metrics at http://ADDR/metrics, on a listener of
+    /// its own (off by default; port 0 picks a free port).
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<SocketAddr>,
+    /// HTTP: after SIGTERM (or SIGINT) the server stops accepting and waits
+    /// this many seconds at most for in-flight requests, then exits 0.
+    #[arg(long, default_value_t = 10)]
+    drain_timeout_secs: u64,
     /// HTTP without client authentication, using the stdio credential;
     /// allowed only on a loopback listen address (for local testing).
     #[arg(long)]
@@ -416,6 +429,7 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
         bail!("--oauth-config is used only with --auth oauth");
     }
     let secrets = credentials::server_secrets(catalogue, &token_env)?;
+    start_metrics(args.metrics_listen).await?;
     let setup = mode_setup(&args)?;
     let core = Arc::new(Core::with_mode(
         catalogue,
@@ -432,6 +446,9 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
         },
         setup,
     )?);
+    if args.schema_check_rate > 0.0 {
+        core.enable_schema_checks(args.schema_check_rate);
+    }
     if core.mode() != Mode::Direct {
         tracing::info!(
             mode = core.mode().as_str(),
@@ -486,6 +503,12 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
                 }
                 ClientAuth::Tokens(table)
             };
+            #[allow(unused_mut)]
+            let mut readiness: Vec<Arc<dyn crate::server::health::ReadinessCheck>> = Vec::new();
+            #[cfg(feature = "oauth")]
+            if let ClientAuth::OAuth { setup, .. } = &auth {
+                readiness.push(Arc::new(crate::oauth::StoreReadiness(setup.store.clone())));
+            }
             let options = HttpOptions {
                 allowed_hosts: args.allowed_hosts.clone(),
                 allowed_origins: args.allowed_origins.clone(),
@@ -495,6 +518,8 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
                 idle_timeout: Duration::from_secs(args.idle_timeout_secs),
                 max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
                 auth,
+                drain_timeout: Duration::from_secs(args.drain_timeout_secs),
+                readiness,
             };
             serve_http(core, args.listen, options, shutdown_signal()).await?;
         }
@@ -527,6 +552,28 @@ async fn oauth_auth(
     bail!(
         "--auth oauth: this server was built without the `oauth` feature of toolforge-runtime (rebuild with the feature on, the default)"
     )
+}
+
+/// Installs the recorder and serves `--metrics-listen`, before anything
+/// is counted.
+#[cfg(feature = "http")]
+async fn start_metrics(listen: Option<SocketAddr>) -> anyhow::Result<()> {
+    if let Some(listen) = listen {
+        let handle = crate::metrics::install()?;
+        crate::server::prometheus::spawn_metrics(listen, handle).await?;
+    }
+    Ok(())
+}
+
+/// Without the `http` feature there is no metrics listener.
+#[cfg(not(feature = "http"))]
+async fn start_metrics(listen: Option<SocketAddr>) -> anyhow::Result<()> {
+    if listen.is_some() {
+        bail!(
+            "--metrics-listen: this server was built without the `http` feature of toolforge-runtime"
+        );
+    }
+    Ok(())
 }
 
 /// The sandbox setup of `--mode codemode|code` (`None` for direct).

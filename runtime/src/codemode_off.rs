@@ -72,6 +72,7 @@ impl Engine {
         _arguments: Option<JsonObject>,
         _credential: Option<&Credential>,
         _cancel: CancellationToken,
+        _progress: Option<crate::progress::ProgressFn>,
     ) -> CallToolResult {
         match *self {}
     }

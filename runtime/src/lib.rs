@@ -64,15 +64,18 @@ pub mod codemode;
 pub mod codemode;
 pub mod config;
 pub mod credential;
+pub mod metrics;
 mod mode;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 pub mod outcome;
 pub mod profile;
+pub mod progress;
 pub mod redact;
 pub mod request;
 #[cfg(feature = "codemode")]
 pub mod sandbox;
+pub mod schema_check;
 pub mod security;
 pub mod server;
 pub mod skills;

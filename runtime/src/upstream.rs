@@ -178,7 +178,13 @@ impl Upstream {
         let mut retried = false;
         loop {
             let auth = self.authorize(req, credential).await?;
-            let response = self.send_once(req, &auth, credential).await?;
+            let started = Instant::now();
+            let response = self.send_once(req, &auth, credential).await;
+            crate::metrics::upstream_response(
+                response.as_ref().ok().map(|r| r.status.as_u16()),
+                started.elapsed(),
+            );
+            let response = response?;
             if response.status == StatusCode::UNAUTHORIZED && auth.has_fetched_token() && !retried {
                 auth.invalidate_tokens();
                 retried = true;

@@ -179,6 +179,8 @@ async fn start() -> Server {
         idle_timeout: Duration::from_secs(60),
         max_connections: 64,
         auth: ClientAuth::Tokens(tokens),
+        drain_timeout: Duration::from_secs(10),
+        readiness: Vec::new(),
     };
     let task = tokio::spawn(async move {
         serve_listener(listener, Arc::new(core), options, async {

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import fcntl
+import gzip
 import hashlib
 import json
 import os
@@ -552,6 +553,31 @@ def time_requests(proc: Proc, send, raw_for, count: int, max_seconds: float,
     return totals, firsts, sizes
 
 
+def measure_compressed_listing(proc: "Proc", mcp: "McpHttp", args: argparse.Namespace, out: dict[str, Any]) -> None:
+    """tools/list with Accept-Encoding gzip and br: bytes on the wire and p50 (toolforge
+    pre-encodes the listing once, in the background at start-up: wait for it, bounded).
+    The gzip answer is decoded and compared with the uncompressed listing."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}, separators=(",", ":")).encode()
+    for enc in ("gzip", "br"):
+        raw = mcp.conn.encode("POST", mcp.path, {**mcp.headers, "Accept-Encoding": enc}, body)
+        deadline = time.monotonic() + 60
+        while True:
+            _, h, wire, _, _, _ = mcp.send(raw)
+            if h.get("content-encoding") == enc or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        if h.get("content-encoding") != enc:
+            out[f"list_{enc}_bytes"] = None
+            continue
+        out[f"list_{enc}_bytes"] = len(wire)
+        if enc == "gzip":
+            tools = json.loads(gzip.decompress(wire))["result"]["tools"]
+            if len(tools) != out.get("tools", len(tools)):
+                raise RuntimeError(f"gzip listing decodes to {len(tools)} tools")
+        totals, _, _ = time_requests(proc, mcp.send, lambda i: raw, args.list_count, args.round_seconds)
+        out[f"list_{enc}_p50_us"] = pct(totals, 0.5) / 1e3
+
+
 def upstream_stats(up_port: int) -> tuple[list[int], list[str]]:
     s = get_json("127.0.0.1", up_port, STATS_PATH)
     return s["durations_ns"], s["paths"]
@@ -605,6 +631,8 @@ def run_http(server: Server, args: argparse.Namespace, up_port: int, run_no: int
             out["list_ttfb_p50_us"] = pct(firsts, 0.5) / 1e3
             out["list_floor_p50_us"] = transfer_floor(args, up_port, out["list_bytes"])
             out["list_above_floor_p50_us"] = out["list_p50_us"] - out["list_floor_p50_us"]
+            if server.name == "toolforge":
+                measure_compressed_listing(proc, mcp, args, out)
 
             # tools/call against the loopback upstream: overhead = total - upstream handling.
             call_raw = mcp.encode("tools/call", call_params)
@@ -832,6 +860,10 @@ def report(results: dict[str, Any]) -> str:
         ("  RSS: file-backed (binary, static catalogue)", "rss_file_mb", "MB", "", None),
         ("listing size, default", "list_bytes", "B", "", None),
         ("listing size, with output schemas", "list_full_bytes", "B", "", None),
+        ("listing on the wire, gzip (pre-encoded once)", "list_gzip_bytes", "B", "", None),
+        ("listing on the wire, brotli (pre-encoded once)", "list_br_bytes", "B", "", None),
+        ("tools/list p50, gzip", "list_gzip_p50_us", "us", "", None),
+        ("tools/list p50, brotli", "list_br_p50_us", "us", "", None),
         ("tools/list p50 with output schemas", "list_full_p50_us", "us", "", None),
         ("  floor: same byte count from a server holding it ready", "list_full_floor_p50_us", "us", "", None),
         ("RSS after an output-schema listing (VmRSS / VmHWM)", "rss_after_full_mb", "MB", "", None),

@@ -15,6 +15,7 @@
 //! from everything returned.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value, json};
@@ -24,6 +25,7 @@ use super::routes::{Matched, RouteTable, shown};
 use crate::catalogue::{BodyArgs, BodyKind, ParamLocation, ToolDef};
 use crate::credential::Credential;
 use crate::outcome::{Call, empty_list_note, map_response};
+use crate::progress::{ProgressFn, Reporter};
 use crate::request::{Args, HttpRequest, RequestBody, build_request, header_safe};
 use crate::sandbox::{HostApi, HostFuture, HostRequest};
 use crate::server::direct::Direct;
@@ -47,6 +49,10 @@ pub struct ApiHost {
     /// token may not be allowed to see), added to the tool result: the code
     /// usually returns only part of what it got.
     notes: Notes,
+    /// Progress reports, one per API request (when the client asked).
+    progress: Option<Reporter>,
+    /// API requests made so far (shared by clones).
+    made: Arc<AtomicU32>,
 }
 
 impl ApiHost {
@@ -57,7 +63,15 @@ impl ApiHost {
             direct,
             credential,
             notes: Notes::default(),
+            progress: None,
+            made: Arc::new(AtomicU32::new(0)),
         }
+    }
+
+    /// Reports each API request to `progress` before sending it.
+    pub fn with_progress(mut self, progress: Option<ProgressFn>) -> Self {
+        self.progress = progress.map(Reporter);
+        self
     }
 
     /// The notes about this run's responses (shared by clones).
@@ -74,6 +88,11 @@ impl ApiHost {
             .await
             .map_err(|e| credential.redact(&e))?;
         let (tool, http) = built;
+        if let Some(Reporter(progress)) = &self.progress {
+            let n = self.made.fetch_add(1, Ordering::Relaxed) + 1;
+            let template = tool.routes.first().map_or("", |r| r.template);
+            progress(n, format!("{} {template}", tool.method.as_str())).await;
+        }
         let path = path_only(&http.path_and_query).to_owned();
         let mut response = self
             .direct

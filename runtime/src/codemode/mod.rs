@@ -36,6 +36,7 @@ use serde_json::Value;
 use crate::catalogue::ToolDef;
 use crate::credential::Credential;
 use crate::outcome::tool_error;
+use crate::progress::ProgressFn;
 use crate::sandbox::{
     ClientKey, HostApi, JobKind, RunFor, SandboxConfig, SandboxError, SandboxPool, SpecSource,
 };
@@ -229,6 +230,7 @@ impl Engine {
         arguments: Option<JsonObject>,
         credential: Option<&Credential>,
         cancel: CancellationToken,
+        progress: Option<ProgressFn>,
     ) -> CallToolResult {
         let run = RunFor {
             key: credential.map(|c| ClientKey(c.cache_key())),
@@ -253,7 +255,8 @@ impl Engine {
                         Arc::clone(&self.routes),
                         Arc::clone(&self.direct),
                         credential.clone(),
-                    );
+                    )
+                    .with_progress(progress);
                     let notes = host.notes().clone();
                     let host: Arc<dyn HostApi> = Arc::new(host);
                     let report = self

@@ -32,7 +32,16 @@ impl AuthEvent {
     }
 }
 
-/// Records an event.
+/// Records an event: logged, and counted in the metrics registry
+/// (`toolforge_auth_events_total`; a rejection is counted where the 401 is
+/// answered, so not here).
 pub fn record(event: AuthEvent) {
     tracing::debug!(event = event.as_str(), "oauth");
+    use crate::metrics::{AuthEvent as Counted, auth_event};
+    match event {
+        AuthEvent::Issued => auth_event(Counted::Issued),
+        AuthEvent::Refreshed => auth_event(Counted::Refreshed),
+        AuthEvent::Revoked => auth_event(Counted::Revoked),
+        AuthEvent::Authorized | AuthEvent::UpstreamRefreshed | AuthEvent::Rejected => {}
+    }
 }

@@ -19,4 +19,4 @@ pub mod server;
 pub mod store;
 pub mod upstream;
 
-pub use server::{OAuthServer, OAuthSetup, Rejection, Session};
+pub use server::{OAuthServer, OAuthSetup, Rejection, Session, StoreReadiness};

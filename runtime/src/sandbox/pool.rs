@@ -186,7 +186,12 @@ impl SandboxPool {
         }
         let limits = self.inner.config.limits.clone();
         let code = code.to_owned();
-        self.run_job(host, run, move |id| ToWorker::Run {
+        let label = match kind {
+            JobKind::Search => "search",
+            JobKind::Execute => "execute",
+            JobKind::Code => "code",
+        };
+        self.run_job(host, run, label, move |id| ToWorker::Run {
             id,
             kind,
             code,
@@ -200,17 +205,32 @@ impl SandboxPool {
     /// report carries [`SandboxError::WorkerCrashed`].
     #[doc(hidden)]
     pub async fn debug_abort_worker(&self) -> Report {
-        self.run_job(None, RunFor::default(), |id| ToWorker::DebugAbort { id })
-            .await
+        self.run_job(None, RunFor::default(), "debug", |id| {
+            ToWorker::DebugAbort { id }
+        })
+        .await
     }
 
     async fn run_job(
         &self,
         host: Option<Arc<dyn HostApi>>,
         run: RunFor,
+        label: &'static str,
         job: impl FnOnce(u64) -> ToWorker + Send + 'static,
     ) -> Report {
         let start = Instant::now();
+        let (report, queued) = self.run_job_inner(host, run, job, start).await;
+        crate::metrics::sandbox_run(label, sandbox_outcome(&report), queued);
+        report
+    }
+
+    async fn run_job_inner(
+        &self,
+        host: Option<Arc<dyn HostApi>>,
+        run: RunFor,
+        job: impl FnOnce(u64) -> ToWorker + Send + 'static,
+        start: Instant,
+    ) -> (Report, Duration) {
         let key = run.key.unwrap_or(ClientKey::ANONYMOUS);
         // A child token: dropping this future cancels the run, never the
         // caller's own token.
@@ -221,18 +241,21 @@ impl SandboxPool {
         let wait = self.inner.config.limits.wall();
         let slot = tokio::select! {
             slot = self.inner.slots.acquire(key, wait) => slot,
-            () = cancel.cancelled() => return failed(SandboxError::Cancelled, start.elapsed()),
+            () = cancel.cancelled() => return (failed(SandboxError::Cancelled, start.elapsed()), start.elapsed()),
         };
         let slot = match slot {
             Ok(slot) => slot,
             Err(Refusal::QueueFull { queued }) => {
-                return failed(SandboxError::Busy { queued }, start.elapsed());
+                let report = failed(SandboxError::Busy { queued }, start.elapsed());
+                return (report, start.elapsed());
             }
             Err(Refusal::Timeout) => {
                 let queued = self.inner.slots.queued();
-                return failed(SandboxError::Busy { queued }, start.elapsed());
+                let report = failed(SandboxError::Busy { queued }, start.elapsed());
+                return (report, start.elapsed());
             }
         };
+        let waited = start.elapsed();
         let inner = Arc::clone(&self.inner);
         let task = tokio::spawn(async move {
             let mut worker = match inner.checkout() {
@@ -246,6 +269,7 @@ impl SandboxPool {
                 Health::Reusable => inner.checkin(worker),
                 Health::Discard => {
                     drop(worker); // kill_on_drop
+                    crate::metrics::sandbox_worker_restart();
                     inner.replace_warm();
                 }
             }
@@ -262,7 +286,21 @@ impl SandboxPool {
             ),
         };
         report.duration = start.elapsed();
-        report
+        (report, waited)
+    }
+}
+
+/// The metrics label of a finished run.
+fn sandbox_outcome(report: &Report) -> crate::metrics::SandboxOutcome {
+    use crate::metrics::SandboxOutcome as O;
+    match &report.result {
+        Ok(_) => O::Ok,
+        Err(SandboxError::CpuTimeLimit { .. } | SandboxError::WallClockLimit { .. }) => O::Timeout,
+        Err(SandboxError::MemoryLimit { .. }) => O::MemoryAbort,
+        Err(SandboxError::WorkerCrashed { .. }) => O::Crashed,
+        Err(SandboxError::Busy { .. }) => O::Busy,
+        Err(SandboxError::Cancelled) => O::Cancelled,
+        Err(_) => O::Error,
     }
 }
 

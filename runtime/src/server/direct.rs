@@ -9,17 +9,20 @@
 //! state is shared (`Arc<Direct>`) so a sandbox host can hold it.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 
 use crate::catalogue::{Catalogue, ToolDef};
 use crate::credential::Credential;
+use crate::metrics::CallOutcome;
 use crate::outcome::{Call, map_response, tool_error};
 use crate::profile::accounts::AccountCache;
 use crate::profile::identity::{IdentityCache, Lookup};
 use crate::profile::{AccountFill, Profile};
 use crate::request::{Args, build_request};
+use crate::schema_check::SchemaChecks;
 use crate::security::Requirement;
 use crate::upstream::{Upstream, path_only};
 use crate::validate::Validators;
@@ -37,6 +40,7 @@ pub struct Direct {
     probe_security: Vec<Option<Requirement>>,
     max_argument_bytes: usize,
     credential_hint: String,
+    schema_checks: OnceLock<SchemaChecks>,
 }
 
 impl Direct {
@@ -81,7 +85,15 @@ impl Direct {
             probe_security,
             max_argument_bytes,
             credential_hint,
+            schema_checks: OnceLock::new(),
         }
+    }
+
+    /// Checks a `rate` share of upstream responses against the tools'
+    /// response schemas from now on (see [`crate::schema_check`]); a
+    /// second call changes nothing.
+    pub fn enable_schema_checks(&self, rate: f64) {
+        let _ = self.schema_checks.get_or_init(|| SchemaChecks::start(rate));
     }
 
     /// The catalogue.
@@ -136,36 +148,61 @@ impl Direct {
         arguments: Option<JsonObject>,
         credential: Option<&Credential>,
     ) -> CallToolResult {
+        self.run_outcome(index, tool, arguments, credential).await.0
+    }
+
+    /// [`Direct::run`], also saying how the call ended (for the metrics).
+    pub async fn run_outcome(
+        &self,
+        index: usize,
+        tool: &'static ToolDef,
+        arguments: Option<JsonObject>,
+        credential: Option<&Credential>,
+    ) -> (CallToolResult, CallOutcome) {
+        let invalid = |text: String| (tool_error(text), CallOutcome::InvalidArguments);
         let mut args = arguments.unwrap_or_default();
         let value = Value::Object(std::mem::take(&mut args));
         if let Err(e) = self.validators.validate(index, tool, &value) {
-            return tool_error(e.to_string());
+            return invalid(e.to_string());
         }
         let Value::Object(taken) = value else {
-            return tool_error("internal error: arguments are not an object");
+            return invalid("internal error: arguments are not an object".into());
         };
         args = taken;
         let Some(credential) = credential else {
-            return self.no_credential(&format!("`{}`", tool.name));
+            let refused = self.no_credential(&format!("`{}`", tool.name));
+            return (refused, CallOutcome::Refused);
         };
         if let Err(e) = self.fill_account(tool, &mut args, credential).await {
-            return tool_error(e);
+            return (tool_error(e), CallOutcome::ToolError);
         }
         let request = match build_request(tool, &args) {
             Ok(r) => r,
-            Err(e) => return tool_error(e.to_string()),
+            Err(e) => return invalid(e.to_string()),
         };
         match self.upstream.send(&request, Some(credential)).await {
-            Ok(resp) => map_response(
-                Call {
+            Ok(resp) => {
+                if let Some(checks) = self.schema_checks.get() {
+                    checks.submit(tool, resp.status.as_u16(), &resp.body);
+                }
+                let refused = matches!(resp.status.as_u16(), 401 | 403);
+                let call = Call {
                     tool,
                     path: path_only(&request.path_and_query),
                     credential: Some(credential),
                     profile: self.profile(),
-                },
-                resp,
+                };
+                let result = map_response(call, resp);
+                let outcome = match CallOutcome::of(&result) {
+                    CallOutcome::ToolError if refused => CallOutcome::Refused,
+                    other => other,
+                };
+                (result, outcome)
+            }
+            Err(e) => (
+                tool_error(credential.redact(&e.to_string())),
+                CallOutcome::ToolError,
             ),
-            Err(e) => tool_error(credential.redact(&e.to_string())),
         }
     }
 

@@ -1,14 +1,28 @@
 //! The rmcp [`ServerHandler`] over a [`Core`].
+//!
+//! Besides the catalogue it serves the MCP `logging` capability: after
+//! `logging/setLevel`, each `tools/call` sends one `notifications/message`
+//! (logger `toolforge`) at `info` (success) or `warning` (tool error) when
+//! that is at or above the chosen level, with the tool name, the outcome
+//! and the time taken: never arguments, results or credentials. The level
+//! lives with the handler, so it holds for a stdio session; stateless HTTP
+//! has no session, so there it applies to nothing after the answer. A Code
+//! Mode `execute` whose request carries a progress token sends one
+//! `notifications/progress` per API request, before the request is made.
+#![allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); clients still use it.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetSkillRequestParams, GetSkillResult,
-    InitializeResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Tool,
+    InitializeResult, ListResourcesResult, ListSkillsResult, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
+    ReadResourceRequestParams, ReadResourceResponse, SetLevelRequestParams, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::json;
 
 use super::Core;
 use crate::credential::Credential;
@@ -18,13 +32,37 @@ use crate::credential::Credential;
 pub struct Handler {
     core: Arc<Core>,
     credential: Option<Credential>,
+    /// The level chosen with `logging/setLevel` (none: no notifications).
+    log_level: Arc<Mutex<Option<LoggingLevel>>>,
+}
+
+/// Rank of a level, for "at or above".
+fn rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
 }
 
 impl Handler {
     /// A handler whose calls use `credential` unless the HTTP layer supplies
     /// the authenticated client's credential.
     pub fn new(core: Arc<Core>, credential: Option<Credential>) -> Self {
-        Self { core, credential }
+        Self {
+            core,
+            credential,
+            log_level: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    fn log_level(&self) -> Option<LoggingLevel> {
+        self.log_level.lock().ok().and_then(|l| *l)
     }
 
     fn credential<'a>(&'a self, ctx: &'a RequestContext<RoleServer>) -> Option<&'a Credential> {
@@ -81,10 +119,67 @@ impl ServerHandler for Handler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let credential = self.credential(&ctx);
-        self.core
-            .call_for(&request.name, request.arguments, credential, ctx.ct.clone())
-            .await
-            .map(CallToolResponse::from)
+        let token = request
+            .meta
+            .as_ref()
+            .and_then(|m| m.get_progress_token())
+            .or_else(|| ctx.meta.get_progress_token());
+        let progress: Option<crate::progress::ProgressFn> = token.map(|token| {
+            let peer = ctx.peer.clone();
+            let f: crate::progress::ProgressFn = Arc::new(move |n, message| {
+                let peer = peer.clone();
+                let token = token.clone();
+                Box::pin(async move {
+                    let mut param = ProgressNotificationParam::new(token, f64::from(n));
+                    param.message = Some(message);
+                    let _ = peer.notify_progress(param).await;
+                })
+            });
+            f
+        });
+        let started = Instant::now();
+        let name = request.name.clone();
+        let result = self
+            .core
+            .call_observed(
+                &name,
+                request.arguments,
+                credential,
+                ctx.ct.clone(),
+                progress,
+            )
+            .await;
+        if let (Some(min), Ok(result)) = (self.log_level(), &result) {
+            let failed = result.is_error == Some(true);
+            let level = if failed {
+                LoggingLevel::Warning
+            } else {
+                LoggingLevel::Info
+            };
+            if rank(level) >= rank(min) && self.core.tool(&name).is_some() {
+                let data = json!({
+                    "event": "tools/call",
+                    "tool": name,
+                    "outcome": if failed { "tool_error" } else { "ok" },
+                    "elapsed_ms": (started.elapsed().as_secs_f64() * 1000.0).round(),
+                });
+                let mut param = LoggingMessageNotificationParam::new(level, data);
+                param.logger = Some("toolforge".into());
+                let _ = ctx.peer.notify_logging_message(param).await;
+            }
+        }
+        result.map(CallToolResponse::from)
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if let Ok(mut level) = self.log_level.lock() {
+            *level = Some(request.level);
+        }
+        Ok(())
     }
 
     async fn list_resources(

@@ -25,7 +25,9 @@ use serde_json::json;
 use tokio::net::TcpListener;
 
 use super::auth::{TokenTable, bearer_token};
+use super::compress::{self, Encoding, LeaveUncompressed, Precompressed};
 use super::connections::{Activity, ConnService, Drain, Gate, Timeouts, Tracked, drive};
+use super::health::{self, Health, ReadinessCheck};
 use super::jsonrpc_guard::{INVALID_PARAMS, PARSE_ERROR, Verdict, classify};
 use super::listing::SPLICE_MAX;
 use super::{Core, Handler, ServeError};
@@ -75,6 +77,12 @@ pub struct HttpOptions {
     pub max_connections: usize,
     /// Client authentication.
     pub auth: ClientAuth,
+    /// After SIGTERM, how long in-flight requests may take to finish
+    /// before the server exits anyway.
+    pub drain_timeout: Duration,
+    /// Extra `/readyz` checks (e.g. the OAuth grant store), see
+    /// [`ReadinessCheck`].
+    pub readiness: Vec<Arc<dyn ReadinessCheck>>,
 }
 
 #[derive(Debug)]
@@ -86,6 +94,7 @@ struct HttpState {
     origins: Vec<String>,
     auth: ClientAuth,
     max_request_bytes: usize,
+    compressed: Arc<Precompressed>,
 }
 
 /// The `Host` values allowed for a server bound to `addr`.
@@ -170,6 +179,7 @@ pub fn router(
         origins,
         auth: options.auth.clone(),
         max_request_bytes: options.max_request_bytes,
+        compressed: Precompressed::new(core.listing().clone()),
     });
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
@@ -178,7 +188,11 @@ pub fn router(
         .disable_allowed_hosts()
         .disable_allowed_origins()
         .with_max_request_body_bytes(options.max_request_bytes);
-    let cancel = ShutdownHandle(config.clone());
+    let health = Health::new(core.clone(), options.readiness.clone());
+    let cancel = ShutdownHandle {
+        config: config.clone(),
+        health: health.clone(),
+    };
     let service = StreamableHttpService::new(
         move || Ok(Handler::new(core.clone(), None)),
         Arc::new(NeverSessionManager::default()),
@@ -187,6 +201,7 @@ pub fn router(
     let mcp = Router::new()
         .route_service("/mcp", service)
         .layer(from_fn_with_state(state.clone(), splice_listing))
+        .layer(axum::middleware::from_fn(compress::on_the_fly))
         .layer(from_fn_with_state(state.clone(), authenticate));
     let metadata = Router::new()
         .route(
@@ -207,18 +222,29 @@ pub fn router(
         .merge(mcp)
         .merge(metadata)
         .fallback(not_found)
-        .layer(from_fn_with_state(state, guard));
+        .layer(from_fn_with_state(state, guard))
+        // Probes skip the allowlists and authentication (see `health`).
+        .merge(health::routes(health));
     (app, cancel)
 }
 
-/// Stops rmcp's in-flight work when the server shuts down.
+/// Marks the server as draining and stops rmcp's in-flight work when the
+/// server shuts down.
 #[derive(Debug, Clone)]
-pub struct ShutdownHandle(StreamableHttpServerConfig);
+pub struct ShutdownHandle {
+    config: StreamableHttpServerConfig,
+    health: Arc<Health>,
+}
 
 impl ShutdownHandle {
+    /// `/readyz` answers 503 from now on.
+    pub fn start_draining(&self) {
+        self.health.start_draining();
+    }
+
     /// Cancels every in-flight MCP request.
     pub fn cancel(&self) {
-        self.0.cancellation_token.cancel();
+        self.config.cancellation_token.cancel();
     }
 }
 
@@ -249,7 +275,8 @@ pub async fn serve_http(
 }
 
 /// Serves on an already bound listener until `shutdown` resolves, then
-/// lets in-flight requests finish (at most 10 s).
+/// stops accepting and lets in-flight requests finish (at most
+/// `drain_timeout`; `/readyz` answers 503 meanwhile).
 ///
 /// Each connection is admitted against `max_connections` (the rest get a
 /// 503 from [`Gate::refuse`]) and driven by [`drive`], which applies the
@@ -315,15 +342,17 @@ pub async fn serve_listener(
             drop(slot);
         });
     }
+    drop(listener);
+    cancel.start_draining();
     tracing::info!(
         connections = gate.open(),
-        "shutting down: finishing in-flight requests"
+        "shutting down: stopped accepting, finishing in-flight requests"
     );
-    drop(listener);
+    let limit = options.drain_timeout;
     tokio::select! {
-        () = drain.finish() => {}
-        () = tokio::time::sleep(Duration::from_secs(10)) => {
-            tracing::warn!("in-flight requests did not finish within 10 s");
+        () = drain.finish() => tracing::info!("in-flight requests finished"),
+        () = tokio::time::sleep(limit) => {
+            tracing::warn!(secs = limit.as_secs_f64(), "in-flight requests did not finish within the drain timeout");
         }
     }
     cancel.cancel();
@@ -515,6 +544,7 @@ fn jsonrpc_error(code: i64, message: &str) -> Response {
 }
 
 fn unauthorized(metadata: &str, presented: bool) -> Response {
+    crate::metrics::auth_event(crate::metrics::AuthEvent::Rejected);
     let mut challenge = format!("Bearer resource_metadata=\"{metadata}\"");
     let description = if presented {
         challenge.push_str(", error=\"invalid_token\"");
@@ -565,6 +595,7 @@ fn lists_tools(message: &ClientJsonRpcMessage) -> bool {
 /// into a JSON-RPC `Invalid Request` error.
 async fn splice_listing(State(state): State<Arc<HttpState>>, req: Request, next: Next) -> Response {
     let listing = req.extensions().get::<ListsTools>().is_some();
+    let encoding = Encoding::negotiate(req.headers());
     let resp = next.run(req).await;
     if resp.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
         let (parts, body) = resp.into_parts();
@@ -604,7 +635,18 @@ async fn splice_listing(State(state): State<Arc<HttpState>>, req: Request, next:
         }
     };
     let body = match state.core.listing().splice(&bytes) {
-        Some(spliced) => spliced.into_body(),
+        Some(spliced) => match state.compressed.answer(&spliced, encoding) {
+            Some(packed) => {
+                crate::metrics::listing(encoding.as_str(), packed.len());
+                compress::mark(&mut parts.headers, encoding);
+                packed.into_body()
+            }
+            None => {
+                crate::metrics::listing("identity", spliced.len());
+                parts.extensions.insert(LeaveUncompressed);
+                spliced.into_body()
+            }
+        },
         None => Body::from(bytes),
     };
     parts.headers.remove(header::CONTENT_LENGTH);
@@ -711,6 +753,8 @@ mod tests {
             idle_timeout: Duration::from_secs(60),
             max_connections: 16,
             auth: ClientAuth::Unauthenticated(None),
+            drain_timeout: Duration::from_secs(10),
+            readiness: Vec::new(),
         };
         router(core, &http, "127.0.0.1:8787".parse().unwrap()).0
     }

@@ -99,9 +99,21 @@ pub struct Spliced {
     pub listing: Bytes,
     /// The response after the listing.
     pub suffix: Bytes,
+    /// The listing is the variant with output schemas.
+    pub with_output: bool,
 }
 
 impl Spliced {
+    /// Bytes in all.
+    pub fn len(&self) -> usize {
+        self.prefix.len() + self.listing.len() + self.suffix.len()
+    }
+
+    /// Whether there are no bytes at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The pieces in order.
     pub fn pieces(self) -> [Bytes; 3] {
         [self.prefix, self.listing, self.suffix]
@@ -214,6 +226,7 @@ impl Listing {
                     prefix: Bytes::copy_from_slice(&body[..at]),
                     listing: self.bytes(v == 1),
                     suffix: Bytes::copy_from_slice(&body[at + pattern.len()..]),
+                    with_output: v == 1,
                 });
             }
         }

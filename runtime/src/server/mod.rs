@@ -13,14 +13,20 @@
 #[cfg(feature = "http")]
 pub mod auth;
 #[cfg(feature = "http")]
+pub mod compress;
+#[cfg(feature = "http")]
 pub mod connections;
 pub mod direct;
 pub mod handler;
+#[cfg(feature = "http")]
+pub mod health;
 #[cfg(feature = "http")]
 pub mod http;
 mod jsonrpc_guard;
 mod limits;
 pub mod listing;
+#[cfg(feature = "http")]
+pub mod prometheus;
 pub mod resources;
 pub mod stdio;
 pub mod whoami;
@@ -36,7 +42,7 @@ pub mod connections {
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rmcp::ErrorData;
 use rmcp::model::{
@@ -50,7 +56,9 @@ use crate::catalogue::{Catalogue, ToolDef};
 use crate::codemode::{CodeModeError, Engine, Mode, ModeSetup};
 use crate::config::{ConfigError, Exposure, Hidden, UpstreamConfig};
 use crate::credential::Credential;
+use crate::metrics::{self, CallOutcome};
 use crate::outcome::tool_error;
+use crate::progress::ProgressFn;
 use crate::upstream::{Upstream, UpstreamError};
 use direct::{Direct, json_size};
 
@@ -207,7 +215,10 @@ impl Core {
         }
         // Resources always (`api://products`); the skills extension when
         // the catalogue embeds skills.
+        // Logging: tool-call events as notifications/message (see `Handler`).
+        #[allow(deprecated)]
         let capabilities = ServerCapabilities::builder()
+            .enable_logging()
             .enable_tools()
             .enable_resources();
         let capabilities = if resources.has_skills() {
@@ -245,6 +256,12 @@ impl Core {
     /// The Code Mode engine (codemode and code modes).
     pub fn engine(&self) -> Option<&Engine> {
         self.engine.as_ref()
+    }
+
+    /// Turns on response schema checks for a `rate` share of upstream
+    /// responses (see [`crate::schema_check`]).
+    pub fn enable_schema_checks(&self, rate: f64) {
+        self.direct.enable_schema_checks(rate);
     }
 
     /// The encoded listing.
@@ -310,15 +327,40 @@ impl Core {
         credential: Option<&Credential>,
         cancel: CancellationToken,
     ) -> Result<CallToolResult, ErrorData> {
+        self.call_observed(name, arguments, credential, cancel, None)
+            .await
+    }
+
+    /// [`Core::call_for`], reporting each API request of a Code Mode
+    /// `execute` run to `progress`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Core::call`].
+    pub async fn call_observed(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        credential: Option<&Credential>,
+        cancel: CancellationToken,
+        progress: Option<ProgressFn>,
+    ) -> Result<CallToolResult, ErrorData> {
         let Some(&index) = self.index.get(name) else {
             return Err(self.unknown_tool(name));
         };
         let Some(&tool) = self.listed.get(index) else {
             return Err(self.unknown_tool(name));
         };
+        let surface = self.mode().as_str();
         if let Some(args) = &arguments {
             let size = json_size(args.iter());
             if size > self.max_argument_bytes {
+                metrics::tool_call(
+                    tool.name,
+                    surface,
+                    CallOutcome::InvalidArguments,
+                    Duration::ZERO,
+                );
                 return Err(ErrorData::invalid_params(
                     format!(
                         "the arguments of `{}` are too large: about {size} bytes, and this server accepts at most {}",
@@ -332,24 +374,34 @@ impl Core {
         let work = async {
             match &self.engine {
                 _ if whoami::is_whoami(tool) => {
-                    self.direct
+                    let result = self
+                        .direct
                         .whoami(tool.name, arguments.as_ref(), credential)
-                        .await
+                        .await;
+                    let outcome = CallOutcome::of(&result);
+                    (result, outcome)
                 }
                 Some(engine) => {
-                    engine
-                        .call(tool.name, arguments, credential, cancel.clone())
+                    let result = engine
+                        .call(tool.name, arguments, credential, cancel.clone(), progress)
+                        .await;
+                    let outcome = CallOutcome::of(&result);
+                    (result, outcome)
+                }
+                None => {
+                    self.direct
+                        .run_outcome(index, tool, arguments, credential)
                         .await
                 }
-                None => self.direct.run(index, tool, arguments, credential).await,
             }
         };
         // Dropping the work stops it: an upstream request in flight is
         // abandoned, a sandbox run is cancelled by its drop guard.
-        let (result, cancelled) = tokio::select! {
-            result = work => (result, false),
-            () = cancel.cancelled() => (tool_error("the call was cancelled by the client"), true),
+        let (result, outcome, cancelled) = tokio::select! {
+            (result, outcome) = work => (result, outcome, false),
+            () = cancel.cancelled() => (tool_error("the call was cancelled by the client"), CallOutcome::Cancelled, true),
         };
+        metrics::tool_call(tool.name, surface, outcome, started.elapsed());
         tracing::info!(
             tool = tool.name,
             cancelled,

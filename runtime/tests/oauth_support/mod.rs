@@ -406,6 +406,8 @@ pub async fn start_with(
             setup,
             secrets: None,
         },
+        drain_timeout: Duration::from_secs(5),
+        readiness: vec![],
     };
     tokio::spawn(async move {
         let _ = serve_listener(listener, Arc::new(core), http, async {

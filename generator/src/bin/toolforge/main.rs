@@ -113,6 +113,16 @@ enum Command {
         #[arg(long)]
         url: Option<String>,
     },
+    /// Group the response schema mismatches a server logged (`schema_mismatch`
+    /// events) by product, operation and violation, as a markdown table.
+    SchemaReport {
+        /// Server log files (stderr captures).
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// Write the table to this file instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Print the JSON Schema of forge.json (the committed `generator/forge.schema.json`).
     Schema {
         /// Write it to this file (only when its bytes change) instead of standard output.
@@ -460,6 +470,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     }
                     println!("toolforge schema: {} is up to date", path.display());
                 }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::SchemaReport { logs, out } => {
+            let mut collected = toolforge_generator::schema_report::Collected::default();
+            for path in &logs {
+                let bytes =
+                    std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+                collected.add_log(&String::from_utf8_lossy(&bytes));
+            }
+            let report = toolforge_generator::schema_report::render(&collected, logs.len());
+            match out {
+                Some(path) => std::fs::write(&path, report)
+                    .with_context(|| format!("writing {}", path.display()))?,
+                None => print!("{report}"),
             }
             Ok(ExitCode::SUCCESS)
         }

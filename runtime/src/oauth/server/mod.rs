@@ -199,6 +199,26 @@ impl OAuthServer {
     }
 }
 
+/// `/readyz`: the grant store answers a round trip.
+#[derive(Debug)]
+pub struct StoreReadiness(pub Arc<dyn GrantStore>);
+
+impl crate::server::health::ReadinessCheck for StoreReadiness {
+    fn name(&self) -> &str {
+        "grant_store"
+    }
+
+    fn check(&self) -> crate::server::health::ReadinessFuture<'_> {
+        Box::pin(async move {
+            self.0.ping().await.map_err(|e| {
+                // The answer is public: the database's message stays in the log.
+                tracing::warn!(error = %e, "grant store readiness check failed");
+                format!("the {} grant store does not answer", self.0.backend())
+            })
+        })
+    }
+}
+
 async fn authorization_server_metadata(
     axum::extract::State(server): axum::extract::State<Arc<OAuthServer>>,
 ) -> Response {

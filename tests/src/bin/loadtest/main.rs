@@ -18,8 +18,13 @@
 //!   (`async () => { while(true){} }`, and runs that wait on a slow upstream
 //!   path), plus the stalled connections when `--stalled` is set.
 //!
+//! `loadtest scale …` is the scale test instead (see [`scale`]): many
+//! concurrent clients against an upstream that fails a share of requests.
+//!
 //! Everything goes to 127.0.0.1; every loop is bounded in count and time.
 //! See `tests/bench/README.md` for how to run it and the figures.
+
+mod scale;
 
 use std::io::{Read as _, Write as _};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -827,6 +832,9 @@ fn ratio(a: Duration, b: Duration) -> f64 {
 
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("scale") {
+        return scale::main(&args[1..]);
+    }
     let options = match parse_args(&args) {
         Ok(o) => o,
         Err(message) => {

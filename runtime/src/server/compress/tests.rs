@@ -1,0 +1,148 @@
+use std::io::Read as _;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{ListToolsResult, RequestId, ServerJsonRpcMessage, ServerResult};
+use serde_json::{Value, json};
+
+use super::*;
+use crate::request::testing::custom;
+
+fn headers(accept: &str) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    h.insert(
+        header::ACCEPT_ENCODING,
+        HeaderValue::from_str(accept).unwrap(),
+    );
+    h
+}
+
+fn gunzip(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(bytes)
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+fn unbrotli(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    brotli::Decompressor::new(bytes, 4096)
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+#[test]
+fn negotiation_prefers_brotli_and_honours_q_zero() {
+    assert_eq!(Encoding::negotiate(&HeaderMap::new()), Encoding::Identity);
+    assert_eq!(
+        Encoding::negotiate(&headers("gzip, deflate, br")),
+        Encoding::Brotli
+    );
+    assert_eq!(Encoding::negotiate(&headers("gzip")), Encoding::Gzip);
+    assert_eq!(
+        Encoding::negotiate(&headers("br;q=0, gzip;q=0.5")),
+        Encoding::Gzip
+    );
+    assert_eq!(Encoding::negotiate(&headers("*")), Encoding::Brotli);
+    assert_eq!(Encoding::negotiate(&headers("*;q=0")), Encoding::Identity);
+    assert_eq!(
+        Encoding::negotiate(&headers("identity, zstd")),
+        Encoding::Identity
+    );
+}
+
+#[test]
+fn on_the_fly_round_trips() {
+    let body: Vec<u8> = json!({"items": (0..500).map(|i| format!("item-{i}")).collect::<Vec<_>>()})
+        .to_string()
+        .into_bytes();
+    let gz = compress(&body, Encoding::Gzip).unwrap();
+    assert_eq!(gunzip(&gz), body);
+    let br = compress(&body, Encoding::Brotli).unwrap();
+    assert_eq!(unbrotli(&br), body);
+    assert!(gz.len() < body.len() / 2 && br.len() < body.len() / 2);
+}
+
+#[test]
+fn brotli_tail_spans_several_meta_blocks() {
+    let mut shared = Vec::new();
+    let mut w = brotli::CompressorWriter::new(&mut shared, 4096, 5, 22);
+    w.write_all(b"hello ").unwrap();
+    w.flush().unwrap();
+    let mut stream = w.get_ref().to_vec();
+    drop(w);
+    let tail: Vec<u8> = (0..150_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    stream.extend(brotli_tail(&tail));
+    let mut want = b"hello ".to_vec();
+    want.extend(&tail);
+    assert_eq!(unbrotli(&stream), want);
+}
+
+fn response(listing: &Listing, with_output: bool, id: i64) -> Vec<u8> {
+    let result = ListToolsResult::with_all_items(vec![listing.placeholder(with_output)]);
+    let msg = ServerJsonRpcMessage::response(
+        ServerResult::ListToolsResult(result),
+        RequestId::Number(id),
+    );
+    serde_json::to_vec(&msg).unwrap()
+}
+
+#[test]
+fn precompressed_listing_decodes_to_the_same_message() {
+    let tools = (0..40)
+        .map(|i| {
+            custom(move |t| {
+                t.name = Box::leak(format!("tool_{i}_list").into_boxed_str());
+                t.description = "Lists the things of a zone, page by page.";
+                t.output_schema = Some(r#"{"type":"object"}"#);
+            })
+        })
+        .collect();
+    let listing = Arc::new(Listing::new(tools));
+    let pre = Precompressed::new(listing.clone());
+    for with_output in [false, true] {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let spliced = listing
+            .splice(&response(&listing, with_output, 41))
+            .unwrap();
+        let identity: Value = serde_json::from_slice(&spliced.clone().pieces().concat()).unwrap();
+        for encoding in [Encoding::Gzip, Encoding::Brotli] {
+            let packed = loop {
+                if let Some(p) = pre.answer(&spliced, encoding) {
+                    break p;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "the listing was never compressed"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            };
+            let shared = packed.prefix.clone();
+            let wire = packed.pieces().concat();
+            let plain = match encoding {
+                Encoding::Gzip => gunzip(&wire),
+                _ => unbrotli(&wire),
+            };
+            let decoded: Value = serde_json::from_slice(&plain).unwrap();
+            assert_eq!(decoded, identity, "{encoding:?} {with_output}");
+            assert_eq!(decoded["id"], 41);
+            assert!(plain.starts_with(HEAD), "the tools array comes first");
+            // Another id shares the same compressed bytes.
+            let other = listing
+                .splice(&response(&listing, with_output, 42))
+                .unwrap();
+            let again = pre.answer(&other, encoding).unwrap();
+            assert_eq!(again.prefix.as_ptr(), shared.as_ptr());
+            assert!(wire.len() < plain.len());
+        }
+    }
+    assert_eq!(
+        pre.answer(
+            &listing.splice(&response(&listing, false, 1)).unwrap(),
+            Encoding::Identity
+        )
+        .map(|_| ()),
+        None
+    );
+}
