@@ -13,13 +13,18 @@
 //! - [`proxy`]: a proxy adding a bearer token, for clients that cannot send one;
 //! - [`process`]: running a helper program with a time limit;
 //! - [`sha256`]: token digests for the server's tokens file;
+//! - [`oauth`]: the `--auth oauth` harness: a real upstream OAuth provider, the server, client scripts;
+//! - [`browser`]: a cookie-keeping HTTP walker through sign-in pages;
+//! - [`webdriver`]: headless Chromium through chromedriver (W3C WebDriver);
 //! - [`with_deadline`]: runs a test body on a thread and fails it after a time limit.
 
+pub mod browser;
 pub mod clients;
 pub mod echo;
 pub mod http;
 pub mod mcp;
 pub mod mock;
+pub mod oauth;
 pub mod prism;
 pub mod prism_tools;
 pub mod process;
@@ -28,6 +33,7 @@ pub mod sample;
 pub mod server;
 pub mod sha256;
 pub mod upstream;
+pub mod webdriver;
 
 use std::time::Duration;
 
