@@ -119,6 +119,19 @@ const provider = new Provider(issuer, {
   findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
 });
 
+// Diagnostics on stderr (the test shows them on failure): what was asked
+// for at /auth, and each token endpoint outcome. No token or code values.
+provider.use(async (ctx, next) => {
+  if (ctx.path === '/auth' && ctx.method === 'GET' && ctx.query.client_id) {
+    console.error(`upstream /auth client_id=${ctx.query.client_id} scope=${JSON.stringify(ctx.query.scope)} prompt=${JSON.stringify(ctx.query.prompt)} code_challenge_method=${ctx.query.code_challenge_method}`);
+  }
+  await next();
+  if (ctx.path === '/token') {
+    const body = ctx.body && typeof ctx.body === 'object' ? ctx.body : {};
+    console.error(`upstream /token grant_type=${ctx.oidc?.params?.grant_type} status=${ctx.status} scope=${JSON.stringify(body.scope)} refresh_token=${'refresh_token' in body ? 'issued' : 'none'} error=${body.error || ''}`);
+  }
+});
+
 provider.on('access_token.saved', (token) => {
   issued.set(fingerprint(token.jti), { exp: token.exp || Math.floor(Date.now() / 1000) + token.remainingTTL, accountId: token.accountId, grantId: token.grantId });
 });

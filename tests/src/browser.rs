@@ -457,6 +457,24 @@ impl Browser {
         url: &str,
         form: Option<&[(String, String)]>,
     ) -> Result<Response, String> {
+        self.request_from(method, url, form, None)
+    }
+
+    /// As [`Browser::request`], with the `Origin` a form submission sends:
+    /// `origin` when given (a browser sends `null` from a page served with
+    /// `Referrer-Policy: no-referrer`, per the Fetch standard), else the
+    /// target's own origin.
+    ///
+    /// # Errors
+    ///
+    /// A bad URL or a transport failure.
+    pub fn request_from(
+        &mut self,
+        method: &str,
+        url: &str,
+        form: Option<&[(String, String)]>,
+        origin: Option<&str>,
+    ) -> Result<Response, String> {
         let parsed = Url::parse(url)?;
         let mut headers = vec![
             (
@@ -473,8 +491,8 @@ impl Browser {
                 "Content-Type".to_owned(),
                 "application/x-www-form-urlencoded".to_owned(),
             ));
-            // A browser submitting a form sends its own origin.
-            headers.push(("Origin".to_owned(), parsed.origin()));
+            let origin = origin.map_or_else(|| parsed.origin(), str::to_owned);
+            headers.push(("Origin".to_owned(), origin));
             form_encode(f).into_bytes()
         });
         let request = Request {
@@ -510,9 +528,12 @@ impl Browser {
         let mut out = SignIn::default();
         let mut next: (String, String, Option<Vec<(String, String)>>) =
             ("GET".to_owned(), start.to_owned(), None);
+        // The Origin the next form submission carries (see `request_from`).
+        let mut form_origin: Option<String> = None;
         for _ in 0..MAX_STEPS {
             let (method, url, form) = next;
-            let response = self.request(&method, &url, form.as_deref())?;
+            let response =
+                self.request_from(&method, &url, form.as_deref(), form_origin.as_deref())?;
             let here = Url::parse(&url)?;
             out.trace.push(format!(
                 "{method} {}{} {}",
@@ -536,6 +557,13 @@ impl Browser {
                 continue;
             }
             let html = response.text();
+            form_origin = response
+                .header("referrer-policy")
+                .is_some_and(|p| {
+                    p.split(',')
+                        .any(|p| p.trim().eq_ignore_ascii_case("no-referrer"))
+                })
+                .then(|| "null".to_owned());
             if response.status != 200 {
                 return Err(format!(
                     "{method} {} answered {}; trace: {:?}\n{}",

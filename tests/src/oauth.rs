@@ -9,19 +9,16 @@
 //!   a config written for that upstream, its callback registered there;
 //! - [`Pkce`], [`random_token`], [`post_form`], [`get_json`]: the raw
 //!   OAuth client pieces the tests use beside the SDK clients;
-//! - [`Interactive`]: a client script run with a line protocol on its
-//!   stdin/stdout, for the SDK clients that hand the authorization URL to
-//!   the test and wait for the final redirect (see [`drive_client`]).
+//! - [`crate::oauth_driver`]: the SDK client scripts' line protocol.
 //!
 //! Token values are never printed: the upstream records fingerprints, the
 //! scripts report booleans and fingerprints, and URLs in messages lose their
 //! query ([`crate::browser::clip_url`]).
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::os::unix::process::CommandExt as _;
+use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -218,10 +215,10 @@ fn json_call(method: &str, url: &str, body: &Value) -> Result<Value, String> {
 
 /// A capture of a child's output stream.
 #[derive(Debug, Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct Capture(Arc<Mutex<Vec<u8>>>);
 
 impl Capture {
-    fn spawn_reader(&self, mut pipe: impl std::io::Read + Send + 'static) {
+    pub(crate) fn spawn_reader(&self, mut pipe: impl std::io::Read + Send + 'static) {
         let sink = self.0.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
@@ -240,7 +237,7 @@ impl Capture {
         });
     }
 
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().map(|b| b.clone()).unwrap_or_default()).into_owned()
     }
 }
@@ -451,7 +448,8 @@ pub struct OAuthOptions {
     pub secret: Option<String>,
     /// Dynamic client registration at `/register`.
     pub dynamic_registration: bool,
-    /// Upstream scopes requested.
+    /// Upstream scopes always requested (the server adds the catalogue's
+    /// `api:read` / `api:write` for the exposure chosen on the consent page).
     pub upstream_scopes: Vec<String>,
     /// Downstream access-token lifetime.
     pub access_token_secs: u64,
@@ -469,9 +467,7 @@ impl Default for OAuthOptions {
             store: None,
             secret: None,
             dynamic_registration: true,
-            upstream_scopes: ["openid", "offline_access", "api:read", "api:write"]
-                .map(String::from)
-                .to_vec(),
+            upstream_scopes: ["openid", "offline_access"].map(String::from).to_vec(),
             access_token_secs: 3600,
             refresh_token_secs: 2_592_000,
             code_secs: 60,
@@ -496,6 +492,10 @@ pub fn config_json(upstream: &OAuthUpstream, options: &OAuthOptions, store: &str
             "client_secret_env": UPSTREAM_SECRET_ENV,
             "scopes": options.upstream_scopes,
             "token_auth": "client_secret_basic",
+            // OpenID Connect providers (oidc-provider among them) drop
+            // `offline_access`, so issue no refresh token, unless the
+            // authorization request has prompt=consent (OIDC Core §11).
+            "extra_authorize_params": {"prompt": "consent"},
         },
         "scope_catalogue": [
             {"id": "api:read", "description": "Read", "read_only": true, "permissions": []},
@@ -577,198 +577,6 @@ impl OAuthServer {
     /// The scratch directory (config, SQLite store).
     pub fn dir(&self) -> &Path {
         self.dir.path()
-    }
-}
-
-/// A client script run with a line protocol: JSON lines both ways; its
-/// process group is killed on drop.
-#[derive(Debug)]
-pub struct Interactive {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    stdout: Arc<Mutex<String>>,
-    stderr: Capture,
-    reaped: bool,
-}
-
-impl Interactive {
-    /// Spawns `command` in a process group of its own.
-    ///
-    /// # Errors
-    ///
-    /// It cannot be spawned.
-    pub fn spawn(mut command: Command) -> Result<Interactive, String> {
-        let program = format!("{:?}", command.get_program());
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        let mut child = command
-            .spawn()
-            .map_err(|e| format!("cannot run {program}: {e}"))?;
-        let stderr = Capture::default();
-        if let Some(pipe) = child.stderr.take() {
-            stderr.spawn_reader(pipe);
-        }
-        let stdout = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = mpsc::channel();
-        if let Some(pipe) = child.stdout.take() {
-            let all = stdout.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                    if let Ok(mut all) = all.lock() {
-                        all.push_str(&line);
-                        all.push('\n');
-                    }
-                    if tx.send(line).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        let stdin = child.stdin.take();
-        Ok(Interactive {
-            child,
-            stdin,
-            lines: rx,
-            stdout,
-            stderr,
-            reaped: false,
-        })
-    }
-
-    /// Writes one JSON line.
-    ///
-    /// # Errors
-    ///
-    /// The pipe is closed.
-    pub fn send(&mut self, value: &Value) -> Result<(), String> {
-        let stdin = self.stdin.as_mut().ok_or("stdin closed")?;
-        writeln!(stdin, "{value}")
-            .and_then(|()| stdin.flush())
-            .map_err(|e| format!("writing to the client: {e}"))
-    }
-
-    /// The next stdout line that is a JSON object, before `deadline`.
-    ///
-    /// # Errors
-    ///
-    /// Nothing in time, or stdout closed.
-    pub fn next_json(&mut self, deadline: Instant) -> Result<Value, String> {
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self.lines.recv_timeout(left).map_err(|e| match e {
-                RecvTimeoutError::Timeout => {
-                    format!("the client said nothing more in time\n{}", self.describe())
-                }
-                RecvTimeoutError::Disconnected => {
-                    format!("the client closed stdout\n{}", self.describe())
-                }
-            })?;
-            if let Ok(value @ Value::Object(_)) = serde_json::from_str::<Value>(line.trim()) {
-                return Ok(value);
-            }
-        }
-    }
-
-    /// Status and output tails, for failure messages.
-    pub fn describe(&mut self) -> String {
-        let status = match self.child.try_wait() {
-            Ok(Some(status)) => status.to_string(),
-            _ => "running".to_owned(),
-        };
-        let stdout = self.stdout.lock().map(|s| s.clone()).unwrap_or_default();
-        format!(
-            "client status: {status}\n--- stdout (tail) ---\n{}\n--- stderr (tail) ---\n{}",
-            crate::process::tail(&stdout, 6000),
-            crate::process::tail(&self.stderr.text(), 6000)
-        )
-    }
-
-    /// Waits (bounded) for it to exit; `Ok(true)` on status 0.
-    ///
-    /// # Errors
-    ///
-    /// Still running at the limit (then killed).
-    pub fn wait(&mut self, limit: Duration) -> Result<bool, String> {
-        self.stdin = None;
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                self.reaped = true;
-                crate::process::kill_group(self.child.id());
-                return Ok(status.success());
-            }
-            if Instant::now() >= deadline {
-                return Err(format!(
-                    "the client did not exit within {limit:?}\n{}",
-                    self.describe()
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Interactive {
-    fn drop(&mut self) {
-        if !self.reaped {
-            crate::process::kill_group(self.child.id());
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// Runs a client script's line protocol to its report:
-/// sends `plan`; on `{"authorize": URL}` calls `browser(URL)` and answers
-/// `{"redirect": FINAL_URL}`; on `{"pause": LABEL, …}` calls
-/// `pause(message)` and answers `{"continue": true}`; returns the
-/// `report` of `{"report": …}`, or fails on `{"fatal": …}`.
-///
-/// # Errors
-///
-/// The client fails, stops talking, or `browser` / `pause` fail.
-pub fn drive_client(
-    command: Command,
-    plan: &Value,
-    limit: Duration,
-    browser: &mut dyn FnMut(&str) -> Result<String, String>,
-    pause: &mut dyn FnMut(&Value) -> Result<(), String>,
-) -> Result<Value, String> {
-    let deadline = Instant::now() + limit;
-    let mut client = Interactive::spawn(command)?;
-    client.send(plan)?;
-    loop {
-        let message = client.next_json(deadline)?;
-        if let Some(url) = message["authorize"].as_str() {
-            let redirect = browser(url)
-                .map_err(|e| format!("the sign-in failed: {e}\n{}", client.describe()))?;
-            client.send(&json!({ "redirect": redirect }))?;
-        } else if message.get("pause").is_some() {
-            pause(&message).map_err(|e| {
-                format!("at pause {}: {e}\n{}", message["pause"], client.describe())
-            })?;
-            client.send(&json!({"continue": true}))?;
-        } else if let Some(report) = message.get("report") {
-            let report = report.clone();
-            let ok = client.wait(
-                deadline
-                    .saturating_duration_since(Instant::now())
-                    .max(Duration::from_secs(5)),
-            )?;
-            if !ok {
-                return Err(format!(
-                    "the client exited with an error after its report\n{}",
-                    client.describe()
-                ));
-            }
-            return Ok(report);
-        } else if let Some(fatal) = message.get("fatal") {
-            return Err(format!("the client failed: {fatal}\n{}", client.describe()));
-        }
     }
 }
 

@@ -609,7 +609,7 @@ fn typescript_sdk_signs_in_through_chromium() {
         command
             .arg(tests_dir().join("js/oauth-client.mjs"))
             .current_dir(tests_dir());
-        let report = oauth::drive_client(
+        let report = toolforge_tests::oauth_driver::drive_client(
             command,
             &plan(&server, &redirect),
             CLIENT_LIMIT,
@@ -663,7 +663,7 @@ fn python_client_signs_in_through_the_http_walker() {
             .current_dir(tests_dir())
             .env("PYTHONUNBUFFERED", "1")
             .env("PYTHONDONTWRITEBYTECODE", "1");
-        let report = oauth::drive_client(
+        let report = toolforge_tests::oauth_driver::drive_client(
             command,
             &plan(&server, &redirect),
             CLIENT_LIMIT,
