@@ -48,6 +48,8 @@ use crate::validate::Validators;
 const HEADER_READ_TIMEOUT_SECS: u64 = 10;
 
 mod credentials;
+#[cfg(feature = "oauth")]
+mod oauth;
 
 /// The MCP listing entry of a tool, as JSON (with its output schema).
 pub fn tool_listing(tool: &ToolDef) -> Value {
@@ -114,6 +116,17 @@ enum Transport {
     Stdio,
     /// Streamable HTTP at /mcp.
     Http,
+}
+
+/// How HTTP clients authenticate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+enum AuthMode {
+    /// Configured client tokens, each mapped to an upstream token (--tokens-file).
+    #[default]
+    Tokens,
+    /// This server is an OAuth 2.1 authorization server wrapping the
+    /// upstream's OAuth (--oauth-config).
+    Oauth,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -184,6 +197,12 @@ struct ServeArgs {
     /// Serve only read-only tools.
     #[arg(long)]
     read_only: bool,
+    /// HTTP client authentication: `tokens` (the default) or `oauth`.
+    #[arg(long, value_enum, default_value_t = AuthMode::Tokens)]
+    auth: AuthMode,
+    /// The OAuth configuration file (JSON or TOML) for `--auth oauth`.
+    #[arg(long)]
+    oauth_config: Option<PathBuf>,
     /// HTTP client tokens: JSON {"tokens":[{"sha256":HEX,"upstream_token_env":NAME}|{"sha256":HEX,"upstream_token":TOKEN}]}.
     #[arg(long)]
     tokens_file: Option<PathBuf>,
@@ -385,8 +404,17 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
         Transport::Http if args.insecure_no_auth => {
             format!("set `{token_env}` in the server's environment")
         }
+        Transport::Http if args.auth == AuthMode::Oauth => {
+            "sign in again through the server's OAuth flow".to_owned()
+        }
         Transport::Http => "map client tokens to upstream tokens (--tokens-file)".to_owned(),
     };
+    if args.auth == AuthMode::Oauth && (transport != Transport::Http || args.insecure_no_auth) {
+        bail!("--auth oauth is for --transport http (without --insecure-no-auth)");
+    }
+    if args.oauth_config.is_some() && args.auth != AuthMode::Oauth {
+        bail!("--oauth-config is used only with --auth oauth");
+    }
     let secrets = credentials::server_secrets(catalogue, &token_env)?;
     let setup = mode_setup(&args)?;
     let core = Arc::new(Core::with_mode(
@@ -434,6 +462,8 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
                     &token_env,
                     secrets.as_ref(),
                 )?)
+            } else if args.auth == AuthMode::Oauth {
+                oauth_auth(catalogue, &args, secrets.clone()).await?
             } else {
                 let env = |name: &str| std::env::var(name).ok();
                 let mut table = TokenTable::default();
@@ -470,6 +500,33 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
         }
     }
     Ok(())
+}
+
+#[cfg(feature = "oauth")]
+async fn oauth_auth(
+    catalogue: &Catalogue,
+    args: &ServeArgs,
+    secrets: Option<Arc<crate::credential::ServerSecrets>>,
+) -> anyhow::Result<ClientAuth> {
+    if args.tokens_file.is_some() {
+        bail!("--auth oauth issues its own client tokens: leave out --tokens-file");
+    }
+    let Some(path) = &args.oauth_config else {
+        bail!("--auth oauth needs --oauth-config FILE (JSON or TOML; see the README, OAuth)");
+    };
+    let setup = oauth::setup(catalogue, path).await?;
+    Ok(ClientAuth::OAuth { setup, secrets })
+}
+
+#[cfg(all(feature = "http", not(feature = "oauth")))]
+async fn oauth_auth(
+    _catalogue: &Catalogue,
+    _args: &ServeArgs,
+    _secrets: Option<Arc<crate::credential::ServerSecrets>>,
+) -> anyhow::Result<ClientAuth> {
+    bail!(
+        "--auth oauth: this server was built without the `oauth` feature of toolforge-runtime (rebuild with the feature on, the default)"
+    )
 }
 
 /// The sandbox setup of `--mode codemode|code` (`None` for direct).

@@ -10,10 +10,12 @@
 //! encoded as JSON, form, multipart or raw bytes. Bad arguments give a
 //! [`BuildError`] whose message names the tool and the argument.
 //!
-//! Cargo features (both on by default): `http` (the Streamable HTTP
-//! transport with client-token authentication: axum and hyper) and
+//! Cargo features (all on by default): `http` (the Streamable HTTP
+//! transport with client-token authentication: axum and hyper),
 //! `codemode` (the QuickJS sandbox behind `--mode codemode` and
-//! `--mode code`). With neither, a server speaks MCP over stdio with one
+//! `--mode code`) and `oauth` (`--auth oauth`: the OAuth authorization
+//! server and its grant store, SQLite or PostgreSQL through sqlx; implies
+//! `http`). With neither, a server speaks MCP over stdio with one
 //! tool per operation, and the command line refuses `--transport http` or a
 //! sandboxed `--mode` with a message naming the missing feature.
 //!
@@ -63,6 +65,8 @@ pub mod codemode;
 pub mod config;
 pub mod credential;
 mod mode;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 pub mod outcome;
 pub mod profile;
 pub mod redact;

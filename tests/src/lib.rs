@@ -12,6 +12,7 @@
 //! - [`clients`]: the TypeScript and Python SDK client scripts (`tests/js`, `tests/py`);
 //! - [`proxy`]: a proxy adding a bearer token, for clients that cannot send one;
 //! - [`process`]: running a helper program with a time limit;
+//! - [`postgres`]: a throwaway PostgreSQL server (initdb + pg_ctl), stopped on drop;
 //! - [`sha256`]: token digests for the server's tokens file;
 //! - [`oauth`]: the `--auth oauth` harness: a real upstream OAuth provider, the server, client scripts;
 //! - [`oauth_flow`]: a raw OAuth client (register, authorize, exchange, refresh, revoke);
@@ -29,6 +30,7 @@ pub mod mock;
 pub mod oauth;
 pub mod oauth_driver;
 pub mod oauth_flow;
+pub mod postgres;
 pub mod prism;
 pub mod prism_tools;
 pub mod process;

@@ -2,6 +2,21 @@
 //! MCP clients, wrapping the upstream API's own OAuth. The MCP client gets
 //! tokens this server issues; each token's grant holds the user's upstream
 //! tokens, sealed, which never leave the server.
+//!
+//! - [`config`]: the `--oauth-config` file;
+//! - [`crypto`]: random tokens, keyed hashes, sealing, signatures;
+//! - [`store`]: the grant store trait and its SQLite / PostgreSQL backends;
+//! - [`clients`]: Client ID Metadata Documents and registered clients;
+//! - [`upstream`]: the server as the upstream provider's OAuth client;
+//! - [`server`]: the endpoints and the per-request token check.
 
+pub mod clients;
+pub mod config;
+pub mod crypto;
+pub mod events;
 pub mod model;
+pub mod server;
 pub mod store;
+pub mod upstream;
+
+pub use server::{OAuthServer, OAuthSetup, Rejection, Session};

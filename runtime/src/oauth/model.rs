@@ -154,6 +154,7 @@ pub struct RegisteredClient {
 }
 
 /// What presenting a refresh token found (the rotation is atomic).
+#[allow(clippy::large_enum_variant)] // built once per refresh
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RefreshUse {
     /// The token was current or previous: `new_refresh` is now current and

@@ -40,6 +40,15 @@ pub enum ClientAuth {
     /// No client authentication (loopback-only testing mode); every request
     /// uses this credential.
     Unauthenticated(Option<Credential>),
+    /// Tokens this server issues as an OAuth authorization server; each
+    /// wraps the user's upstream token (`--auth oauth`).
+    #[cfg(feature = "oauth")]
+    OAuth {
+        /// The authorization server's setup.
+        setup: Arc<crate::oauth::OAuthSetup>,
+        /// The server's other credentials, joined to each upstream token.
+        secrets: Option<Arc<crate::credential::ServerSecrets>>,
+    },
 }
 
 /// Options of the HTTP transport.
@@ -71,6 +80,8 @@ pub struct HttpOptions {
 #[derive(Debug)]
 struct HttpState {
     core: Arc<Core>,
+    #[cfg(feature = "oauth")]
+    oauth: Option<Arc<crate::oauth::OAuthServer>>,
     hosts: Vec<String>,
     origins: Vec<String>,
     auth: ClientAuth,
@@ -136,10 +147,27 @@ pub fn router(
 ) -> (Router, ShutdownHandle) {
     let mut hosts = default_hosts(bound);
     hosts.extend(options.allowed_hosts.iter().cloned());
+    #[allow(unused_mut)]
+    let mut origins = options.allowed_origins.clone();
+    #[cfg(feature = "oauth")]
+    let oauth = match &options.auth {
+        ClientAuth::OAuth { setup, .. } => {
+            let server = crate::oauth::OAuthServer::new(setup.clone(), bound.port());
+            // The public origin is this server: its consent form posts
+            // back with that Origin, and proxies forward its Host.
+            let (origin, host) = server.origin_and_host();
+            origins.push(origin);
+            hosts.extend(host);
+            Some(server)
+        }
+        _ => None,
+    };
     let state = Arc::new(HttpState {
         core: core.clone(),
+        #[cfg(feature = "oauth")]
+        oauth: oauth.clone(),
         hosts,
-        origins: options.allowed_origins.clone(),
+        origins,
         auth: options.auth.clone(),
         max_request_bytes: options.max_request_bytes,
     });
@@ -170,6 +198,11 @@ pub fn router(
             get(resource_metadata),
         )
         .with_state(state.clone());
+    #[cfg(feature = "oauth")]
+    let metadata = match &oauth {
+        Some(server) => server.routes(),
+        None => metadata,
+    };
     let app = Router::new()
         .merge(mcp)
         .merge(metadata)
@@ -354,7 +387,42 @@ async fn authenticate(
                 Some(c) => Some(c),
                 None => {
                     let host = request_host(&req).unwrap_or("localhost");
-                    return unauthorized(host, presented.is_some());
+                    return unauthorized(&metadata_url(host), presented.is_some());
+                }
+            }
+        }
+        #[cfg(feature = "oauth")]
+        ClientAuth::OAuth { secrets, .. } => {
+            let Some(server) = &state.oauth else {
+                return text_response(StatusCode::INTERNAL_SERVER_ERROR, "OAuth is not set up");
+            };
+            let presented = req
+                .headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(bearer_token);
+            let Some(presented) = presented else {
+                return unauthorized(&server.resource_metadata_url(), false);
+            };
+            match server.authenticate(presented).await {
+                Ok(session) => {
+                    match Credential::new(&session.upstream_token, "oauth grant") {
+                        Ok(c) => Some(match secrets {
+                            Some(s) => c.bind(s),
+                            None => c,
+                        }),
+                        // An upstream token the runtime cannot send.
+                        Err(_) => return unauthorized(&server.resource_metadata_url(), true),
+                    }
+                }
+                Err(crate::oauth::Rejection::InvalidToken) => {
+                    return unauthorized(&server.resource_metadata_url(), true);
+                }
+                Err(crate::oauth::Rejection::Unavailable) => {
+                    return text_response(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "Service Unavailable: the grant store or the upstream provider cannot be reached",
+                    );
                 }
             }
         }
@@ -446,8 +514,8 @@ fn jsonrpc_error(code: i64, message: &str) -> Response {
     (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
 }
 
-fn unauthorized(host: &str, presented: bool) -> Response {
-    let mut challenge = format!("Bearer resource_metadata=\"{}\"", metadata_url(host));
+fn unauthorized(metadata: &str, presented: bool) -> Response {
+    let mut challenge = format!("Bearer resource_metadata=\"{metadata}\"");
     let description = if presented {
         challenge.push_str(", error=\"invalid_token\"");
         "the bearer token is not valid for this server"

@@ -150,5 +150,9 @@ pub async fn open(url: &str) -> Result<Arc<dyn GrantStore>, StoreError> {
     }
 }
 
+mod migrations;
 mod postgres;
+mod rows;
 mod sqlite;
+#[doc(hidden)]
+pub mod suite;

@@ -1,0 +1,167 @@
+//! The store suite on SQLite, and what only SQLite has: the file, its
+//! raw bytes, and rows a foreign hand mangled.
+
+use std::sync::Arc;
+
+use super::SqliteStore;
+use crate::oauth::store::{GrantStore, StoreError, suite};
+
+fn temp_url(dir: &tempfile::TempDir) -> (std::path::PathBuf, String) {
+    let path = dir.path().join("grants.db");
+    let url = format!("sqlite:{}", path.display());
+    (path, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_suite_passes_on_sqlite() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (path, url) = temp_url(&dir);
+    assert!(!path.exists());
+    let store = crate::oauth::store::open(&url).await.map_err(|e| e.to_string())?;
+    assert!(path.exists(), "open did not create the file");
+    let cases = suite::run_all(store).await?;
+    assert_eq!(cases, suite::CASES.len());
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reopening_keeps_data_and_applies_migrations_once() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (_, url) = temp_url(&dir);
+    // Four instances opening a fresh file together.
+    let opens = futures_join4(&url).await;
+    for open in opens {
+        open.map_err(|e| e.to_string())?;
+    }
+    let store = SqliteStore::open(&url).await.map_err(|e| e.to_string())?;
+    suite::exchanged(&store, "reopen").await?;
+    drop(store);
+    let store = SqliteStore::open(&url).await.map_err(|e| e.to_string())?;
+    let grant = store.grant("reopen").await.map_err(|e| e.to_string())?;
+    assert!(grant.is_some(), "reopening lost the grant");
+    let versions: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM toolforge_schema_version ORDER BY version")
+            .fetch_all(&store.pool)
+            .await
+            .map_err(|e| e.to_string())?;
+    let expected: Vec<i64> = super::migrations::MIGRATIONS.iter().map(|m| m.version).collect();
+    assert_eq!(versions, expected, "each migration recorded once");
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(&store.pool)
+        .await
+        .map_err(|e| e.to_string())?;
+    assert_eq!(mode, "wal");
+    Ok(())
+}
+
+async fn futures_join4(url: &str) -> [Result<SqliteStore, StoreError>; 4] {
+    let (a, b, c, d) = tokio::join!(
+        SqliteStore::open(url),
+        SqliteStore::open(url),
+        SqliteStore::open(url),
+        SqliteStore::open(url)
+    );
+    [a, b, c, d]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_schema_is_refused() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (_, url) = temp_url(&dir);
+    let store = SqliteStore::open(&url).await.map_err(|e| e.to_string())?;
+    sqlx::query("INSERT INTO toolforge_schema_version (version, applied_at) VALUES (999, 0)")
+        .execute(&store.pool)
+        .await
+        .map_err(|e| e.to_string())?;
+    drop(store);
+    let err = SqliteStore::open(&url).await.err().ok_or("opened a newer store")?;
+    assert!(matches!(err, StoreError::Open { backend: "sqlite", .. }), "{err:?}");
+    assert!(err.to_string().contains("999"), "{err}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_unopenable_path_is_an_open_error() {
+    let err = SqliteStore::open("sqlite:/nonexistent-toolforge-dir/sub/grants.db")
+        .await
+        .err();
+    assert!(matches!(err, Some(StoreError::Open { backend: "sqlite", .. })), "{err:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mangled_row_is_corrupt_not_a_panic() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (_, url) = temp_url(&dir);
+    let store = SqliteStore::open(&url).await.map_err(|e| e.to_string())?;
+    suite::exchanged(&store, "mangled").await?;
+    let mangle = [
+        "UPDATE oauth_grants SET scopes = 'not json' WHERE id = 'mangled'",
+        "UPDATE oauth_grants SET scopes = '[]', exposure = '{\"unknown\":1}' WHERE id = 'mangled'",
+        "UPDATE oauth_grants SET exposure = '{}', refresh_current = X'0102' WHERE id = 'mangled'",
+        "UPDATE oauth_grants SET refresh_current = NULL, version = 'x' WHERE id = 'mangled'",
+    ];
+    for statement in mangle {
+        sqlx::query(statement)
+            .execute(&store.pool)
+            .await
+            .map_err(|e| e.to_string())?;
+        let got = store.grant("mangled").await;
+        assert!(
+            matches!(got, Err(StoreError::Corrupt { operation: "grant", .. })),
+            "{statement}: {got:?}"
+        );
+    }
+    sqlx::query("UPDATE oauth_tokens SET kind = 'bearer' WHERE grant_id = 'mangled'")
+        .execute(&store.pool)
+        .await
+        .map_err(|e| e.to_string())?;
+    let got = store.token(&suite::hash("mangled-0-a"), suite::NOW).await;
+    assert!(matches!(got, Err(StoreError::Corrupt { .. })), "{got:?}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sqlite_file_holds_no_token_in_the_clear() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (path, url) = temp_url(&dir);
+    let store = SqliteStore::open(&url).await.map_err(|e| e.to_string())?;
+    let markers = suite::write_dump_fixture(&store).await?;
+    // Read while open (recent pages are in the WAL), then after a clean
+    // close (checkpointed into the main file).
+    let read = |path: &std::path::Path| -> Result<Vec<u8>, String> {
+        let mut bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let wal = path.with_extension("db-wal");
+        if wal.exists() {
+            bytes.extend(std::fs::read(&wal).map_err(|e| format!("{}: {e}", wal.display()))?);
+        }
+        Ok(bytes)
+    };
+    suite::check_dump(&markers, &read(&path)?)?;
+    store.pool.close().await;
+    suite::check_dump(&markers, &read(&path)?)?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn open_errors_do_not_repeat_a_postgres_password() {
+    // A port nothing listens on (bound, then released).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(1);
+    let url = format!("postgres://toolforge:s3cret-pa%24%24word@127.0.0.1:{port}/grants");
+    let err = crate::oauth::store::open(&url).await.err();
+    let text = format!("{err:?} {}", err.as_ref().map(ToString::to_string).unwrap_or_default());
+    assert!(matches!(err, Some(StoreError::Open { backend: "postgres", .. })), "{text}");
+    assert!(!text.contains("s3cret"), "{text}");
+    let bad = crate::oauth::store::open("postgres://u:s3cret@[::1").await.err();
+    let text = format!("{bad:?}");
+    assert!(bad.is_some() && !text.contains("s3cret"), "{text}");
+}
+
+#[tokio::test]
+async fn an_unknown_scheme_is_refused() {
+    let err = crate::oauth::store::open("mysql://localhost/grants").await.err();
+    assert!(matches!(err, Some(StoreError::Scheme { ref scheme }) if scheme == "mysql"), "{err:?}");
+    let _: Option<Arc<dyn GrantStore>> = None;
+}
