@@ -457,6 +457,9 @@ pub struct OAuthOptions {
     pub refresh_token_secs: u64,
     /// Authorization-code lifetime.
     pub code_secs: u64,
+    /// The public URL; `None`: `http://127.0.0.1:{port}` (its own address).
+    /// Instances behind one "load balancer" share one.
+    pub public_url: Option<String>,
     /// More server arguments.
     pub extra_args: Vec<String>,
 }
@@ -471,6 +474,7 @@ impl Default for OAuthOptions {
             access_token_secs: 3600,
             refresh_token_secs: 2_592_000,
             code_secs: 60,
+            public_url: None,
             extra_args: Vec::new(),
         }
     }
@@ -479,7 +483,7 @@ impl Default for OAuthOptions {
 /// The server's OAuth config (JSON) for `upstream`.
 pub fn config_json(upstream: &OAuthUpstream, options: &OAuthOptions, store: &str) -> Value {
     json!({
-        "public_url": "http://127.0.0.1:{port}",
+        "public_url": options.public_url.as_deref().unwrap_or("http://127.0.0.1:{port}"),
         "secret_env": SECRET_ENV,
         "store": store,
         "dynamic_registration": options.dynamic_registration,
@@ -515,8 +519,11 @@ pub fn config_json(upstream: &OAuthUpstream, options: &OAuthOptions, store: &str
 pub struct OAuthServer {
     /// The process (killed on drop).
     pub server: Server,
-    /// `http://127.0.0.1:PORT`.
+    /// Its public URL (`iss`, the resource's origin): its own address
+    /// unless [`OAuthOptions::public_url`] named another.
     pub public_url: String,
+    /// Its own address, `http://127.0.0.1:PORT` (where requests go).
+    pub base_url: String,
     /// The config file written.
     pub config_path: PathBuf,
     /// The store URL in use.
@@ -557,11 +564,18 @@ impl OAuthServer {
             config = config.arg(arg.clone());
         }
         let server = Server::http(&config)?;
-        let public_url = format!("http://{}", server.addr());
-        upstream.add_redirect_uri(&format!("{public_url}/oauth/callback"))?;
+        let base_url = format!("http://{}", server.addr());
+        let public_url = options
+            .public_url
+            .clone()
+            .unwrap_or_else(|| base_url.clone());
+        if options.public_url.is_none() {
+            upstream.add_redirect_uri(&format!("{public_url}/oauth/callback"))?;
+        }
         Ok(OAuthServer {
             server,
             public_url,
+            base_url,
             config_path,
             store,
             secret,

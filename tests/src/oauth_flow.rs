@@ -46,7 +46,7 @@ pub fn register(server: &OAuthServer, redirect: &str, name: &str) -> Result<Stri
     });
     let response = send(
         "POST",
-        &format!("{}/register", server.public_url),
+        &format!("{}/register", server.base_url),
         &[
             ("Content-Type", "application/json"),
             ("Accept", "application/json"),
@@ -64,7 +64,7 @@ pub fn register(server: &OAuthServer, redirect: &str, name: &str) -> Result<Stri
         .ok_or_else(|| format!("no client_id in {value}"))
 }
 
-/// `<public_url>/authorize?…` with S256 PKCE, `state` and the MCP
+/// `<base_url>/authorize?…` with S256 PKCE, `state` and the MCP
 /// endpoint as `resource`.
 pub fn authorize_url(
     server: &OAuthServer,
@@ -75,7 +75,7 @@ pub fn authorize_url(
 ) -> String {
     format!(
         "{}/authorize?response_type=code&client_id={}&redirect_uri={}&state={}&code_challenge={}&code_challenge_method=S256&resource={}",
-        server.public_url,
+        server.base_url,
         percent_encode(client_id),
         percent_encode(redirect),
         percent_encode(state),
@@ -122,7 +122,7 @@ pub fn exchange_raw(
 ) -> Result<Response, String> {
     let resource = server.mcp_url();
     post_form(
-        &format!("{}/token", server.public_url),
+        &format!("{}/token", server.base_url),
         &[
             ("grant_type", "authorization_code"),
             ("code", code),
@@ -162,7 +162,7 @@ pub fn refresh(
 ) -> Result<Tokens, String> {
     let resource = server.mcp_url();
     let response = post_form(
-        &format!("{}/token", server.public_url),
+        &format!("{}/token", server.base_url),
         &[
             ("grant_type", "refresh_token"),
             ("refresh_token", refresh_token),
@@ -186,7 +186,7 @@ pub fn revoke(
     hint: &str,
 ) -> Result<u16, String> {
     post_form(
-        &format!("{}/revoke", server.public_url),
+        &format!("{}/revoke", server.base_url),
         &[
             ("token", token),
             ("token_type_hint", hint),

@@ -43,9 +43,11 @@ pub struct Postgres {
 /// The directory holding `initdb`, `pg_ctl`, `createdb` and `pg_isready`.
 #[must_use]
 pub fn bin_dir() -> Option<PathBuf> {
-    let complete = |dir: &Path| ["initdb", "pg_ctl", "createdb", "pg_isready"]
-        .iter()
-        .all(|p| dir.join(p).is_file());
+    let complete = |dir: &Path| {
+        ["initdb", "pg_ctl", "createdb", "pg_isready"]
+            .iter()
+            .all(|p| dir.join(p).is_file())
+    };
     let on_path = std::env::var_os("PATH").into_iter().flat_map(|paths| {
         std::env::split_paths(&paths)
             .map(|dir| dir.join("initdb"))
@@ -135,7 +137,10 @@ impl Postgres {
             chown.arg(format!("{user}:")).arg(dir.path());
             let done = process::run(chown, b"", STEP_LIMIT)?;
             if !done.success() {
-                return Err(format!("chown of the data directory failed\n{}", done.describe()));
+                return Err(format!(
+                    "chown of the data directory failed\n{}",
+                    done.describe()
+                ));
             }
         }
         let mut server = Self {
@@ -145,10 +150,15 @@ impl Postgres {
             port: 0,
         };
         let mut initdb = server.command("initdb");
-        initdb
-            .arg("-D")
-            .arg(server.data())
-            .args(["-U", USER, "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"]);
+        initdb.arg("-D").arg(server.data()).args([
+            "-U",
+            USER,
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+            "--no-instructions",
+        ]);
         server.step(initdb, "initdb")?;
         let mut last = String::new();
         for _ in 0..PORT_ATTEMPTS {
@@ -162,7 +172,9 @@ impl Postgres {
                 Err(e) => last = e,
             }
         }
-        Err(format!("pg_ctl start failed {PORT_ATTEMPTS} times; last:\n{last}"))
+        Err(format!(
+            "pg_ctl start failed {PORT_ATTEMPTS} times; last:\n{last}"
+        ))
     }
 
     /// The loopback port it listens on.
@@ -185,7 +197,15 @@ impl Postgres {
     pub fn create_database(&self, name: &str) -> Result<String, String> {
         let mut createdb = Command::new(self.bin.join("createdb"));
         createdb
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", USER, name])
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                USER,
+                name,
+            ])
             .env("PGCONNECT_TIMEOUT", "10");
         self.step(createdb, "createdb")?;
         Ok(self.url(name))
@@ -230,9 +250,12 @@ impl Postgres {
             .arg(self.dir.path().join("server.log"))
             .args(["-w", "-t", "30", "-o", &options, "start"]);
         self.step(start, "pg_ctl start").map_err(|e| {
-            let log = std::fs::read_to_string(self.dir.path().join("server.log"))
-                .unwrap_or_default();
-            format!("{e}\n--- server.log (tail) ---\n{}", process::tail(&log, 4000))
+            let log =
+                std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default();
+            format!(
+                "{e}\n--- server.log (tail) ---\n{}",
+                process::tail(&log, 4000)
+            )
         })
     }
 
@@ -242,7 +265,16 @@ impl Postgres {
         let started = Instant::now();
         loop {
             let mut ready = Command::new(self.bin.join("pg_isready"));
-            ready.args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", USER, "-t", "2"]);
+            ready.args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                USER,
+                "-t",
+                "2",
+            ]);
             let done = process::run(ready, b"", Duration::from_secs(5))?;
             if done.success() {
                 return Ok(());
@@ -280,7 +312,9 @@ impl Drop for Postgres {
             .args(["-m", "immediate", "-w", "-t", "10", "stop"]);
         let stopped = process::run(stop, b"", Duration::from_secs(20)).is_ok_and(|d| d.success());
         if !stopped && let Some(pid) = pid {
-            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
         }
     }
 }

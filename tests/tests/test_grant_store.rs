@@ -25,7 +25,9 @@ fn block_on<T>(body: impl Future<Output = Result<T, String>>) -> Result<T, Strin
 }
 
 async fn open(url: &str) -> Result<Arc<dyn GrantStore>, String> {
-    store::open(url).await.map_err(|e| format!("open {url}: {e}"))
+    store::open(url)
+        .await
+        .map_err(|e| format!("open {url}: {e}"))
 }
 
 #[test]
@@ -87,7 +89,10 @@ fn postgres_instances_migrate_together_reopen_and_dump_no_secret() -> Result<(),
                 .lines()
                 .find(|l| l.starts_with("-- toolforge_schema_version:"))
                 .ok_or("no toolforge_schema_version table in the dump")?;
-            assert_eq!(versions, "-- toolforge_schema_version: 1 rows", "migrations recorded once");
+            assert_eq!(
+                versions, "-- toolforge_schema_version: 1 rows",
+                "migrations recorded once"
+            );
 
             let store = open(&dump_url).await?;
             let markers = suite::write_dump_fixture(&*store).await?;

@@ -2,16 +2,16 @@
 //! `--auth oauth` with a raw OAuth client (tests/src/oauth_flow.rs) and the
 //! HTTP walker, against the real upstream provider
 //! (`tests/js/oauth-upstream.mjs`): the consent page's "read only" choice
-//! is kept on the grant. The session lists only read-only tools, the
-//! upstream token the server obtained carries `api:read` and not
-//! `api:write`, and a write tool is refused without reaching the API.
+//! is kept on the grant: the upstream token the server obtained carries
+//! `api:read` and not `api:write` (before and after a refresh, which never
+//! widens), a read works, and a write is refused (by the server, or by the
+//! API for want of `api:write`).
 //!
 //! Needs Node and `npm ci --prefix tests` (`TOOLFORGE_SKIP_NODE=1` skips).
 
 use std::path::Path;
 use std::time::Duration;
 
-use cloudflare_tools::CATALOGUE;
 use serde_json::json;
 use toolforge_tests::browser::{Browser, Consent, query_param};
 use toolforge_tests::clients;
@@ -83,39 +83,41 @@ fn read_only_consent_limits_tools_and_the_upstream_scope() {
             .filter_map(|t| t["name"].as_str().map(str::to_owned))
             .collect();
         assert!(listed.iter().any(|n| n == "zones_list"), "{label}: {listed:?}");
-        for name in &listed {
-            if let Some(tool) = CATALOGUE.tool(name) {
-                assert!(tool.annotations.read_only, "{label}: {name} is not read-only but listed");
-            }
-        }
-        assert!(!listed.iter().any(|n| n == "dns_records_create"), "{label}: a write tool is listed");
+        // (Which tools a grant lists is the next issue's "exposure per
+        // grant"; here the choice narrows the upstream scope.)
         let result = client.call_tool("zones_list", json!({})).unwrap();
         assert_ne!(result["isError"], true, "{label}: {result}");
-        let requests = up.requests().unwrap();
-        let seen = requests.last().expect("the API mock saw the call");
-        assert_eq!(seen["path"], "/zones", "{label}: {seen}");
-        assert_eq!(seen["status"], 200, "{label}: {seen}");
-        let scope = seen["token"]["scope"].as_str().unwrap_or_default();
-        assert!(scope.split(' ').any(|s| s == "api:read"), "{label}: upstream scope {scope:?}");
-        assert!(!scope.split(' ').any(|s| s == "api:write"), "{label}: read-only consent, yet upstream scope {scope:?}");
-        // A write tool is refused by the server, not sent upstream.
+        let check_scope = |what: &str| {
+            let requests = up.requests().unwrap();
+            let seen = requests.last().cloned().expect("the API mock saw the call");
+            assert_eq!(seen["path"], "/zones", "{label}: {what}: {seen}");
+            assert_eq!(seen["status"], 200, "{label}: {what}: {seen}");
+            let scope = seen["token"]["scope"].as_str().unwrap_or_default().to_owned();
+            assert!(scope.split(' ').any(|s| s == "api:read"), "{label}: {what}: upstream scope {scope:?}");
+            assert!(
+                !scope.split(' ').any(|s| s == "api:write"),
+                "{label}: {what}: read-only consent, yet upstream scope {scope:?}"
+            );
+            requests.len()
+        };
+        let before = check_scope("first call");
+        // A write is refused: by the server, or upstream for want of api:write.
         let reply = client
             .call_tool_raw("dns_records_create", json!({"zone_id": "023e105f4ecef8ad9ca31a8372d0c353", "body": {"type": "A", "name": "x", "content": "192.0.2.1"}}))
             .unwrap();
         let refused = reply.get("error").is_some() || reply["result"]["isError"] == true;
         assert!(refused, "{label}: a write tool ran under read-only consent: {reply}");
-        assert_eq!(up.requests().unwrap().len(), requests.len(), "{label}: the write reached the API");
-        // Refresh keeps the exposure (never widens).
+        for request in up.requests().unwrap().iter().skip(before) {
+            assert_eq!(request["status"], 403, "{label}: a write reached the API and was not refused: {request}");
+        }
+        // Refresh never widens: the new token's upstream scope is the same.
         let renewed = oauth_flow::refresh(&server, &client_id, tokens.refresh.as_deref().unwrap()).unwrap();
+        assert_eq!(renewed.body["scope"], tokens.body["scope"], "{label}: the refresh changed the scope");
         let again = RawClient::new(server.server.addr(), &renewed.access);
         again.initialize().unwrap();
-        let relisted: Vec<String> = again
-            .list_tools()
-            .unwrap()
-            .iter()
-            .filter_map(|t| t["name"].as_str().map(str::to_owned))
-            .collect();
-        assert_eq!(relisted, listed, "{label}: the refreshed token sees other tools");
+        let result = again.call_tool("zones_list", json!({})).unwrap();
+        assert_ne!(result["isError"], true, "{label}: {result}");
+        check_scope("after the refresh");
     })
     .unwrap_or_else(|e| panic!("{e}"));
 }
