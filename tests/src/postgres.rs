@@ -65,7 +65,7 @@ pub fn bin_dir() -> Option<PathBuf> {
             Some((version, entry.path().join("bin")))
         })
         .collect();
-    debian.sort_by(|a, b| b.0.cmp(&a.0));
+    debian.sort_by_key(|entry| std::cmp::Reverse(entry.0));
     on_path
         .chain(debian.into_iter().map(|(_, dir)| dir))
         .find(|dir| complete(dir))

@@ -94,6 +94,22 @@ fn postgres_instances_migrate_together_reopen_and_dump_no_secret() -> Result<(),
                 "migrations recorded once"
             );
 
+            // Trust authentication ignores a password, so one in the URL
+            // must show nowhere: not in the store's Debug, not in an error.
+            let with_password = fresh.replace("toolforge@", "toolforge:hunter2-pg-secret@");
+            let store = open(&with_password).await?;
+            assert!(!format!("{store:?}").contains("hunter2"), "{store:?}");
+            let missing = with_password.replace("/fresh", "/no_such_database");
+            let err = store::open(&missing)
+                .await
+                .err()
+                .ok_or("opened a missing database")?;
+            let text = format!("{err} {err:?}");
+            assert!(
+                text.contains("no_such_database") && !text.contains("hunter2"),
+                "{text}"
+            );
+
             let store = open(&dump_url).await?;
             let markers = suite::write_dump_fixture(&*store).await?;
             let dump = suite::postgres_dump(&dump_url).await?;

@@ -29,13 +29,25 @@ pub struct PostgresStore {
     pool: PgPool,
 }
 
-/// Removes the URL's password (raw and percent-decoded) from `message`.
+/// The URL's password as written, whether or not the URL parses (the
+/// userinfo before the last `@` of the authority).
+fn password_of(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let authority_end = rest.rfind('@')?;
+    let (_, password) = rest[..authority_end].split_once(':')?;
+    Some(password).filter(|p| !p.is_empty())
+}
+
+/// Removes the URL's password (as written and percent-decoded) from
+/// `message`.
 fn redact(message: &str, url: &str) -> String {
     let mut message = message.to_owned();
-    if let Ok(parsed) = url::Url::parse(url)
-        && let Some(password) = parsed.password()
-        && !password.is_empty()
-    {
+    let parsed = url::Url::parse(url).ok();
+    let written = [
+        password_of(url),
+        parsed.as_ref().and_then(url::Url::password),
+    ];
+    for password in written.into_iter().flatten() {
         let decoded = percent_encoding::percent_decode_str(password)
             .decode_utf8_lossy()
             .into_owned();
@@ -570,5 +582,24 @@ impl GrantStore for PostgresStore {
         }
         tx.commit().await.map_err(|e| query_error(OP, &e))?;
         Ok(purged)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{password_of, redact};
+
+    #[test]
+    fn passwords_are_redacted_even_from_malformed_urls() {
+        let url = "postgres://user:pa%24s@w/rd@db.example:5432/grants";
+        assert_eq!(password_of(url), Some("pa%24s@w/rd"));
+        let message = "connecting as user:pa$s@w/rd and pa%24s@w/rd failed";
+        let redacted = redact(message, url);
+        assert!(
+            !redacted.contains("pa$s") && !redacted.contains("pa%24s"),
+            "{redacted}"
+        );
+        assert_eq!(password_of("postgres://user@db/grants"), None);
+        assert_eq!(password_of("postgres://user:@db/grants"), None);
     }
 }

@@ -17,7 +17,9 @@ async fn store_suite_passes_on_sqlite() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let (path, url) = temp_url(&dir);
     assert!(!path.exists());
-    let store = crate::oauth::store::open(&url).await.map_err(|e| e.to_string())?;
+    let store = crate::oauth::store::open(&url)
+        .await
+        .map_err(|e| e.to_string())?;
     assert!(path.exists(), "open did not create the file");
     let cases = suite::run_all(store).await?;
     assert_eq!(cases, suite::CASES.len());
@@ -44,7 +46,10 @@ async fn reopening_keeps_data_and_applies_migrations_once() -> Result<(), String
             .fetch_all(&store.pool)
             .await
             .map_err(|e| e.to_string())?;
-    let expected: Vec<i64> = super::migrations::MIGRATIONS.iter().map(|m| m.version).collect();
+    let expected: Vec<i64> = super::migrations::MIGRATIONS
+        .iter()
+        .map(|m| m.version)
+        .collect();
     assert_eq!(versions, expected, "each migration recorded once");
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
         .fetch_one(&store.pool)
@@ -74,8 +79,20 @@ async fn a_newer_schema_is_refused() -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?;
     drop(store);
-    let err = SqliteStore::open(&url).await.err().ok_or("opened a newer store")?;
-    assert!(matches!(err, StoreError::Open { backend: "sqlite", .. }), "{err:?}");
+    let err = SqliteStore::open(&url)
+        .await
+        .err()
+        .ok_or("opened a newer store")?;
+    assert!(
+        matches!(
+            err,
+            StoreError::Open {
+                backend: "sqlite",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("999"), "{err}");
     Ok(())
 }
@@ -85,7 +102,16 @@ async fn an_unopenable_path_is_an_open_error() {
     let err = SqliteStore::open("sqlite:/nonexistent-toolforge-dir/sub/grants.db")
         .await
         .err();
-    assert!(matches!(err, Some(StoreError::Open { backend: "sqlite", .. })), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            Some(StoreError::Open {
+                backend: "sqlite",
+                ..
+            })
+        ),
+        "{err:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -107,7 +133,13 @@ async fn a_mangled_row_is_corrupt_not_a_panic() -> Result<(), String> {
             .map_err(|e| e.to_string())?;
         let got = store.grant("mangled").await;
         assert!(
-            matches!(got, Err(StoreError::Corrupt { operation: "grant", .. })),
+            matches!(
+                got,
+                Err(StoreError::Corrupt {
+                    operation: "grant",
+                    ..
+                })
+            ),
             "{statement}: {got:?}"
         );
     }
@@ -151,17 +183,36 @@ async fn open_errors_do_not_repeat_a_postgres_password() {
         .unwrap_or(1);
     let url = format!("postgres://toolforge:s3cret-pa%24%24word@127.0.0.1:{port}/grants");
     let err = crate::oauth::store::open(&url).await.err();
-    let text = format!("{err:?} {}", err.as_ref().map(ToString::to_string).unwrap_or_default());
-    assert!(matches!(err, Some(StoreError::Open { backend: "postgres", .. })), "{text}");
+    let text = format!(
+        "{err:?} {}",
+        err.as_ref().map(ToString::to_string).unwrap_or_default()
+    );
+    assert!(
+        matches!(
+            err,
+            Some(StoreError::Open {
+                backend: "postgres",
+                ..
+            })
+        ),
+        "{text}"
+    );
     assert!(!text.contains("s3cret"), "{text}");
-    let bad = crate::oauth::store::open("postgres://u:s3cret@[::1").await.err();
+    let bad = crate::oauth::store::open("postgres://u:s3cret@[::1")
+        .await
+        .err();
     let text = format!("{bad:?}");
     assert!(bad.is_some() && !text.contains("s3cret"), "{text}");
 }
 
 #[tokio::test]
 async fn an_unknown_scheme_is_refused() {
-    let err = crate::oauth::store::open("mysql://localhost/grants").await.err();
-    assert!(matches!(err, Some(StoreError::Scheme { ref scheme }) if scheme == "mysql"), "{err:?}");
+    let err = crate::oauth::store::open("mysql://localhost/grants")
+        .await
+        .err();
+    assert!(
+        matches!(err, Some(StoreError::Scheme { ref scheme }) if scheme == "mysql"),
+        "{err:?}"
+    );
     let _: Option<Arc<dyn GrantStore>> = None;
 }

@@ -129,8 +129,18 @@ pub fn token(label: &str, kind: TokenKind, grant_id: &str, expires_at: UnixTime)
 #[must_use]
 pub fn pair(prefix: &str, grant_id: &str) -> (TokenRecord, TokenRecord) {
     (
-        token(&format!("{prefix}-a"), TokenKind::Access, grant_id, NOW + 3600),
-        token(&format!("{prefix}-r"), TokenKind::Refresh, grant_id, NOW + 86_400),
+        token(
+            &format!("{prefix}-a"),
+            TokenKind::Access,
+            grant_id,
+            NOW + 3600,
+        ),
+        token(
+            &format!("{prefix}-r"),
+            TokenKind::Refresh,
+            grant_id,
+            NOW + 86_400,
+        ),
     )
 }
 
@@ -171,7 +181,10 @@ pub async fn exchanged(store: &dyn GrantStore, id: &str) -> Result<Grant, String
         .take_code(&hash(&format!("{id}-code")), NOW)
         .await
         .map_err(fail("take_code"))?;
-    ensure!(matches!(used, CodeUse::Fresh(_)), "the new code is not fresh: {used:?}");
+    ensure!(
+        matches!(used, CodeUse::Fresh(_)),
+        "the new code is not fresh: {used:?}"
+    );
     let (access, refresh) = pair(&format!("{id}-0"), id);
     store
         .issue_tokens(&access, &refresh)
@@ -214,7 +227,10 @@ pub async fn run_all(store: Arc<dyn GrantStore>) -> Result<usize, String> {
         match case(Arc::clone(&store)).await {
             Ok(()) => println!("store suite ({}): {name} ... ok", store.backend()),
             Err(message) => {
-                println!("store suite ({}): {name} ... FAILED: {message}", store.backend());
+                println!(
+                    "store suite ({}): {name} ... FAILED: {message}",
+                    store.backend()
+                );
                 failures.push(format!("{name}: {message}"));
             }
         }
@@ -276,7 +292,10 @@ pub async fn write_dump_fixture(store: &dyn GrantStore) -> Result<DumpMarkers, S
         .rotate_refresh(&hash(refresh_value), &next_access, &next_refresh, NOW)
         .await
         .map_err(fail("rotate_refresh"))?;
-    ensure!(matches!(used, RefreshUse::Rotated { .. }), "rotation refused: {used:?}");
+    ensure!(
+        matches!(used, RefreshUse::Rotated { .. }),
+        "rotation refused: {used:?}"
+    );
     store
         .put_pending(&pending(state_value, NOW + 600))
         .await
@@ -321,7 +340,10 @@ pub fn check_dump(markers: &DumpMarkers, dump: &[u8]) -> Outcome {
         );
     }
     for marker in &markers.absent {
-        ensure!(!contains(marker.as_bytes()), "the dump holds `{marker}` in the clear");
+        ensure!(
+            !contains(marker.as_bytes()),
+            "the dump holds `{marker}` in the clear"
+        );
         ensure!(
             !contains(hex::encode(marker).as_bytes()),
             "the dump holds `{marker}` as hex"
@@ -353,10 +375,12 @@ pub async fn postgres_dump(url: &str) -> Result<String, String> {
     let mut dump = String::new();
     for table in tables {
         let quoted = format!("\"{}\"", table.replace('"', "\"\""));
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT t::text FROM {quoted} t")))
-            .fetch_all(&pool)
-            .await
-            .map_err(|e| format!("read {table}: {}", super::rows::describe(&e)))?;
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT t::text FROM {quoted} t"
+        )))
+        .fetch_all(&pool)
+        .await
+        .map_err(|e| format!("read {table}: {}", super::rows::describe(&e)))?;
         dump.push_str(&format!("-- {table}: {} rows\n", rows.len()));
         for row in rows {
             let text: String = row.try_get(0).map_err(|e| format!("read {table}: {e}"))?;

@@ -2,14 +2,16 @@
 
 use std::sync::Arc;
 
-use tokio::task::JoinSet;
-
 use super::{
     Case, NOW, Outcome, RACERS, client, code, ensure, ensure_eq, exchanged, fail, grant, hash,
     pair, pending, rotate, seal, token,
 };
 use crate::oauth::model::{CodeUse, RefreshUse, TokenKind};
 use crate::oauth::store::GrantStore;
+
+#[path = "suite_races.rs"]
+mod races;
+pub use races::*;
 
 macro_rules! cases {
     ($($name:ident),* $(,)?) => {
@@ -39,6 +41,7 @@ cases![
     tokens_issued_after_revocation_show_revoked,
     clients_register_and_look_up,
     duplicates_are_refused_without_secrets,
+    misuse_is_refused_and_changes_nothing,
     purge_expired_removes_only_the_expired,
 ];
 
@@ -57,9 +60,15 @@ pub async fn ping_and_backend(store: Arc<dyn GrantStore>) -> Outcome {
 pub async fn pending_is_single_use(store: Arc<dyn GrantStore>) -> Outcome {
     let p = pending("pending-once", NOW + 600);
     store.put_pending(&p).await.map_err(fail("put_pending"))?;
-    let first = store.take_pending(&p.hash, NOW).await.map_err(fail("take_pending"))?;
+    let first = store
+        .take_pending(&p.hash, NOW)
+        .await
+        .map_err(fail("take_pending"))?;
     ensure_eq!(first, Some(p.clone()), "first take");
-    let second = store.take_pending(&p.hash, NOW).await.map_err(fail("take_pending"))?;
+    let second = store
+        .take_pending(&p.hash, NOW)
+        .await
+        .map_err(fail("take_pending"))?;
     ensure_eq!(second, None, "second take");
     let unknown = store
         .take_pending(&hash("pending-never-put"), NOW)
@@ -73,31 +82,24 @@ pub async fn pending_is_single_use(store: Arc<dyn GrantStore>) -> Outcome {
 pub async fn pending_expires(store: Arc<dyn GrantStore>) -> Outcome {
     let expired = pending("pending-expired", NOW);
     let live = pending("pending-live", NOW + 1);
-    store.put_pending(&expired).await.map_err(fail("put_pending"))?;
-    store.put_pending(&live).await.map_err(fail("put_pending"))?;
-    let got = store.take_pending(&expired.hash, NOW).await.map_err(fail("take"))?;
+    store
+        .put_pending(&expired)
+        .await
+        .map_err(fail("put_pending"))?;
+    store
+        .put_pending(&live)
+        .await
+        .map_err(fail("put_pending"))?;
+    let got = store
+        .take_pending(&expired.hash, NOW)
+        .await
+        .map_err(fail("take"))?;
     ensure_eq!(got, None, "a sign-in expiring now");
-    let got = store.take_pending(&live.hash, NOW).await.map_err(fail("take"))?;
+    let got = store
+        .take_pending(&live.hash, NOW)
+        .await
+        .map_err(fail("take"))?;
     ensure_eq!(got, Some(live), "a sign-in expiring in a second");
-    Ok(())
-}
-
-/// Of [`RACERS`] concurrent takes of one state, exactly one gets it.
-pub async fn pending_race_has_one_winner(store: Arc<dyn GrantStore>) -> Outcome {
-    let p = pending("pending-race", NOW + 600);
-    store.put_pending(&p).await.map_err(fail("put_pending"))?;
-    let mut racers = JoinSet::new();
-    for _ in 0..RACERS {
-        let store = Arc::clone(&store);
-        let hash = p.hash;
-        racers.spawn(async move { store.take_pending(&hash, NOW).await });
-    }
-    let mut winners = 0;
-    while let Some(joined) = racers.join_next().await {
-        let taken = joined.map_err(fail("racer"))?.map_err(fail("take_pending"))?;
-        winners += usize::from(taken.is_some());
-    }
-    ensure_eq!(winners, 1, "takes that got the sign-in");
     Ok(())
 }
 
@@ -120,7 +122,10 @@ pub async fn grant_round_trips(store: Arc<dyn GrantStore>) -> Outcome {
         .map_err(fail("create_grant"))?;
     let back = store.grant(&other.id).await.map_err(fail("grant"))?;
     ensure_eq!(back, Some(other), "grant with default exposure read back");
-    let none = store.grant("grant-never-made").await.map_err(fail("grant"))?;
+    let none = store
+        .grant("grant-never-made")
+        .await
+        .map_err(fail("grant"))?;
     ensure_eq!(none, None, "unknown grant");
     Ok(())
 }
@@ -130,10 +135,19 @@ pub async fn grant_round_trips(store: Arc<dyn GrantStore>) -> Outcome {
 pub async fn code_is_single_use(store: Arc<dyn GrantStore>) -> Outcome {
     let g = grant("code-once");
     let c = code("code-once-code", &g.id);
-    store.create_grant(&g, &c).await.map_err(fail("create_grant"))?;
-    let first = store.take_code(&c.hash, NOW).await.map_err(fail("take_code"))?;
+    store
+        .create_grant(&g, &c)
+        .await
+        .map_err(fail("create_grant"))?;
+    let first = store
+        .take_code(&c.hash, NOW)
+        .await
+        .map_err(fail("take_code"))?;
     ensure_eq!(first, CodeUse::Fresh(c.clone()), "first use");
-    let second = store.take_code(&c.hash, NOW).await.map_err(fail("take_code"))?;
+    let second = store
+        .take_code(&c.hash, NOW)
+        .await
+        .map_err(fail("take_code"))?;
     ensure_eq!(
         second,
         CodeUse::Replayed {
@@ -154,41 +168,17 @@ pub async fn code_expires(store: Arc<dyn GrantStore>) -> Outcome {
     let g = grant("code-expired");
     let mut c = code("code-expired-code", &g.id);
     c.expires_at = NOW;
-    store.create_grant(&g, &c).await.map_err(fail("create_grant"))?;
+    store
+        .create_grant(&g, &c)
+        .await
+        .map_err(fail("create_grant"))?;
     for attempt in ["first", "second"] {
-        let got = store.take_code(&c.hash, NOW).await.map_err(fail("take_code"))?;
+        let got = store
+            .take_code(&c.hash, NOW)
+            .await
+            .map_err(fail("take_code"))?;
         ensure_eq!(got, CodeUse::Unknown, "{attempt} use of an expired code");
     }
-    Ok(())
-}
-
-/// Of [`RACERS`] concurrent exchanges of one code, exactly one is `Fresh`
-/// and every other is `Replayed`.
-pub async fn code_race_has_one_winner(store: Arc<dyn GrantStore>) -> Outcome {
-    let g = grant("code-race");
-    let c = code("code-race-code", &g.id);
-    store.create_grant(&g, &c).await.map_err(fail("create_grant"))?;
-    let mut racers = JoinSet::new();
-    for _ in 0..RACERS {
-        let store = Arc::clone(&store);
-        let hash = c.hash;
-        racers.spawn(async move { store.take_code(&hash, NOW).await });
-    }
-    let (mut fresh, mut replayed) = (0, 0);
-    while let Some(joined) = racers.join_next().await {
-        match joined.map_err(fail("racer"))?.map_err(fail("take_code"))? {
-            CodeUse::Fresh(got) => {
-                ensure_eq!(got, c, "the fresh code");
-                fresh += 1;
-            }
-            CodeUse::Replayed { grant_id } => {
-                ensure_eq!(grant_id, g.id, "replayed code's grant");
-                replayed += 1;
-            }
-            CodeUse::Unknown => return Err("a racer found the code unknown".to_owned()),
-        }
-    }
-    ensure_eq!((fresh, replayed), (1, RACERS - 1), "(fresh, replayed)");
     Ok(())
 }
 
@@ -197,19 +187,36 @@ pub async fn code_race_has_one_winner(store: Arc<dyn GrantStore>) -> Outcome {
 pub async fn tokens_issue_and_look_up(store: Arc<dyn GrantStore>) -> Outcome {
     let id = "tokens";
     let g = exchanged(&*store, id).await?;
-    ensure_eq!(g.refresh_current, Some(hash("tokens-0-r")), "current refresh");
+    ensure_eq!(
+        g.refresh_current,
+        Some(hash("tokens-0-r")),
+        "current refresh"
+    );
     ensure_eq!(g.refresh_previous, None, "previous refresh");
     let (access, refresh) = pair("tokens-0", id);
-    let got = store.token(&access.hash, NOW).await.map_err(fail("token"))?;
-    ensure_eq!(got, Some((access.clone(), g.clone())), "access token lookup");
-    let got = store.token(&refresh.hash, NOW).await.map_err(fail("token"))?;
+    let got = store
+        .token(&access.hash, NOW)
+        .await
+        .map_err(fail("token"))?;
+    ensure_eq!(
+        got,
+        Some((access.clone(), g.clone())),
+        "access token lookup"
+    );
+    let got = store
+        .token(&refresh.hash, NOW)
+        .await
+        .map_err(fail("token"))?;
     ensure_eq!(got, Some((refresh, g.clone())), "refresh token lookup");
     let at_expiry = store
         .token(&access.hash, access.expires_at)
         .await
         .map_err(fail("token"))?;
     ensure_eq!(at_expiry, None, "access token at its expiry");
-    let unknown = store.token(&hash("never-issued"), NOW).await.map_err(fail("token"))?;
+    let unknown = store
+        .token(&hash("never-issued"), NOW)
+        .await
+        .map_err(fail("token"))?;
     ensure_eq!(unknown, None, "unknown token");
     Ok(())
 }
@@ -221,11 +228,19 @@ pub async fn refresh_rotates_current_and_previous(store: Arc<dyn GrantStore>) ->
     let id = "rotation";
     exchanged(&*store, id).await?;
     let r0 = token("rotation-0-r", TokenKind::Refresh, id, NOW + 86_400);
-    let RefreshUse::Rotated { grant: g, presented } = rotate(&*store, id, "rotation-0-r", "rotation-1").await? else {
+    let RefreshUse::Rotated {
+        grant: g,
+        presented,
+    } = rotate(&*store, id, "rotation-0-r", "rotation-1").await?
+    else {
         return Err("the current refresh token did not rotate".to_owned());
     };
     ensure_eq!(presented, r0, "presented record");
-    ensure_eq!(g.refresh_current, Some(hash("rotation-1-r")), "current after rotation");
+    ensure_eq!(
+        g.refresh_current,
+        Some(hash("rotation-1-r")),
+        "current after rotation"
+    );
     ensure_eq!(g.refresh_previous, Some(r0.hash), "previous after rotation");
     ensure!(!g.revoked, "rotation revoked the grant");
     let new_access = store
@@ -234,18 +249,36 @@ pub async fn refresh_rotates_current_and_previous(store: Arc<dyn GrantStore>) ->
         .map_err(fail("token"))?;
     ensure!(new_access.is_some(), "the new access token is not stored");
     // The client lost the answer and presents the previous token again.
-    let RefreshUse::Rotated { grant: g, presented } = rotate(&*store, id, "rotation-0-r", "rotation-2").await? else {
+    let RefreshUse::Rotated {
+        grant: g,
+        presented,
+    } = rotate(&*store, id, "rotation-0-r", "rotation-2").await?
+    else {
         return Err("the previous refresh token (current unused) did not rotate".to_owned());
     };
     ensure_eq!(presented, r0, "presented record (previous)");
-    ensure_eq!(g.refresh_current, Some(hash("rotation-2-r")), "current after retry");
+    ensure_eq!(
+        g.refresh_current,
+        Some(hash("rotation-2-r")),
+        "current after retry"
+    );
     ensure_eq!(g.refresh_previous, Some(r0.hash), "previous after retry");
     // Using the current token moves the previous one out of the window.
-    let RefreshUse::Rotated { grant: g, .. } = rotate(&*store, id, "rotation-2-r", "rotation-3").await? else {
+    let RefreshUse::Rotated { grant: g, .. } =
+        rotate(&*store, id, "rotation-2-r", "rotation-3").await?
+    else {
         return Err("the current refresh token did not rotate".to_owned());
     };
-    ensure_eq!(g.refresh_current, Some(hash("rotation-3-r")), "current after use");
-    ensure_eq!(g.refresh_previous, Some(hash("rotation-2-r")), "previous after use");
+    ensure_eq!(
+        g.refresh_current,
+        Some(hash("rotation-3-r")),
+        "current after use"
+    );
+    ensure_eq!(
+        g.refresh_previous,
+        Some(hash("rotation-2-r")),
+        "previous after use"
+    );
     Ok(())
 }
 
@@ -255,26 +288,49 @@ pub async fn refresh_reuse_revokes(store: Arc<dyn GrantStore>) -> Outcome {
     let id = "reuse";
     exchanged(&*store, id).await?;
     ensure!(
-        matches!(rotate(&*store, id, "reuse-0-r", "reuse-1").await?, RefreshUse::Rotated { .. }),
+        matches!(
+            rotate(&*store, id, "reuse-0-r", "reuse-1").await?,
+            RefreshUse::Rotated { .. }
+        ),
         "first rotation"
     );
     ensure!(
-        matches!(rotate(&*store, id, "reuse-1-r", "reuse-2").await?, RefreshUse::Rotated { .. }),
+        matches!(
+            rotate(&*store, id, "reuse-1-r", "reuse-2").await?,
+            RefreshUse::Rotated { .. }
+        ),
         "second rotation"
     );
     let reused = rotate(&*store, id, "reuse-0-r", "reuse-x").await?;
     ensure_eq!(reused, RefreshUse::Reused, "presenting the oldest token");
     let g = store.grant(id).await.map_err(fail("grant"))?;
-    ensure!(g.is_some_and(|g| g.revoked), "reuse did not revoke the grant");
+    ensure!(
+        g.is_some_and(|g| g.revoked),
+        "reuse did not revoke the grant"
+    );
     let current = rotate(&*store, id, "reuse-2-r", "reuse-3").await?;
-    ensure_eq!(current, RefreshUse::Invalid, "current token of the revoked grant");
-    let access = store.token(&hash("reuse-2-a"), NOW).await.map_err(fail("token"))?;
+    ensure_eq!(
+        current,
+        RefreshUse::Invalid,
+        "current token of the revoked grant"
+    );
+    let access = store
+        .token(&hash("reuse-2-a"), NOW)
+        .await
+        .map_err(fail("token"))?;
     ensure!(
         access.is_none_or(|(_, g)| g.revoked),
         "an access token of the revoked grant still passes"
     );
-    let unissued = store.token(&hash("reuse-x-a"), NOW).await.map_err(fail("token"))?;
-    ensure_eq!(unissued, None, "the Reused call stored its new access token");
+    let unissued = store
+        .token(&hash("reuse-x-a"), NOW)
+        .await
+        .map_err(fail("token"))?;
+    ensure_eq!(
+        unissued,
+        None,
+        "the Reused call stored its new access token"
+    );
     // A replacement current token that was never handed out is reuse too.
     exchanged(&*store, "reuse-b").await?;
     rotate(&*store, "reuse-b", "reuse-b-0-r", "reuse-b-1").await?;
@@ -291,7 +347,11 @@ pub async fn refresh_unknown_expired_or_access_is_invalid(store: Arc<dyn GrantSt
     let unknown = rotate(&*store, id, "never-issued-r", "invalid-refresh-1").await?;
     ensure_eq!(unknown, RefreshUse::Invalid, "unknown token");
     let access = rotate(&*store, id, "invalid-refresh-0-a", "invalid-refresh-1").await?;
-    ensure_eq!(access, RefreshUse::Invalid, "an access token presented as refresh");
+    ensure_eq!(
+        access,
+        RefreshUse::Invalid,
+        "an access token presented as refresh"
+    );
     let (a, r) = pair("invalid-refresh-2", id);
     let expired = store
         .rotate_refresh(&hash("invalid-refresh-0-r"), &a, &r, NOW + 86_400)
@@ -299,42 +359,14 @@ pub async fn refresh_unknown_expired_or_access_is_invalid(store: Arc<dyn GrantSt
         .map_err(fail("rotate_refresh"))?;
     ensure_eq!(expired, RefreshUse::Invalid, "expired token");
     let g = store.grant(id).await.map_err(fail("grant"))?;
-    ensure!(g.as_ref().is_some_and(|g| !g.revoked), "an invalid token revoked the grant");
+    ensure!(
+        g.as_ref().is_some_and(|g| !g.revoked),
+        "an invalid token revoked the grant"
+    );
     ensure_eq!(
         g.and_then(|g| g.refresh_current),
         Some(hash("invalid-refresh-0-r")),
         "current after refusals"
-    );
-    Ok(())
-}
-
-/// [`RACERS`] concurrent rotations of one current token all succeed (the
-/// first as current, the rest as previous) and leave a consistent grant.
-pub async fn refresh_race_keeps_a_consistent_grant(store: Arc<dyn GrantStore>) -> Outcome {
-    let id = "refresh-race";
-    exchanged(&*store, id).await?;
-    let mut racers = JoinSet::new();
-    for n in 0..RACERS {
-        let store = Arc::clone(&store);
-        racers.spawn(async move {
-            let (a, r) = pair(&format!("refresh-race-new-{n}"), id);
-            store.rotate_refresh(&hash("refresh-race-0-r"), &a, &r, NOW).await
-        });
-    }
-    let mut currents = Vec::new();
-    while let Some(joined) = racers.join_next().await {
-        match joined.map_err(fail("racer"))?.map_err(fail("rotate_refresh"))? {
-            RefreshUse::Rotated { grant, .. } => currents.extend(grant.refresh_current),
-            other => return Err(format!("a racer got {other:?}")),
-        }
-    }
-    ensure_eq!(currents.len(), RACERS, "rotations");
-    let g = store.grant(id).await.map_err(fail("grant"))?.ok_or("grant vanished")?;
-    ensure!(!g.revoked, "racing rotations revoked the grant");
-    ensure_eq!(g.refresh_previous, Some(hash("refresh-race-0-r")), "previous");
-    ensure!(
-        g.refresh_current.is_some_and(|c| currents.contains(&c)),
-        "current is none of the issued tokens"
     );
     Ok(())
 }
@@ -350,16 +382,28 @@ pub async fn upstream_update_is_compare_and_swap(store: Arc<dyn GrantStore>) -> 
         .await
         .map_err(fail("update_upstream"))?;
     ensure!(done, "update at the current version refused");
-    let after = store.grant(id).await.map_err(fail("grant"))?.ok_or("grant vanished")?;
+    let after = store
+        .grant(id)
+        .await
+        .map_err(fail("grant"))?
+        .ok_or("grant vanished")?;
     ensure_eq!(after.version, g.version + 1, "version after update");
     ensure_eq!(after.upstream_sealed, sealed, "sealed after update");
-    ensure_eq!(after.upstream_expires_at, Some(NOW + 7200), "upstream expiry");
+    ensure_eq!(
+        after.upstream_expires_at,
+        Some(NOW + 7200),
+        "upstream expiry"
+    );
     let stale = store
         .update_upstream(id, g.version, &seal("stale"), None)
         .await
         .map_err(fail("update_upstream"))?;
     ensure!(!stale, "update at a stale version accepted");
-    let kept = store.grant(id).await.map_err(fail("grant"))?.ok_or("grant vanished")?;
+    let kept = store
+        .grant(id)
+        .await
+        .map_err(fail("grant"))?
+        .ok_or("grant vanished")?;
     ensure_eq!(kept, after, "grant after a refused update");
     let cleared = store
         .update_upstream(id, after.version, &seal("no expiry"), None)
@@ -380,31 +424,6 @@ pub async fn upstream_update_is_compare_and_swap(store: Arc<dyn GrantStore>) -> 
     Ok(())
 }
 
-/// Of [`RACERS`] concurrent updates at one version, exactly one wins.
-pub async fn upstream_update_race_has_one_winner(store: Arc<dyn GrantStore>) -> Outcome {
-    let id = "cas-race";
-    let g = exchanged(&*store, id).await?;
-    let mut racers = JoinSet::new();
-    for n in 0..RACERS {
-        let store = Arc::clone(&store);
-        let version = g.version;
-        racers.spawn(async move {
-            let sealed = seal(&format!("racer {n}"));
-            let won = store.update_upstream(id, version, &sealed, None).await;
-            won.map(|won| won.then_some(sealed))
-        });
-    }
-    let mut winners = Vec::new();
-    while let Some(joined) = racers.join_next().await {
-        winners.extend(joined.map_err(fail("racer"))?.map_err(fail("update_upstream"))?);
-    }
-    ensure_eq!(winners.len(), 1, "winning updates");
-    let after = store.grant(id).await.map_err(fail("grant"))?.ok_or("grant vanished")?;
-    ensure_eq!(after.version, g.version + 1, "version after the race");
-    ensure_eq!(Some(after.upstream_sealed), winners.pop(), "the winner's sealed tokens");
-    Ok(())
-}
-
 /// After `revoke_grant`: the grant reads back revoked; access tokens are
 /// gone; a refresh token looks up only with the revoked grant and no
 /// wrapped key, and does not rotate; an unused code is `Replayed`.
@@ -417,17 +436,34 @@ pub async fn revoke_stops_everything(store: Arc<dyn GrantStore>) -> Outcome {
         .await
         .map_err(fail("create_grant"))?;
     for grant_id in [id, id, "revoke-2", "revoke-never-made"] {
-        store.revoke_grant(grant_id).await.map_err(fail("revoke_grant"))?;
+        store
+            .revoke_grant(grant_id)
+            .await
+            .map_err(fail("revoke_grant"))?;
     }
-    let g = store.grant(id).await.map_err(fail("grant"))?.ok_or("revoked grant vanished")?;
+    let g = store
+        .grant(id)
+        .await
+        .map_err(fail("grant"))?
+        .ok_or("revoked grant vanished")?;
     ensure!(g.revoked, "grant not marked revoked");
-    let access = store.token(&hash("revoke-0-a"), NOW).await.map_err(fail("token"))?;
+    let access = store
+        .token(&hash("revoke-0-a"), NOW)
+        .await
+        .map_err(fail("token"))?;
     ensure_eq!(access, None, "access token of a revoked grant");
-    match store.token(&hash("revoke-0-r"), NOW).await.map_err(fail("token"))? {
+    match store
+        .token(&hash("revoke-0-r"), NOW)
+        .await
+        .map_err(fail("token"))?
+    {
         None => {}
         Some((record, g)) => {
             ensure!(g.revoked, "refresh token's grant not revoked");
-            ensure!(record.wrapped_key.is_empty(), "revoked refresh token still wraps the key");
+            ensure!(
+                record.wrapped_key.is_empty(),
+                "revoked refresh token still wraps the key"
+            );
         }
     }
     let refresh = rotate(&*store, id, "revoke-0-r", "revoke-1").await?;
@@ -460,7 +496,10 @@ pub async fn tokens_issued_after_revocation_show_revoked(store: Arc<dyn GrantSto
         .issue_tokens(&access, &refresh)
         .await
         .map_err(fail("issue_tokens"))?;
-    let got = store.token(&access.hash, NOW).await.map_err(fail("token"))?;
+    let got = store
+        .token(&access.hash, NOW)
+        .await
+        .map_err(fail("token"))?;
     ensure!(
         got.is_some_and(|(_, g)| g.revoked),
         "a token of a revoked grant looks live or is hidden"
@@ -474,14 +513,23 @@ pub async fn tokens_issued_after_revocation_show_revoked(store: Arc<dyn GrantSto
 /// registered once.
 pub async fn clients_register_and_look_up(store: Arc<dyn GrantStore>) -> Outcome {
     let c = client("dcr-client-1");
-    store.register_client(&c).await.map_err(fail("register_client"))?;
+    store
+        .register_client(&c)
+        .await
+        .map_err(fail("register_client"))?;
     let back = store.client(&c.client_id).await.map_err(fail("client"))?;
     ensure_eq!(back, Some(c.clone()), "client read back");
-    let unknown = store.client("dcr-never-registered").await.map_err(fail("client"))?;
+    let unknown = store
+        .client("dcr-never-registered")
+        .await
+        .map_err(fail("client"))?;
     ensure_eq!(unknown, None, "unknown client");
     let mut again = c.clone();
     again.metadata = "{}".to_owned();
-    ensure!(store.register_client(&again).await.is_err(), "a client id registered twice");
+    ensure!(
+        store.register_client(&again).await.is_err(),
+        "a client id registered twice"
+    );
     let kept = store.client(&c.client_id).await.map_err(fail("client"))?;
     ensure_eq!(kept, Some(c), "client after a refused re-registration");
     Ok(())
@@ -493,14 +541,26 @@ pub async fn duplicates_are_refused_without_secrets(store: Arc<dyn GrantStore>) 
     let p = pending("duplicate-state", NOW + 600);
     store.put_pending(&p).await.map_err(fail("put_pending"))?;
     let mut errors = Vec::new();
-    errors.push(store.put_pending(&p).await.err().ok_or("a state stored twice")?);
+    errors.push(
+        store
+            .put_pending(&p)
+            .await
+            .err()
+            .ok_or("a state stored twice")?,
+    );
     let g = grant("duplicate-grant");
     store
         .create_grant(&g, &code("duplicate-code", &g.id))
         .await
         .map_err(fail("create_grant"))?;
     let other_code = code("duplicate-code-2", &g.id);
-    errors.push(store.create_grant(&g, &other_code).await.err().ok_or("a grant id stored twice")?);
+    errors.push(
+        store
+            .create_grant(&g, &other_code)
+            .await
+            .err()
+            .ok_or("a grant id stored twice")?,
+    );
     let mut g2 = grant("duplicate-grant-2");
     g2.upstream_sealed = seal("sealed");
     errors.push(
@@ -511,7 +571,11 @@ pub async fn duplicates_are_refused_without_secrets(store: Arc<dyn GrantStore>) 
             .ok_or("a code hash stored twice")?,
     );
     let replaced = store.grant(&g2.id).await.map_err(fail("grant"))?;
-    ensure_eq!(replaced, None, "a failed create_grant left its grant behind");
+    ensure_eq!(
+        replaced,
+        None,
+        "a failed create_grant left its grant behind"
+    );
     let secrets = [
         hex::encode(p.hash.0),
         hex::encode(hash("duplicate-code").0),
@@ -521,9 +585,66 @@ pub async fn duplicates_are_refused_without_secrets(store: Arc<dyn GrantStore>) 
     for error in errors {
         let text = format!("{error} {error:?}").to_lowercase();
         for secret in &secrets {
-            ensure!(!text.contains(&secret[..16]), "an error message carries a secret: {text}");
+            ensure!(
+                !text.contains(&secret[..16]),
+                "an error message carries a secret: {text}"
+            );
         }
     }
+    Ok(())
+}
+
+/// Tokens for an unknown grant, or new tokens of another grant (or of the
+/// wrong kind) on rotation, are errors that leave the store as it was; a
+/// used code stays `Replayed` past its expiry until purged.
+pub async fn misuse_is_refused_and_changes_nothing(store: Arc<dyn GrantStore>) -> Outcome {
+    let (access, refresh) = pair("misuse-orphan", "misuse-never-made");
+    ensure!(
+        store.issue_tokens(&access, &refresh).await.is_err(),
+        "tokens issued for an unknown grant"
+    );
+    let stored = store
+        .token(&access.hash, NOW)
+        .await
+        .map_err(fail("token"))?;
+    ensure_eq!(stored, None, "a refused issue stored its access token");
+    let id = "misuse";
+    let before = exchanged(&*store, id).await?;
+    let (a, r) = pair("misuse-1", "misuse-other-grant");
+    let wrong_grant = store.rotate_refresh(&hash("misuse-0-r"), &a, &r, NOW).await;
+    ensure!(
+        wrong_grant.is_err(),
+        "rotation accepted tokens of another grant"
+    );
+    let (a, _) = pair("misuse-2", id);
+    let wrong_kind = store.rotate_refresh(&hash("misuse-0-r"), &a, &a, NOW).await;
+    ensure!(
+        wrong_kind.is_err(),
+        "rotation accepted an access token as the new refresh"
+    );
+    let after = store.grant(id).await.map_err(fail("grant"))?;
+    ensure_eq!(after, Some(before), "grant after refused rotations");
+    let leaked = store
+        .token(&hash("misuse-1-a"), NOW)
+        .await
+        .map_err(fail("token"))?;
+    ensure_eq!(leaked, None, "a refused rotation stored its access token");
+    let rotated = rotate(&*store, id, "misuse-0-r", "misuse-3").await?;
+    ensure!(
+        matches!(rotated, RefreshUse::Rotated { .. }),
+        "rotation after refusals: {rotated:?}"
+    );
+    let late = store
+        .take_code(&hash("misuse-code"), NOW + 3600)
+        .await
+        .map_err(fail("take_code"))?;
+    ensure_eq!(
+        late,
+        CodeUse::Replayed {
+            grant_id: id.to_owned()
+        },
+        "a used code after its expiry"
+    );
     Ok(())
 }
 
@@ -548,12 +669,26 @@ pub async fn purge_expired_removes_only_the_expired(store: Arc<dyn GrantStore>) 
     for g in [&short, &long] {
         let mut c = code(&format!("{}-code", g.id), &g.id);
         c.expires_at = later + 60;
-        store.create_grant(g, &c).await.map_err(fail("create_grant"))?;
+        store
+            .create_grant(g, &c)
+            .await
+            .map_err(fail("create_grant"))?;
         let access = token(&format!("{}-a", g.id), TokenKind::Access, &g.id, NOW + 3600);
-        let refresh = token(&format!("{}-r", g.id), TokenKind::Refresh, &g.id, later + 3600);
-        store.issue_tokens(&access, &refresh).await.map_err(fail("issue_tokens"))?;
+        let refresh = token(
+            &format!("{}-r", g.id),
+            TokenKind::Refresh,
+            &g.id,
+            later + 3600,
+        );
+        store
+            .issue_tokens(&access, &refresh)
+            .await
+            .map_err(fail("issue_tokens"))?;
     }
-    let purged = store.purge_expired(later).await.map_err(fail("purge_expired"))?;
+    let purged = store
+        .purge_expired(later)
+        .await
+        .map_err(fail("purge_expired"))?;
     // At least: the old sign-in, two access tokens, the short grant with its
     // code and refresh token.
     ensure!(purged >= 6, "purged only {purged} rows");
@@ -562,19 +697,37 @@ pub async fn purge_expired_removes_only_the_expired(store: Arc<dyn GrantStore>) 
         .await
         .map_err(fail("take_pending"))?;
     ensure_eq!(old, None, "expired sign-in (looked up in its lifetime)");
-    ensure_eq!(store.grant("purge-short").await.map_err(fail("grant"))?, None, "ended grant");
+    ensure_eq!(
+        store.grant("purge-short").await.map_err(fail("grant"))?,
+        None,
+        "ended grant"
+    );
     let code = store
         .take_code(&hash("purge-short-code"), NOW)
         .await
         .map_err(fail("take_code"))?;
     ensure_eq!(code, CodeUse::Unknown, "code of an ended grant");
-    let token = store.token(&hash("purge-long-a"), NOW).await.map_err(fail("token"))?;
-    ensure_eq!(token, None, "expired access token (looked up in its lifetime)");
+    let token = store
+        .token(&hash("purge-long-a"), NOW)
+        .await
+        .map_err(fail("token"))?;
+    ensure_eq!(
+        token,
+        None,
+        "expired access token (looked up in its lifetime)"
+    );
     ensure!(
-        store.grant("purge-long").await.map_err(fail("grant"))?.is_some(),
+        store
+            .grant("purge-long")
+            .await
+            .map_err(fail("grant"))?
+            .is_some(),
         "a live grant was purged"
     );
-    let refresh = store.token(&hash("purge-long-r"), later).await.map_err(fail("token"))?;
+    let refresh = store
+        .token(&hash("purge-long-r"), later)
+        .await
+        .map_err(fail("token"))?;
     ensure!(refresh.is_some(), "a live refresh token was purged");
     let new = store
         .take_pending(&hash("purge-new-state"), later)
@@ -585,8 +738,14 @@ pub async fn purge_expired_removes_only_the_expired(store: Arc<dyn GrantStore>) 
         .take_code(&hash("purge-long-code"), later)
         .await
         .map_err(fail("take_code"))?;
-    ensure!(matches!(code, CodeUse::Fresh(_)), "a live code was purged: {code:?}");
-    let again = store.purge_expired(later).await.map_err(fail("purge_expired"))?;
+    ensure!(
+        matches!(code, CodeUse::Fresh(_)),
+        "a live code was purged: {code:?}"
+    );
+    let again = store
+        .purge_expired(later)
+        .await
+        .map_err(fail("purge_expired"))?;
     ensure_eq!(again, 0, "rows purged by a second purge");
     Ok(())
 }
