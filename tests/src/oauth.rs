@@ -79,7 +79,7 @@ pub fn base64(bytes: &[u8], url: bool) -> String {
         }
     }
     if !url {
-        while out.len() % 4 != 0 {
+        while !out.len().is_multiple_of(4) {
             out.push('=');
         }
     }
