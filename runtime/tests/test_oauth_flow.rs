@@ -380,6 +380,8 @@ async fn consent_page_is_escaped_and_unframeable() {
     assert!(!page.body.contains("<b>Client"));
     assert!(!page.body.contains("<script"));
     assert_eq!(page.headers["x-frame-options"], "DENY");
+    // `no-referrer` would make browsers post the form with `Origin: null`.
+    assert_eq!(page.headers["referrer-policy"], "same-origin");
     assert!(
         page.headers["content-security-policy"]
             .to_str()

@@ -14,13 +14,22 @@
 //! - [`process`]: running a helper program with a time limit;
 //! - [`postgres`]: a throwaway PostgreSQL server (initdb + pg_ctl), stopped on drop;
 //! - [`sha256`]: token digests for the server's tokens file;
+//! - [`oauth`]: the `--auth oauth` harness: a real upstream OAuth provider, the server, client scripts;
+//! - [`oauth_flow`]: a raw OAuth client (register, authorize, exchange, refresh, revoke);
+//! - [`oauth_driver`]: the OAuth SDK client scripts' line protocol;
+//! - [`browser`]: a cookie-keeping HTTP walker through sign-in pages;
+//! - [`webdriver`]: headless Chromium through chromedriver (W3C WebDriver);
 //! - [`with_deadline`]: runs a test body on a thread and fails it after a time limit.
 
+pub mod browser;
 pub mod clients;
 pub mod echo;
 pub mod http;
 pub mod mcp;
 pub mod mock;
+pub mod oauth;
+pub mod oauth_driver;
+pub mod oauth_flow;
 pub mod postgres;
 pub mod prism;
 pub mod prism_tools;
@@ -30,6 +39,7 @@ pub mod sample;
 pub mod server;
 pub mod sha256;
 pub mod upstream;
+pub mod webdriver;
 
 use std::time::Duration;
 

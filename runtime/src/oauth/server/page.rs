@@ -113,9 +113,13 @@ pub fn secure_headers(h: &mut http::HeaderMap) {
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
+    // `same-origin`, not `no-referrer`: with `no-referrer` a browser posts
+    // the consent form with `Origin: null`, which the Origin allowlist
+    // refuses; cross-origin navigations (to the provider, back to the
+    // client) still carry no referrer.
     h.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
 }
