@@ -487,8 +487,8 @@ async fn refresh_token_reuse_revokes_the_grant() {
     let h = start(Options::default()).await;
     let (client, t0) = h.tokens().await;
     let r0 = t0["refresh_token"].as_str().unwrap();
-    let (_, t1) = h.refresh(&client, r0).await;
-    let r1 = t1["refresh_token"].as_str().unwrap();
+    let (status, _) = h.refresh(&client, r0).await;
+    assert_eq!(status, 200);
     // r0 stays valid until r1 is used (a lost response is survivable).
     let (status, t1b) = h.refresh(&client, r0).await;
     assert_eq!(status, 200, "{t1b}");
@@ -505,7 +505,6 @@ async fn refresh_token_reuse_revokes_the_grant() {
             .0,
         400
     );
-    let _ = r1;
 }
 
 #[tokio::test]
@@ -574,7 +573,9 @@ async fn an_expired_upstream_token_is_refreshed_once_for_concurrent_calls() {
     .await;
     let (_, tokens) = h.tokens().await;
     let access = tokens["access_token"].as_str().unwrap().to_owned();
-    // 10 s is inside the 30 s refresh margin: every call needs a refresh.
+    // 10 s is inside the 30 s refresh margin: every call needs a refresh;
+    // the refreshed token lives an hour, so one refresh serves them all.
+    h.provider.lock().unwrap().expires_in = 3600;
     let calls: Vec<_> = (0..8)
         .map(|_| {
             let access = access.clone();
@@ -600,11 +601,10 @@ async fn an_expired_upstream_token_is_refreshed_once_for_concurrent_calls() {
         assert_eq!(call.await.unwrap(), 200);
     }
     let refreshes = h.provider.lock().unwrap().refreshes;
-    assert!(refreshes >= 1, "refreshed");
-    // With a 10 s upstream lifetime each fresh token is again inside the
-    // margin, so later requests refresh again, but never concurrently for
-    // one grant: at most one refresh per request wave here.
-    assert!(refreshes <= 8, "{refreshes}");
+    assert_eq!(
+        refreshes, 1,
+        "one upstream refresh for eight concurrent calls"
+    );
 }
 
 #[tokio::test]
@@ -654,9 +654,6 @@ async fn the_store_holds_no_token_in_the_clear() {
             !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
             "a token is in the store in the clear"
         );
-        // The distinctive part of each upstream token too.
-        let tail = &secret[secret.len() - 6..];
-        let _ = tail;
     }
     assert!(
         !bytes.windows(3).any(|w| w == b"Zq9"),

@@ -10,7 +10,7 @@ use http::StatusCode;
 use serde_json::json;
 
 use super::super::crypto::{self, s256_challenge, same};
-use super::super::events::{AuthEvent, record};
+use super::super::events::{self, AuthEvent};
 use super::super::model::{CodeUse, RefreshUse, RegisteredClient, TokenKind, TokenRecord};
 use super::{OAuthServer, json_no_store, now, oauth_error};
 
@@ -140,12 +140,8 @@ async fn exchange_code(server: &OAuthServer, pairs: &[(String, String)]) -> Resp
         tracing::error!(error = %e, "issue_tokens");
         return unavailable();
     }
-    record_event(AuthEvent::Issued);
+    events::record(AuthEvent::Issued);
     token_response(server, &access, &refresh, &grant.scopes)
-}
-
-fn record_event(event: AuthEvent) {
-    record(event);
 }
 
 type Pair = (String, TokenRecord, String, TokenRecord);
@@ -253,12 +249,12 @@ async fn refresh(server: &OAuthServer, pairs: &[(String, String)]) -> Response {
         .await
     {
         Ok(RefreshUse::Rotated { grant, .. }) => {
-            record_event(AuthEvent::Refreshed);
+            events::record(AuthEvent::Refreshed);
             token_response(server, &access, &refresh, &grant.scopes)
         }
         Ok(RefreshUse::Reused) => {
             server.cache.forget_grant(&grant.id);
-            record_event(AuthEvent::Revoked);
+            events::record(AuthEvent::Revoked);
             invalid_grant("the refresh token was already used; the grant is revoked")
         }
         Ok(RefreshUse::Invalid) => invalid_grant("unknown or expired refresh token"),
@@ -275,11 +271,11 @@ pub(super) async fn revoke(server: &OAuthServer, grant_id: &str) {
     if let Err(e) = server.setup.store.revoke_grant(grant_id).await {
         tracing::error!(error = %e, "revoke_grant");
     }
-    record_event(AuthEvent::Revoked);
+    events::record(AuthEvent::Revoked);
 }
 
 /// `POST /revoke` (RFC 7009): always 200, whatever the token.
-pub(super) async fn revoke_endpoint(
+pub(super) async fn revoke_route(
     State(server): State<Arc<OAuthServer>>,
     body: axum::body::Bytes,
 ) -> Response {
@@ -312,8 +308,6 @@ pub(super) async fn revoke_endpoint(
     }
     StatusCode::OK.into_response()
 }
-
-pub(super) use revoke_endpoint as revoke_route;
 
 /// `POST /register` (RFC 7591): public clients with https or loopback
 /// redirect URIs.
