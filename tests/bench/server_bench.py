@@ -797,7 +797,7 @@ SUMMARY_KEYS = [
     "list_p50_us", "list_p90_us", "list_ttfb_p50_us", "list_bytes", "list_full_bytes", "list_full_p50_us",
     "first_call_ms", "call_total_p50_us", "call_upstream_p50_us", "call_overhead_p50_us", "call_overhead_p90_us",
     "hop_total_p50_us", "hop_p50_us", "call_overhead_net_p50_us", "list_floor_p50_us", "list_full_floor_p50_us",
-    "list_above_floor_p50_us",
+    "list_above_floor_p50_us", "list_gzip_bytes", "list_br_bytes", "list_gzip_p50_us", "list_br_p50_us",
     "rss_mb", "hwm_mb", "rss_anon_mb", "rss_file_mb", "rss_after_full_mb", "hwm_after_full_mb",
 ]
 
