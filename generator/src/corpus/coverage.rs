@@ -106,10 +106,9 @@ fn lost_body(doc: &Document, op: &Value, tool: &Tool, out: &mut Vec<String>) {
     let mut props = Vec::new();
     properties(doc, schema, 0, &mut props);
     for (name, prop) in props {
-        let read_only = resolved(doc, prop)
-            .and_then(|p| p.get("readOnly"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        // `readOnly` next to a `$ref` counts too (the converter honours it).
+        let flag = |v: &Value| v.get("readOnly").and_then(Value::as_bool) == Some(true);
+        let read_only = flag(prop) || resolved(doc, prop).is_some_and(flag);
         let kept =
             fields.iter().any(|(_, p)| p == name) || body.file_fields.iter().any(|f| f == name);
         if !read_only && !kept {
@@ -156,14 +155,16 @@ mod tests {
 
     #[test]
     fn reports_inputs_a_tool_does_not_take() {
-        let spec = br#"{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {
+        let spec = br##"{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {
             "/pets/{id}": {"parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
               "put": {"operationId": "putPet",
                 "parameters": [{"name": "dry", "in": "query", "schema": {"type": "boolean"}},
                                {"name": "Accept", "in": "header", "schema": {"type": "string"}}],
                 "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {
-                  "name": {"type": "string"}, "id": {"type": "string", "readOnly": true}}}}}},
-                "responses": {"204": {"description": "ok"}}}}}}"#;
+                  "name": {"type": "string"}, "id": {"type": "string", "readOnly": true},
+                  "info": {"$ref": "#/components/schemas/Info", "readOnly": true}}}}}},
+                "responses": {"204": {"description": "ok"}}}}},
+            "components": {"schemas": {"Info": {"type": "object"}}}}"##;
         let doc = crate::load::load(spec, "spec.json").unwrap();
         let config = ForgeConfig::generic("t", std::path::Path::new("spec.json"), "0");
         let mut cat = crate::build::build_catalogue(&doc, &config).unwrap();
