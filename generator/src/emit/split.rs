@@ -21,13 +21,14 @@ pub struct Split<'a> {
 }
 
 /// Index just past the JSON string starting at `start` (a `"`).
+/// (`memchr2` skips the long runs of plain text in descriptions.)
 fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
     let mut i = start + 1;
     while i < bytes.len() {
+        i += memchr::memchr2(b'\\', b'"', bytes.get(i..)?)?;
         match bytes[i] {
             b'\\' => i += 2,
-            b'"' => return Some(i + 1),
-            _ => i += 1,
+            _ => return Some(i + 1),
         }
     }
     None
