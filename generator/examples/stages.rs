@@ -84,6 +84,6 @@ fn emit_parts(cat: &ir::Catalogue) {
     }
     eprintln!("  modules (1 thread) {:?}", t.elapsed());
     let t = Instant::now();
-    let tj = emit::artifacts::tools_json(cat, "x").unwrap();
+    let tj = emit::artifacts::tools_json(cat, &table, "x").unwrap();
     eprintln!("  tools.json {:?} {}", t.elapsed(), tj.len());
 }
