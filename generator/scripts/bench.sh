@@ -120,5 +120,6 @@ for name in order:
     print(f"| {name} ({int(r['ops'][0]):,}) | {tw:.2f} s / {tm:.0f} MB / {ts:.1f} MB | {omg} | {ratio} |")
     if base:
         bw, bm = med(r["base"], 0), med(r["base"], 1) / 1024
-        print(f"|   baseline | {bw:.2f} s / {bm:.0f} MB / {bs:.1f} MB | | {bw / ow:.2f} |")
+        bratio = f"{bw / ow:.2f}" if not math.isnan(ow) and ow > 0 else "–"
+        print(f"|   baseline | {bw:.2f} s / {bm:.0f} MB / {bs:.1f} MB | | {bratio} |")
 PY
