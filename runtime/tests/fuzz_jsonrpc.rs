@@ -647,6 +647,7 @@ static DNS_LIST: ToolDef = ToolDef {
     description: "Lists a zone's DNS records.",
     input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32},"per_page":{"type":"number"}},"required":["zone_id"],"additionalProperties":false}"#,
     output_schema: Some(r#"{"type":"object","properties":{"result":{"type":"array"}}}"#),
+    output_defs: &[],
     annotations: Annotations {
         read_only: true,
         destructive: false,

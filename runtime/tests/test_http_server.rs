@@ -33,6 +33,7 @@ static DNS_LIST: ToolDef = ToolDef {
     output_schema: Some(
         r#"{"type":"object","properties":{"result":{"type":"array"},"result_info":{"type":"object"}}}"#,
     ),
+    output_defs: &[],
     annotations: Annotations {
         read_only: true,
         destructive: false,

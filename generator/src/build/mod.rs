@@ -5,7 +5,7 @@ mod body;
 mod params;
 mod responses;
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
@@ -151,8 +151,8 @@ pub fn build_catalogue_with(
         share_subschemas: config.options.share_subschemas,
         output_budget: OUTPUT_BUDGET,
         input_budget: INPUT_BUDGET,
-        texts: Mutex::new(HashSet::new()),
-        memo: Mutex::new(HashMap::new()),
+        texts: Mutex::new(HashSet::default()),
+        memo: Mutex::new(HashMap::default()),
     };
     let mut tools: Vec<(Tool, Vec<String>, String)> = Vec::new();
     let mut skipped: Vec<Skipped> = Vec::new();

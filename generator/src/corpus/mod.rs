@@ -5,6 +5,7 @@
 //! `toolforge corpus` command runs it in a child process per spec so each
 //! spec's peak memory is measured on its own, and renders the [`Summary`].
 
+pub mod coverage;
 mod report;
 pub mod source;
 
@@ -101,6 +102,13 @@ pub struct SpecReport {
     pub input: FeatureCounts,
     /// The same schemas under the `strict` profile.
     pub strict: FeatureCounts,
+    /// Tools that lost a declared parameter or a non-readOnly body
+    /// property (see [`coverage`]; target 0).
+    #[serde(default)]
+    pub lost_inputs: usize,
+    /// The first few of them, `METHOD path: what`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost_examples: Vec<String>,
     /// Security schemes the spec declares, per kind (also for refused
     /// specs whose document loads).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -129,6 +137,8 @@ impl SpecReport {
             peak_rss_kb: None,
             input: FeatureCounts::default(),
             strict: FeatureCounts::default(),
+            lost_inputs: 0,
+            lost_examples: Vec::new(),
             schemes: BTreeMap::new(),
         }
     }
@@ -224,6 +234,11 @@ pub fn run_spec(bytes: &[u8], name: &str, options: &RunOptions) -> (SpecReport, 
                 r.input.add(Features::of(&tool.input_schema));
                 r.strict
                     .add(Features::of(&strict_input_schema(&tool.input_schema)));
+            }
+            if let Ok(doc) = crate::load::load(bytes, name) {
+                let lost = coverage::lost_inputs(&doc, cat);
+                r.lost_inputs = lost.len();
+                r.lost_examples = lost.into_iter().take(3).collect();
             }
             for declared in cat.profile.schemes.iter().filter_map(|s| s.declared) {
                 *r.schemes.entry(declared).or_default() += 1;

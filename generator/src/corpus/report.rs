@@ -60,6 +60,15 @@ pub struct Summary {
     /// Specs declaring schemes, all of kinds toolforge can send.
     #[serde(default)]
     pub specs_schemes_supported: usize,
+    /// Tools that lost a declared parameter or a non-readOnly body property.
+    #[serde(default)]
+    pub lost_inputs: usize,
+    /// Specs with such a tool.
+    #[serde(default)]
+    pub specs_losing_inputs: usize,
+    /// The five slowest specs: name, generation time (ms), peak RSS (kB).
+    #[serde(default)]
+    pub slowest: Vec<(String, f64, u64)>,
 }
 
 fn percentiles<T: Copy + PartialOrd + Default>(mut v: Vec<T>) -> [T; 4] {
@@ -99,6 +108,8 @@ impl Summary {
             s.input.merge(&r.input);
             s.strict.merge(&r.strict);
             s.total_millis += r.millis;
+            s.lost_inputs += r.lost_inputs;
+            s.specs_losing_inputs += usize::from(r.lost_inputs > 0);
             s.specs_with_versioned_products += usize::from(r.versioned_products > 0);
             s.specs_with_api_products += usize::from(r.api_products > 0);
             for (&kind, &n) in &r.schemes {
@@ -120,6 +131,18 @@ impl Summary {
                 .collect(),
         );
         s.millis = percentiles(reports.iter().map(|r| r.millis).collect());
+        let mut by_time: Vec<&SpecReport> = reports.iter().collect();
+        by_time.sort_by(|a, b| {
+            b.millis
+                .partial_cmp(&a.millis)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        s.slowest = by_time
+            .iter()
+            .take(5)
+            .map(|r| (r.name.clone(), r.millis, r.peak_rss_kb.unwrap_or(0)))
+            .collect();
         s.peak_rss_kb = percentiles(reports.iter().filter_map(|r| r.peak_rss_kb).collect());
         s
     }
@@ -158,7 +181,9 @@ fn one_line(s: &str, max: usize) -> String {
 
 /// Markdown summary. `title` heads it; `details` adds per-spec tables
 /// (refusals, failures, slowest and largest specs), which name specs and
-/// quote error messages, so only the counts-only form is committed.
+/// quote error messages, so only the counts-only form is committed (it
+/// names just the five slowest specs, with time and peak RSS, so a
+/// slowdown shows in review).
 pub fn render_markdown(
     title: &str,
     command: &str,
@@ -189,6 +214,11 @@ pub fn render_markdown(
         o,
         "Tools: {} generated, {} operations listed without a tool. Tool names needing the hash fallback: {}; names breaking `^[a-z0-9_]{{1,64}}$`: {}.\n",
         s.tools, s.skipped, s.hashed_names, s.bad_names
+    );
+    let _ = writeln!(
+        o,
+        "Tools that lost a declared parameter or a non-readOnly body property: {} (in {} specs; target 0).\n",
+        s.lost_inputs, s.specs_losing_inputs
     );
     let _ = writeln!(o, "## Refusals by error kind\n");
     if s.refused_by_kind.is_empty() {
@@ -228,6 +258,14 @@ pub fn render_markdown(
         "\nSum of generation times: {:.1} s.\n",
         s.total_millis / 1000.0
     );
+    if !s.slowest.is_empty() {
+        let slowest: Vec<String> = s
+            .slowest
+            .iter()
+            .map(|(name, ms, kb)| format!("`{name}` ({ms:.0} ms, {:.0} MB)", *kb as f64 / 1024.0))
+            .collect();
+        let _ = writeln!(o, "Slowest five: {}.\n", slowest.join(", "));
+    }
     let _ = writeln!(
         o,
         "## Input schemas and strict clients\n\nTool input schemas (one per tool) carrying each feature, as generated (`full` profile) and under `schema_profile: \"strict\"`:\n"
@@ -416,7 +454,10 @@ mod tests {
         assert!((s.generated_percent() - 50.0).abs() < 1e-9);
         let short = render_markdown("Corpus", "toolforge corpus x", &s, &reports, false);
         assert!(short.contains("| generated | 1 | 50.0% |"), "{short}");
-        assert!(!short.contains("b.json"), "{short}");
+        // The short form names specs only in the slowest-five line.
+        assert!(!short.contains("dangling"), "{short}");
+        assert!(short.contains("Slowest five: `a.json` (5 ms"), "{short}");
+        assert!(short.contains("lost a declared parameter"), "{short}");
         assert_eq!(s.products_per_spec, [2, 2, 2, 2]);
         assert!(
             short.contains(

@@ -2,7 +2,7 @@
 //! apart by content (not by file name).
 
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::DiffError;
 use super::model::{InputKind, Release, ReleaseSkipped, ReleaseTool};
@@ -40,6 +40,46 @@ fn looks_like_catalogue(root: &Value) -> bool {
             .any(|k| obj.contains_key(*k))
 }
 
+/// Puts each tool's shared output `$defs` (`output_defs` naming entries of
+/// the top-level `schemas`) back into its output schema, as the last
+/// member: the schema the tool serves. Names the first entry that is not
+/// a `[name, schema]` pair of a known schema.
+fn unshare_output_defs(root: &mut Value) -> Result<(), String> {
+    let Some(obj) = root.as_object_mut() else {
+        return Ok(());
+    };
+    let shared = match obj.remove("schemas") {
+        Some(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    let Some(Value::Array(tools)) = obj.get_mut("tools") else {
+        return Ok(());
+    };
+    for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
+        let Some(list) = tool.remove("output_defs") else {
+            continue;
+        };
+        let mut defs = Map::new();
+        for pair in list.as_array().into_iter().flatten() {
+            let entry = pair.get(0).and_then(Value::as_str).zip(
+                pair.get(1)
+                    .and_then(Value::as_str)
+                    .and_then(|s| shared.get(s)),
+            );
+            let Some((name, body)) = entry else {
+                return Err(format!(
+                    "output_defs entry {pair} names no schema of `schemas`"
+                ));
+            };
+            defs.insert(name.to_string(), body.clone());
+        }
+        if let Some(Value::Object(out)) = tool.get_mut("output_schema") {
+            out.insert("$defs".into(), Value::Object(defs));
+        }
+    }
+    Ok(())
+}
+
 /// Reads `bytes` (the content of `file`) as a catalogue or a spec.
 ///
 /// # Errors
@@ -48,9 +88,13 @@ fn looks_like_catalogue(root: &Value) -> bool {
 pub fn read_input(bytes: &[u8], file: &str) -> Result<Input, DiffError> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'{')
-        && let Ok(root) = serde_json::from_slice::<Value>(bytes)
+        && let Ok(mut root) = serde_json::from_slice::<Value>(bytes)
         && looks_like_catalogue(&root)
     {
+        unshare_output_defs(&mut root).map_err(|message| DiffError::Artifact {
+            file: file.to_string(),
+            message,
+        })?;
         let artifact: Artifact = serde_json::from_value(root).map_err(|e| DiffError::Artifact {
             file: file.to_string(),
             message: e.to_string(),

@@ -1,8 +1,13 @@
 //! Code Mode artifacts: the resolved spec (merged paths split), products
 //! and the tool catalogue as JSON.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
+
+use super::interned::{DefList, SchemaRef, SchemaTable, ToolSchemas};
 
 use crate::error::{GenerateError, Result};
 use crate::ir::{Annotations, Body, Catalogue, Envelope, HttpMethod, Param, Route, Tool};
@@ -90,7 +95,9 @@ pub fn tools(cat: &Catalogue, generated: &str) -> Value {
 }
 
 /// A tool as `tools.json` lists it: the IR without response schemas (they
-/// are in the generated crate and, resolved, in `spec.json`).
+/// are in the generated crate and, resolved, in `spec.json`). An output
+/// schema with root `$defs` is written without them, and `output_defs`
+/// names each one's entry in the file's `schemas` (shared by all tools).
 #[derive(Serialize)]
 struct ToolEntry<'a> {
     name: &'a str,
@@ -106,7 +113,9 @@ struct ToolEntry<'a> {
     body: Option<&'a Body>,
     input_schema: &'a Value,
     #[serde(skip_serializing_if = "Option::is_none")]
-    output_schema: Option<&'a Value>,
+    output_schema: Option<OutputSchema<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_defs: Option<&'a DefList>,
     responses: Vec<ResponseEntry<'a>>,
     annotations: Annotations,
     permissions: &'a [String],
@@ -121,9 +130,39 @@ struct ResponseEntry<'a> {
     content_type: Option<&'a str>,
 }
 
+/// An output schema: the IR value, or its interned root text.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum OutputSchema<'a> {
+    Value(&'a Value),
+    Text(&'a RawValue),
+}
+
 impl<'a> ToolEntry<'a> {
-    fn new(t: &'a Tool) -> Self {
-        ToolEntry {
+    fn new(t: &'a Tool, interned: Option<&'a ToolSchemas>, table: &'a SchemaTable) -> Result<Self> {
+        let (output_schema, output_defs) =
+            match (&t.output_schema, interned.and_then(|i| i.output.as_ref())) {
+                (
+                    Some(_),
+                    Some(SchemaRef {
+                        root,
+                        defs: Some(list),
+                    }),
+                ) => {
+                    let text = table.texts.get(root).ok_or_else(|| lost(root))?;
+                    let raw: &RawValue =
+                        serde_json::from_str(text).map_err(|e| GenerateError::Emit {
+                            file: "artifacts/tools.json".into(),
+                            message: e.to_string(),
+                        })?;
+                    (
+                        Some(OutputSchema::Text(raw)),
+                        Some(table.lists.get(list).ok_or_else(|| lost(list))?),
+                    )
+                }
+                (v, _) => (v.as_ref().map(OutputSchema::Value), None),
+            };
+        Ok(ToolEntry {
             name: &t.name,
             operation_id: &t.operation_id,
             product: &t.product,
@@ -135,7 +174,8 @@ impl<'a> ToolEntry<'a> {
             params: &t.params,
             body: t.body.as_ref(),
             input_schema: &t.input_schema,
-            output_schema: t.output_schema.as_ref(),
+            output_schema,
+            output_defs,
             responses: t
                 .responses
                 .iter()
@@ -148,7 +188,14 @@ impl<'a> ToolEntry<'a> {
             permissions: &t.permissions,
             envelope: t.envelope,
             deprecated: t.deprecated,
-        }
+        })
+    }
+}
+
+fn lost(name: &str) -> GenerateError {
+    GenerateError::Emit {
+        file: "artifacts/tools.json".into(),
+        message: format!("schema constant {name} is missing"),
     }
 }
 
@@ -173,17 +220,59 @@ fn push_lines<T: Serialize>(out: &mut Vec<u8>, items: impl Iterator<Item = T>) -
 
 /// `tools.json` text: compact JSON with one tool (and one skipped
 /// operation) per line, so a regenerated catalogue diffs line by line.
-pub fn tools_json(cat: &Catalogue, generated: &str) -> Result<Vec<u8>> {
+/// Root `$defs` of output schemas come first, as `schemas` (one
+/// definition a line, named as in `src/schemas.rs`), so a release that
+/// changes one shared definition changes one line there.
+pub fn tools_json(cat: &Catalogue, table: &SchemaTable, generated: &str) -> Result<Vec<u8>> {
+    let mut shared: BTreeMap<&str, &RawValue> = BTreeMap::new();
+    for list in table
+        .tools
+        .iter()
+        .flatten()
+        .filter_map(|t| t.output.as_ref()?.defs.as_ref())
+    {
+        for (_, name) in table.lists.get(list).ok_or_else(|| lost(list))? {
+            if !shared.contains_key(name.as_str()) {
+                let text = table.texts.get(name).ok_or_else(|| lost(name))?;
+                let raw = serde_json::from_str(text).map_err(|e| GenerateError::Emit {
+                    file: "artifacts/tools.json".into(),
+                    message: e.to_string(),
+                })?;
+                shared.insert(name, raw);
+            }
+        }
+    }
+    let entries = cat
+        .products
+        .iter()
+        .enumerate()
+        .flat_map(|(p, product)| {
+            product
+                .tools
+                .iter()
+                .enumerate()
+                .map(move |(t, tool)| ToolEntry::new(tool, table.tool(p, t), table))
+        })
+        .collect::<Result<Vec<_>>>()?;
     // Generous: capacity never written costs no memory, regrowth copies.
-    let mut out = Vec::with_capacity(cat.tools().count().saturating_mul(16 * 1024) + 4096);
+    let mut out = Vec::with_capacity(entries.len().saturating_mul(16 * 1024) + 4096);
     let head = json!({"@generated": generated, "api": cat.api});
     let head = serde_json::to_string(&head).map_err(|e| GenerateError::Emit {
         file: "artifacts/tools.json".into(),
         message: e.to_string(),
     })?;
     out.extend_from_slice(head.strip_suffix('}').unwrap_or(&head).as_bytes());
+    if !shared.is_empty() {
+        out.extend_from_slice(b",\n\"schemas\":{");
+        for (i, (name, raw)) in shared.iter().enumerate() {
+            out.extend_from_slice(if i == 0 { &b"\n"[..] } else { &b",\n"[..] });
+            out.extend_from_slice(format!("\"{name}\":").as_bytes());
+            out.extend_from_slice(raw.get().as_bytes());
+        }
+        out.extend_from_slice(b"\n}");
+    }
     out.extend_from_slice(b",\n\"tools\":");
-    push_lines(&mut out, cat.tools().map(ToolEntry::new))?;
+    push_lines(&mut out, entries.into_iter())?;
     out.extend_from_slice(b",\n\"skipped\":");
     push_lines(&mut out, cat.skipped.iter())?;
     out.extend_from_slice(b"\n}\n");

@@ -97,11 +97,14 @@ impl Deferred {
 /// Index just past the (escaped) string literal starting at `start`.
 fn skip_string(bytes: &[u8], start: usize) -> usize {
     let mut i = start + 1;
-    while i < bytes.len() {
+    while let Some(rest) = bytes.get(i..) {
+        let Some(at) = memchr::memchr2(b'\\', b'"', rest) else {
+            break;
+        };
+        i += at;
         match bytes[i] {
             b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
+            _ => return i + 1,
         }
     }
     bytes.len()

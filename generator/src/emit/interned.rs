@@ -1,8 +1,12 @@
 //! Interned schema texts: output and response schemas repeat across tools
 //! (shared error bodies, envelopes), so each distinct JSON text is emitted
 //! once in `src/schemas.rs` as a `const` named by its content hash
-//! (`S_<16 hex>`); names therefore stay stable across releases. Input
-//! schemas stay inline in the tool statics, where a reviewer reads them.
+//! (`S_<16 hex>`); names therefore stay stable across releases. A schema
+//! with a root `$defs` is split (see [`super::split`]): its root and each
+//! definition are interned on their own, and the `(name, constant)` list
+//! of its definitions is an `L_<16 hex>` constant, so a definition that a
+//! hundred tools repeat is written once. Input schemas stay inline in the
+//! tool statics, where a reviewer reads them.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,20 +18,34 @@ use super::deferred::raw_literal;
 use crate::error::{GenerateError, Result};
 use crate::ir::{Catalogue, Tool};
 
+/// The constants of one interned schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaRef {
+    /// Constant holding the text (its root without `$defs` when split).
+    pub root: String,
+    /// `L_` constant listing the root `$defs` entries, when split.
+    pub defs: Option<String>,
+}
+
 /// The interned constants a tool refers to.
 #[derive(Debug, Clone, Default)]
 pub struct ToolSchemas {
-    /// Constant holding the output schema.
-    pub output: Option<String>,
-    /// Constant holding each response's schema (parallel to `Tool::responses`).
-    pub responses: Vec<Option<String>>,
+    /// The output schema.
+    pub output: Option<SchemaRef>,
+    /// Each response's schema (parallel to `Tool::responses`).
+    pub responses: Vec<Option<SchemaRef>>,
 }
+
+/// `(name, S_ constant)` entries of a split schema's root `$defs`.
+pub type DefList = Vec<(String, String)>;
 
 /// Every interned text, plus which constants each tool uses.
 #[derive(Debug, Default)]
 pub struct SchemaTable {
     /// Constant name → JSON text, sorted by name.
     pub texts: BTreeMap<String, Arc<str>>,
+    /// `L_` constant name → the definitions it lists, sorted by name.
+    pub lists: BTreeMap<String, DefList>,
     /// Per product, per tool (catalogue order).
     pub tools: Vec<Vec<ToolSchemas>>,
 }
@@ -38,6 +56,18 @@ pub fn const_name(text: &str) -> String {
     format!("S_{}", hex::encode_upper(&digest[..8]))
 }
 
+/// `L_` + the first 16 hex digits of the sha256 of a definition list.
+fn list_name(defs: &DefList) -> String {
+    let mut h = Sha256::new();
+    for (name, text) in defs {
+        h.update(name.as_bytes());
+        h.update([0]);
+        h.update(text.as_bytes());
+        h.update([b'\n']);
+    }
+    format!("L_{}", hex::encode_upper(&h.finalize()[..8]))
+}
+
 fn json_text(v: &serde_json::Value) -> Result<String> {
     serde_json::to_string(v).map_err(|e| GenerateError::Emit {
         file: "src/schemas.rs".into(),
@@ -45,26 +75,79 @@ fn json_text(v: &serde_json::Value) -> Result<String> {
     })
 }
 
-/// `(name, text)` pairs of one tool, and its [`ToolSchemas`].
-type ToolTexts = (ToolSchemas, Vec<(String, Arc<str>)>);
+/// One tool's [`ToolSchemas`], with the `(name, text)` constants and
+/// `(name, list)` definition lists it uses.
+struct ToolTexts {
+    schemas: ToolSchemas,
+    texts: Vec<(String, Arc<str>)>,
+    lists: Vec<(String, DefList)>,
+}
+
+impl ToolTexts {
+    fn text(&mut self, text: Arc<str>) -> String {
+        let name = const_name(&text);
+        self.texts.push((name.clone(), text));
+        name
+    }
+
+    /// Interns `text`, split at its root `$defs` when it has one.
+    fn schema(&mut self, text: &Arc<str>) -> SchemaRef {
+        let Some(split) = super::split::split_defs(text) else {
+            return SchemaRef {
+                root: self.text(Arc::clone(text)),
+                defs: None,
+            };
+        };
+        let root = self.text(Arc::from(split.root));
+        let defs: DefList = split
+            .defs
+            .into_iter()
+            .map(|(name, def)| (name, self.text(Arc::from(def))))
+            .collect();
+        let list = list_name(&defs);
+        self.lists.push((list.clone(), defs));
+        SchemaRef {
+            root,
+            defs: Some(list),
+        }
+    }
+}
 
 fn tool_texts(tool: &Tool) -> Result<ToolTexts> {
-    let mut texts = Vec::new();
-    let mut intern = |text: Arc<str>| -> String {
-        let name = const_name(&text);
-        texts.push((name.clone(), text));
-        name
+    let mut out = ToolTexts {
+        schemas: ToolSchemas::default(),
+        texts: Vec::new(),
+        lists: Vec::new(),
     };
-    let output = match &tool.output_schema {
-        Some(v) => Some(intern(Arc::from(json_text(v)?))),
-        None => None,
-    };
-    let responses = tool
-        .responses
-        .iter()
-        .map(|r| r.schema.as_ref().map(|t| intern(Arc::clone(&t.0))))
-        .collect();
-    Ok((ToolSchemas { output, responses }, texts))
+    if let Some(v) = &tool.output_schema {
+        let text: Arc<str> = Arc::from(json_text(v)?);
+        out.schemas.output = Some(out.schema(&text));
+    }
+    for r in &tool.responses {
+        let schema = r.schema.as_ref().map(|t| out.schema(&t.0));
+        out.schemas.responses.push(schema);
+    }
+    Ok(out)
+}
+
+/// Inserts `(name, value)` into `map`, refusing a different value under
+/// the same name (a 64-bit hash collision).
+fn insert_unique<V: PartialEq>(
+    map: &mut BTreeMap<String, V>,
+    name: String,
+    value: V,
+) -> Result<()> {
+    match map.get(&name) {
+        Some(existing) if *existing != value => Err(GenerateError::Emit {
+            file: "src/schemas.rs".into(),
+            message: format!("two schema texts hash to {name}"),
+        }),
+        Some(_) => Ok(()),
+        None => {
+            map.insert(name, value);
+            Ok(())
+        }
+    }
 }
 
 impl SchemaTable {
@@ -83,22 +166,14 @@ impl SchemaTable {
         let mut table = SchemaTable::default();
         for product in per_product {
             let mut tools = Vec::with_capacity(product.len());
-            for (schemas, texts) in product {
-                for (name, text) in texts {
-                    match table.texts.get(&name) {
-                        Some(existing) if *existing != text => {
-                            return Err(GenerateError::Emit {
-                                file: "src/schemas.rs".into(),
-                                message: format!("two schema texts hash to {name}"),
-                            });
-                        }
-                        Some(_) => {}
-                        None => {
-                            table.texts.insert(name, text);
-                        }
-                    }
+            for tool in product {
+                for (name, text) in tool.texts {
+                    insert_unique(&mut table.texts, name, text)?;
                 }
-                tools.push(schemas);
+                for (name, list) in tool.lists {
+                    insert_unique(&mut table.lists, name, list)?;
+                }
+                tools.push(tool.schemas);
             }
             table.tools.push(tools);
         }
@@ -110,14 +185,20 @@ impl SchemaTable {
         self.tools.get(product).and_then(|p| p.get(tool))
     }
 
-    /// `src/schemas.rs`: one `pub(crate) const` per text. Written directly
-    /// (no token round trip): it is the bulk of the crate's source.
+    /// `src/schemas.rs`: one `pub(crate) const` per text, then one per
+    /// definition list (one entry a line). Written directly (no token
+    /// round trip): it is the bulk of the crate's source.
     pub fn render(&self, header: &str) -> String {
-        let size: usize = self.texts.values().map(|t| t.len() + 64).sum();
+        let size: usize = self.texts.values().map(|t| t.len() + 64).sum::<usize>()
+            + self
+                .lists
+                .values()
+                .map(|l| l.iter().map(|(n, _)| n.len() + 40).sum::<usize>() + 64)
+                .sum::<usize>();
         let mut out = String::with_capacity(size + 512);
         out.push_str(header);
         out.push_str(
-            "\n//! Output and response schemas as JSON text, shared by the tool modules:\n//! each distinct text once, named by its content hash.\n\n",
+            "\n//! Output and response schemas as JSON text, shared by the tool modules:\n//! each distinct text once, named by its content hash. A schema with root\n//! `$defs` is its root text plus an `L_` list of `(name, definition)`\n//! pairs, which `toolforge_runtime::catalogue::assemble_schema` joins.\n\n",
         );
         for (name, text) in &self.texts {
             out.push_str("pub(crate) const ");
@@ -125,6 +206,19 @@ impl SchemaTable {
             out.push_str(": &str = ");
             out.push_str(&raw_literal(text));
             out.push_str(";\n");
+        }
+        for (name, list) in &self.lists {
+            out.push_str("pub(crate) const ");
+            out.push_str(name);
+            out.push_str(": &[(&str, &str)] = &[\n");
+            for (def, text) in list {
+                out.push_str("    (");
+                out.push_str(&proc_macro2::Literal::string(def).to_string());
+                out.push_str(", ");
+                out.push_str(text);
+                out.push_str("),\n");
+            }
+            out.push_str("];\n");
         }
         out
     }
@@ -141,12 +235,21 @@ mod tests {
         assert_eq!(const_name("{}").len(), 18);
         let table = SchemaTable {
             texts: [("S_A".to_string(), Arc::from("{\"a\":\"\\n\"}"))].into(),
+            lists: [(
+                "L_B".to_string(),
+                vec![("n\"x".to_string(), "S_A".to_string())],
+            )]
+            .into(),
             tools: Vec::new(),
         };
         let text = table.render("// header");
         assert!(text.starts_with("// header\n//! "), "{text}");
         assert!(
             text.contains("pub(crate) const S_A: &str = r#\"{\"a\":\"\\n\"}\"#;"),
+            "{text}"
+        );
+        assert!(
+            text.contains("pub(crate) const L_B: &[(&str, &str)] = &[\n    (\"n\\\"x\", S_A),\n];"),
             "{text}"
         );
         assert!(syn::parse_file(&text).is_ok());

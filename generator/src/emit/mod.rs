@@ -6,6 +6,7 @@ pub mod deferred;
 pub mod interned;
 pub mod readme;
 pub mod rust;
+pub mod split;
 pub mod typescript;
 
 use rayon::prelude::*;
@@ -153,15 +154,16 @@ pub fn emit_into(
             contents,
         })
     };
+    let mut table = interned::SchemaTable::build(cat)?;
     add(
         "artifacts/tools.json",
-        artifacts::tools_json(cat, &generated)?,
+        artifacts::tools_json(cat, &table, &generated)?,
     );
-    let mut table = interned::SchemaTable::build(cat)?;
     let has_schemas = !table.texts.is_empty();
     if has_schemas {
         add("src/schemas.rs", table.render(&header).into_bytes());
         table.texts.clear();
+        table.lists.clear();
     }
     // Product modules are independent: format them on every core, a few
     // at a time so finished ones are handed over (and freed) early.

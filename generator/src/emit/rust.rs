@@ -6,7 +6,7 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
 use super::deferred::Deferred;
-use super::interned::ToolSchemas;
+use super::interned::{SchemaRef, ToolSchemas};
 use crate::error::{GenerateError, Result};
 use crate::ir::{
     BodyArgs, BodyKind, BodyShape, Catalogue, Envelope, HttpMethod, KeyLocation, Location, Product,
@@ -127,6 +127,20 @@ fn schemes_expr(schemes: &[Scheme]) -> (TokenStream, bool) {
     (expr, key_location)
 }
 
+/// `Some(crate::schemas::S_…)` and the `$defs` list (`crate::schemas::L_…`
+/// or `&[]`) of an interned schema.
+fn interned_ref(r: &SchemaRef) -> (TokenStream, TokenStream) {
+    let c = ident(&r.root);
+    let defs = match &r.defs {
+        Some(list) => {
+            let l = ident(list);
+            quote!(crate::schemas::#l)
+        }
+        None => quote!(&[]),
+    };
+    (quote!(Some(crate::schemas::#c)), defs)
+}
+
 fn tool_tokens(
     tool: &Tool,
     interned: Option<&ToolSchemas>,
@@ -140,19 +154,16 @@ fn tool_tokens(
     let title = lit(&tool.title);
     let description = lit(&tool.description);
     let input_schema = deferred.text(json_text(&tool.input_schema)?);
-    let output_schema = match (
+    let (output_schema, output_defs) = match (
         &tool.output_schema,
         interned.and_then(|i| i.output.as_ref()),
     ) {
-        (Some(_), Some(name)) => {
-            let c = ident(name);
-            quote!(Some(crate::schemas::#c))
-        }
+        (Some(_), Some(r)) => interned_ref(r),
         (Some(s), None) => {
             let l = deferred.text(json_text(s)?);
-            quote!(Some(#l))
+            (quote!(Some(#l)), quote!(&[]))
         }
-        (None, _) => quote!(None),
+        (None, _) => (quote!(None), quote!(&[])),
     };
     let a = tool.annotations;
     let (ro, de, id, ow) = (
@@ -223,18 +234,17 @@ fn tool_tokens(
         let name = interned
             .and_then(|t| t.responses.get(i))
             .and_then(Option::as_ref);
-        let schema = match (&r.schema, name) {
-            (Some(_), Some(name)) => {
-                let c = ident(name);
-                quote!(Some(crate::schemas::#c))
-            }
+        let (schema, defs) = match (&r.schema, name) {
+            (Some(_), Some(r)) => interned_ref(r),
             (Some(s), None) => {
                 let l = deferred.text(s.as_str().to_string());
-                quote!(Some(#l))
+                (quote!(Some(#l)), quote!(&[]))
             }
-            (None, _) => quote!(None),
+            (None, _) => (quote!(None), quote!(&[])),
         };
-        responses.push(quote!(ResponseDef { status: #status, content_type: #ct, schema: #schema }));
+        responses.push(quote!(ResponseDef {
+            status: #status, content_type: #ct, schema: #schema, schema_defs: #defs,
+        }));
     }
     let envelope = match tool.envelope {
         Envelope::None => quote!(Envelope::None),
@@ -264,6 +274,7 @@ fn tool_tokens(
             description: #description,
             input_schema: #input_schema,
             output_schema: #output_schema,
+            output_defs: #output_defs,
             annotations: Annotations { read_only: #ro, destructive: #de, idempotent: #id, open_world: #ow },
             permissions: &[#(#permissions),*],
             method: #method_t,

@@ -14,7 +14,7 @@
 
 mod writer;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 use serde_json::{Map, Value, json};
@@ -57,7 +57,7 @@ fn resolve_with(doc: &Document, limits: &Limits, memoise: bool) -> Result<Value>
         nodes: 0,
         branch: Vec::new(),
         open_sccs: vec![0; cycles.scc_count()],
-        cache: HashMap::new(),
+        cache: HashMap::default(),
         fills: Vec::new(),
         memoise,
     };

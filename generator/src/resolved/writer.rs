@@ -8,7 +8,7 @@
 //! Layout: compact JSON with one line per root member, per path item and per
 //! component entry, so a regenerated artifact diffs line by line.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use serde_json::{Map, Value};
 
@@ -103,7 +103,7 @@ fn write_with(
         nodes: 0,
         branch: Vec::new(),
         open_sccs: vec![0; cycles.scc_count()],
-        cache: HashMap::new(),
+        cache: HashMap::default(),
         memo_log: Vec::new(),
         out: Vec::with_capacity(doc_size_hint(doc)),
         expanding: 0,
@@ -704,10 +704,10 @@ fn skip_string(s: &[u8], start: usize) -> Option<usize> {
     }
     let mut i = start + 1;
     while i < s.len() {
+        i += memchr::memchr2(b'\\', b'"', s.get(i..)?)?;
         match s[i] {
             b'\\' => i += 2,
-            b'"' => return Some(i + 1),
-            _ => i += 1,
+            _ => return Some(i + 1),
         }
     }
     None

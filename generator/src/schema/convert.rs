@@ -41,6 +41,9 @@ pub struct SchemaConverter<'a> {
     defs: Map<String, Value>,
     /// Nodes before further references stay unexpanded.
     budget: usize,
+    /// The next node converted is an `allOf` member of a kept object (see
+    /// [`SchemaConverter::keeps`]).
+    keep_next: bool,
 }
 
 impl<'a> SchemaConverter<'a> {
@@ -59,7 +62,23 @@ impl<'a> SchemaConverter<'a> {
             pending: VecDeque::new(),
             defs: Map::new(),
             budget: usize::MAX,
+            keep_next: false,
         }
+    }
+
+    /// Whether a node is kept whole: an input schema's root object and,
+    /// through `$ref`s, the `allOf` members it is made of. A flattened body
+    /// takes its fields from them, so one left unexpanded would drop
+    /// fields from the tool (Microsoft Graph's bodies are `allOf` chains
+    /// down to `entity`, whose discriminator mapping makes it look large).
+    fn keeps(&mut self, top: bool) -> bool {
+        let member = std::mem::take(&mut self.keep_next);
+        (top || member) && self.mode == SchemaMode::Input
+    }
+
+    /// Marks the next node converted as an `allOf` member of a kept object.
+    pub(super) fn keep_next_member(&mut self) {
+        self.keep_next = true;
     }
 
     /// Sets the node budget past which references stay unexpanded (none by
@@ -137,6 +156,7 @@ impl<'a> SchemaConverter<'a> {
         depth: usize,
         top: bool,
     ) -> Result<Value> {
+        let keep = self.keeps(top);
         if depth > self.limits.max_depth {
             return Err(GenerateError::TooDeep {
                 file: self.doc.file.clone(),
@@ -148,9 +168,9 @@ impl<'a> SchemaConverter<'a> {
         match schema {
             Value::Bool(_) => Ok(schema.clone()),
             Value::Object(map) if map.contains_key("$ref") => {
-                self.convert_ref(map, pointer, depth, top)
+                self.convert_ref(map, pointer, depth, top, keep)
             }
-            Value::Object(map) => keywords::convert_object(self, map, pointer, depth),
+            Value::Object(map) => keywords::convert_object(self, map, pointer, depth, keep),
             other => Err(invalid(
                 &self.doc.file,
                 pointer,
@@ -168,6 +188,7 @@ impl<'a> SchemaConverter<'a> {
         pointer: &str,
         depth: usize,
         top: bool,
+        keep: bool,
     ) -> Result<Value> {
         let Some(reference) = map.get("$ref").and_then(Value::as_str) else {
             return Err(invalid(
@@ -182,7 +203,7 @@ impl<'a> SchemaConverter<'a> {
             // A pure `$ref` → `$ref` loop describes nothing: refuse it.
             deref(doc, target, &target_pointer)?;
         }
-        if !top && self.elide(&target_pointer) {
+        if !top && !keep && self.elide(&target_pointer) {
             let mut out = elided(&target_pointer, target);
             keywords::apply_ref_siblings(self, map, &mut out, pointer)?;
             return Ok(out);
@@ -197,6 +218,7 @@ impl<'a> SchemaConverter<'a> {
             self.def_ref(target_pointer, target)
         } else {
             self.branch.push(target_pointer.clone());
+            self.keep_next = keep;
             let out = self.convert_node(target, &target_pointer, depth + 1, top);
             self.branch.pop();
             out?

@@ -598,3 +598,45 @@ fn dag_shaped_output_schemas_are_bounded() {
     let e = convert_in(&d, SchemaMode::Input, &r).unwrap_err();
     assert!(matches!(e, GenerateError::TooLarge { .. }), "{e}");
 }
+
+#[test]
+fn input_all_of_members_stay_expanded_past_the_budget() {
+    // Microsoft Graph's shape: bodies are `allOf` chains down to a base
+    // whose discriminator mapping (data the converter drops) makes its
+    // estimated size exceed the budget.
+    let mapping: Map<String, Value> = (0..500)
+        .map(|i| {
+            (
+                format!("#t{i}"),
+                json!(format!("#/components/schemas/T{i}")),
+            )
+        })
+        .collect();
+    let d = doc(json!({
+        "Entity": {"type": "object", "discriminator": {"propertyName": "@odata.type", "mapping": mapping},
+                   "properties": {"id": {"type": "string"}, "@odata.type": {"type": "string"}}},
+        "Base": {"allOf": [{"$ref": "#/components/schemas/Entity"},
+                           {"type": "object", "properties": {"name": {"type": "string"},
+                                                             "owner": {"$ref": "#/components/schemas/Entity"}}}]},
+        "Derived": {"allOf": [{"$ref": "#/components/schemas/Base"},
+                              {"type": "object", "properties": {"size": {"type": "integer"}}}]}
+    }));
+    let r = json!({"$ref": "#/components/schemas/Derived"});
+    let cycles = Cycles::compute(&d);
+    assert!(cycles.expanded_size("/components/schemas/Entity").unwrap() > 100);
+    let convert = |mode| {
+        let mut conv = SchemaConverter::new(&d, &cycles, mode, Limits::default()).with_budget(100);
+        conv.convert(&r, "/x").unwrap()
+    };
+    let input = convert(SchemaMode::Input);
+    let shape = crate::schema::object_shape(&input).expect("the body stays a flattenable object");
+    let names: Vec<&str> = shape.properties.keys().map(String::as_str).collect();
+    assert_eq!(names, ["id", "@odata.type", "name", "owner", "size"]);
+    // Only the members are kept whole: a property naming the base is not.
+    let owner = &shape.properties["owner"];
+    assert!(owner.get("properties").is_none(), "{owner}");
+    // Output schemas keep eliding (they stay sound either way).
+    let output = convert(SchemaMode::Output);
+    let first = &output["allOf"][0]["allOf"][0];
+    assert!(first.get("properties").is_none(), "{first}");
+}

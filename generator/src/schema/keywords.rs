@@ -59,6 +59,7 @@ pub(super) fn convert_object(
     map: &Map<String, Value>,
     pointer: &str,
     depth: usize,
+    keep: bool,
 ) -> Result<Value> {
     let file = conv.doc().file.as_str();
     let flag = |key: &str| map.get(key) == Some(&Value::Bool(true));
@@ -147,6 +148,9 @@ pub(super) fn convert_object(
                 let mut converted = Vec::with_capacity(items.len());
                 for (i, sub) in items.iter().enumerate() {
                     let p = push_pointer(&here, &i.to_string());
+                    if keep && key == "allOf" {
+                        conv.keep_next_member();
+                    }
                     converted.push(conv.convert_node(sub, &p, depth + 1, false)?);
                 }
                 out.insert(key.clone(), Value::Array(converted));

@@ -11,9 +11,13 @@
 //! for consumers that compare or render whole schemas.
 
 use std::borrow::Cow;
-use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
+
+// Fx hashing: deterministic, and far cheaper than SipHash on the many
+// small keys and subtree hashes of a walk (no map here is iterated in an
+// order that reaches the output).
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet, FxHasher};
 
 use serde_json::{Map, Value};
 
@@ -105,7 +109,7 @@ impl Scan {
     /// `(hash, encoded size)` of `v`, recording it as a candidate when it is
     /// a replaceable subschema worth sharing.
     fn visit(&mut self, v: &Value, kind: Kind) -> (u64, usize) {
-        let mut h = DefaultHasher::new();
+        let mut h = FxHasher::default();
         let size = match v {
             Value::Object(map) => {
                 5u8.hash(&mut h);
@@ -229,7 +233,7 @@ pub fn share_repeated(schema: &mut Value) -> usize {
         path: Vec::new(),
     };
     scan.visit(schema, Kind::Schema { replaceable: false });
-    let mut groups: HashMap<(u64, usize), Vec<Candidate>> = HashMap::new();
+    let mut groups: HashMap<(u64, usize), Vec<Candidate>> = HashMap::default();
     for c in scan.candidates {
         groups.entry((c.hash, c.size)).or_default().push(c);
     }
@@ -250,7 +254,7 @@ pub fn share_repeated(schema: &mut Value) -> usize {
         .map(|d| d.keys().cloned().collect())
         .unwrap_or_default();
     // Occurrences that disappear (all but the kept copy of each choice).
-    let mut removed: HashSet<Vec<Seg>> = HashSet::new();
+    let mut removed: HashSet<Vec<Seg>> = HashSet::default();
     let mut chosen: Vec<Shared> = Vec::new();
     for group in groups {
         let Some(first) = node(schema, &group[0].path) else {
@@ -345,16 +349,16 @@ fn recursive_defs(defs: &Map<String, Value>) -> HashSet<String> {
     let edges: HashMap<&str, Vec<String>> = defs
         .iter()
         .map(|(k, v)| {
-            let mut out = HashSet::new();
+            let mut out = HashSet::default();
             collect_refs(v, &mut out);
             let mut out: Vec<String> = out.into_iter().collect();
             out.sort();
             (k.as_str(), out)
         })
         .collect();
-    let mut recursive = HashSet::new();
+    let mut recursive = HashSet::default();
     for start in defs.keys() {
-        let mut seen: HashSet<&str> = HashSet::new();
+        let mut seen: HashSet<&str> = HashSet::default();
         let mut stack: Vec<&str> = edges
             .get(start.as_str())
             .map(|e| e.iter().map(String::as_str).collect())
@@ -413,7 +417,7 @@ pub fn inline_shared(schema: &Value) -> Cow<'_, Value> {
     }
     let mut out = expand(schema, &expandable, 0);
     // A `$ref` with sibling keywords is not expanded: keep what it names.
-    let mut still: HashSet<String> = HashSet::new();
+    let mut still: HashSet<String> = HashSet::default();
     collect_refs(&out, &mut still);
     if let Some(Value::Object(d)) = out.get_mut("$defs") {
         d.retain(|k, _| recursive.contains(k) || still.contains(k));

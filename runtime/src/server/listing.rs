@@ -9,6 +9,7 @@
 //! The placeholder pattern holds unescaped quotes, so it can only match the
 //! JSON structure rmcp wrote, never text inside a string value.
 
+use std::borrow::Cow;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, OnceLock};
 
@@ -40,7 +41,7 @@ struct Entry<'a> {
     description: &'a str,
     input_schema: &'a RawValue,
     #[serde(skip_serializing_if = "Option::is_none")]
-    output_schema: Option<&'a RawValue>,
+    output_schema: Option<Cow<'a, RawValue>>,
     annotations: Hints,
 }
 
@@ -65,6 +66,21 @@ fn raw(text: &'static str, tool: &str, what: &str) -> &'static RawValue {
     }
 }
 
+/// [`raw`] for a schema text that may have been assembled (see
+/// [`crate::catalogue::assemble_schema`]).
+fn raw_text(text: Cow<'static, str>, tool: &str, what: &str) -> Cow<'static, RawValue> {
+    match text {
+        Cow::Borrowed(text) => Cow::Borrowed(raw(text, tool, what)),
+        Cow::Owned(text) => match RawValue::from_string(text) {
+            Ok(v) => Cow::Owned(v),
+            Err(e) => {
+                tracing::warn!(tool, what, error = %e, "invalid schema JSON in the catalogue; listing it as {FALLBACK_SCHEMA}");
+                Cow::Borrowed(raw(FALLBACK_SCHEMA, tool, what))
+            }
+        },
+    }
+}
+
 fn encode(tools: &[&'static ToolDef], with_output: bool) -> Bytes {
     let entries: Vec<Entry<'_>> = tools
         .iter()
@@ -74,7 +90,8 @@ fn encode(tools: &[&'static ToolDef], with_output: bool) -> Bytes {
             description: t.description,
             input_schema: raw(t.input_schema, t.name, "input"),
             output_schema: if with_output {
-                t.output_schema.map(|s| raw(s, t.name, "output"))
+                t.output_schema_text()
+                    .map(|s| raw_text(s, t.name, "output"))
             } else {
                 None
             },

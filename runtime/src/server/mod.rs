@@ -461,8 +461,8 @@ fn rmcp_tool(def: &ToolDef) -> Tool {
                 .idempotent(def.annotations.idempotent)
                 .open_world(def.annotations.open_world),
         );
-    if let Some(out) = def.output_schema {
-        tool = tool.with_raw_output_schema(Arc::new(parse(out)));
+    if let Some(out) = def.output_schema_text() {
+        tool = tool.with_raw_output_schema(Arc::new(parse(&out)));
     }
     tool
 }

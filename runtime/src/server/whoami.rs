@@ -32,6 +32,7 @@ const fn def(name: &'static str) -> ToolDef {
         description: DESCRIPTION,
         input_schema: INPUT_SCHEMA,
         output_schema: Some(OUTPUT_SCHEMA),
+        output_defs: &[],
         annotations: Annotations {
             read_only: true,
             destructive: false,

@@ -94,6 +94,7 @@ const fn tool(
         description,
         input_schema,
         output_schema: Some(r#"{"type":"object"}"#),
+        output_defs: &[],
         annotations,
         permissions,
         method,

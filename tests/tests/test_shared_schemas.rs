@@ -1,0 +1,65 @@
+#![allow(clippy::unwrap_used, clippy::panic)]
+//! The generated crates keep each root `$defs` entry of an output or
+//! response schema once (`src/schemas.rs`, shared by every tool that uses
+//! it); the runtime puts each schema back together. For every tool of the
+//! committed sample and larder crates, the assembled text is exactly the
+//! schema the generator built for it (the text it served before sharing).
+
+use std::path::{Path, PathBuf};
+
+use toolforge_generator::config::ForgeConfig;
+use toolforge_generator::{CrateLayout, generate};
+use toolforge_runtime::catalogue::Catalogue;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Checks every tool of `catalogue` against the in-memory generation of
+/// `config`; returns how many schemas had shared definitions.
+fn check(config: &str, catalogue: &Catalogue) -> usize {
+    let path = repo().join(config);
+    let config = ForgeConfig::parse(&std::fs::read_to_string(&path).unwrap(), &path).unwrap();
+    let spec = repo().join(&config.spec.path);
+    let bytes = std::fs::read(&spec).unwrap();
+    let layout = CrateLayout {
+        runtime_path: config.krate.runtime_path.clone(),
+        standalone: false,
+    };
+    let g = generate(&bytes, "spec", &config, &layout).unwrap();
+    let mut shared = 0;
+    let mut count = 0;
+    for tool in g.catalogue.tools() {
+        let def = catalogue.tool(&tool.name).unwrap();
+        count += 1;
+        let want = tool
+            .output_schema
+            .as_ref()
+            .map(|v| serde_json::to_string(v).unwrap());
+        let got = def.output_schema_text().map(|t| t.into_owned());
+        assert_eq!(got, want, "{}: output schema", tool.name);
+        shared += usize::from(!def.output_defs.is_empty());
+        assert_eq!(def.responses.len(), tool.responses.len(), "{}", tool.name);
+        for (r, ir) in def.responses.iter().zip(&tool.responses) {
+            let got = r.schema_text().map(|t| t.into_owned());
+            let want = ir.schema.as_ref().map(|t| t.as_str().to_string());
+            assert_eq!(got, want, "{} {}: response schema", tool.name, r.status);
+            shared += usize::from(!r.schema_defs.is_empty());
+        }
+    }
+    assert_eq!(count, catalogue.tools().count());
+    shared
+}
+
+#[test]
+fn sample_crate_serves_whole_schemas() {
+    assert!(check("forge.json", &cloudflare_tools::CATALOGUE) > 0);
+}
+
+#[test]
+fn larder_crate_serves_whole_schemas() {
+    check("forge.larder.json", &larder_tools::CATALOGUE);
+}
