@@ -19,11 +19,13 @@ fn tool() -> &'static ToolDef {
                 status: "200",
                 content_type: Some("application/json"),
                 schema: Some(SCHEMA),
+                schema_defs: &[],
             },
             ResponseDef {
                 status: "4XX",
                 content_type: Some("application/json"),
                 schema: Some(r#"{"type":"object","required":["errors"]}"#),
+                schema_defs: &[],
             },
         ]));
     })
