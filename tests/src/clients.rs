@@ -121,6 +121,34 @@ pub fn require_node(test: &str) -> Result<bool, String> {
     }
 }
 
+/// As [`require_node`], and also the OpenID provider the OAuth tests run
+/// (`tests/node_modules/oidc-provider`).
+///
+/// # Errors
+///
+/// Missing tools without the skip flag: the message names the setup command.
+pub fn require_oidc_provider(test: &str) -> Result<bool, String> {
+    if !require_node(test)? {
+        return Ok(false);
+    }
+    let provider = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("node_modules/oidc-provider/package.json");
+    if provider.is_file() {
+        return Ok(true);
+    }
+    if skip_node() {
+        announce_skip(
+            test,
+            "tests/node_modules/oidc-provider is missing and TOOLFORGE_SKIP_NODE=1 is set",
+        );
+        return Ok(false);
+    }
+    Err(format!(
+        "{test}: {} is missing: run `{NODE_SETUP}`",
+        provider.display()
+    ))
+}
+
 /// As [`require_node`], for the Python clients (`TOOLFORGE_SKIP_PYTHON=1`).
 ///
 /// # Errors

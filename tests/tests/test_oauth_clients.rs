@@ -51,25 +51,7 @@ fn tests_dir() -> &'static Path {
 
 /// Node, the SDK and oidc-provider present (or a loud skip).
 fn require_node(test: &str) -> bool {
-    let ok = clients::require_node(test).unwrap_or_else(|e| panic!("{e}"));
-    if ok
-        && !tests_dir()
-            .join("node_modules/oidc-provider/package.json")
-            .is_file()
-    {
-        if clients::skip_node() {
-            clients::announce_skip(
-                test,
-                "tests/node_modules/oidc-provider is missing and TOOLFORGE_SKIP_NODE=1 is set",
-            );
-            return false;
-        }
-        panic!(
-            "{test}: tests/node_modules/oidc-provider is missing: run `{}`",
-            clients::NODE_SETUP
-        );
-    }
-    ok
+    clients::require_oidc_provider(test).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A loopback page standing in for a client's redirect URI.

@@ -9,7 +9,6 @@
 //!
 //! Needs Node and `npm ci --prefix tests` (`TOOLFORGE_SKIP_NODE=1` skips).
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
@@ -23,24 +22,7 @@ use toolforge_tests::oauth_flow;
 use toolforge_tests::with_deadline;
 
 fn require_node(test: &str) -> bool {
-    let ok = clients::require_node(test).unwrap_or_else(|e| panic!("{e}"));
-    let provider =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("node_modules/oidc-provider/package.json");
-    if ok && !provider.is_file() {
-        if clients::skip_node() {
-            clients::announce_skip(
-                test,
-                "tests/node_modules/oidc-provider is missing and TOOLFORGE_SKIP_NODE=1 is set",
-            );
-            return false;
-        }
-        panic!(
-            "{test}: {} is missing: run `{}`",
-            provider.display(),
-            clients::NODE_SETUP
-        );
-    }
-    ok
+    clients::require_oidc_provider(test).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
