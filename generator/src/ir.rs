@@ -62,9 +62,10 @@ pub struct Tool {
     pub body: Option<Body>,
     /// Input schema (`type: object`).
     pub input_schema: Value,
-    /// Output schema (what `structuredContent` holds).
+    /// Output schema (what `structuredContent` holds); shared by the tools
+    /// whose success responses have the same source schema.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<Arc<Value>>,
     /// Documented responses.
     pub responses: Vec<Response>,
     /// MCP annotations.

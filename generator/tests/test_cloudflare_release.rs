@@ -225,11 +225,11 @@ fn shared_subschemas_inline_back_to_the_unshared_release() {
             t.output_schema
                 .as_ref()
                 .map(|o| inline_shared(o).into_owned()),
-            p.output_schema,
+            p.output_schema.as_deref().cloned(),
             "{}: output",
             t.name
         );
-        for s in [Some(&t.input_schema), t.output_schema.as_ref()]
+        for s in [Some(&t.input_schema), t.output_schema.as_deref()]
             .into_iter()
             .flatten()
         {

@@ -13,7 +13,9 @@ use serde_json::{Map, Value, json};
 
 use crate::config::{ForgeConfig, InvalidOperation, SchemaProfile};
 use crate::error::{GenerateError, Result, push_pointer};
-use crate::ir::{Annotations, Catalogue, HttpMethod, Product, Route, SchemaText, Skipped, Tool};
+use crate::ir::{
+    Annotations, Catalogue, Envelope, HttpMethod, Product, Route, SchemaText, Skipped, Tool,
+};
 use crate::load::Document;
 use crate::naming::{NameRequest, assign_unique};
 use crate::policy::{OpRef, Policy};
@@ -37,10 +39,25 @@ pub(crate) struct Ctx<'a> {
     pub input_budget: usize,
     /// Response schema texts seen so far (equal texts share one allocation).
     pub texts: Mutex<HashSet<Arc<str>>>,
-    /// Converted text of non-success response schemas, by source JSON text
-    /// (conversion is a function of the source node: equal sources, equal
-    /// results; shared error bodies repeat across most operations).
-    pub memo: Mutex<HashMap<String, SchemaText>>,
+    /// Converted response schemas by source JSON text (conversion is a
+    /// function of the source node: equal sources, equal results): the
+    /// text, and for success schemas the output they give.
+    pub memo: Mutex<HashMap<Arc<str>, Memoised>>,
+}
+
+/// A memoised response schema: its text and, for a success schema, the
+/// output it gives.
+pub(crate) type Memoised = (SchemaText, Option<Arc<Output>>);
+
+/// What a tool's success schema gives it.
+#[derive(Debug)]
+pub(crate) struct Output {
+    /// How the success body is unwrapped.
+    pub envelope: Envelope,
+    /// The output schema.
+    pub schema: Option<Arc<Value>>,
+    /// Arrays and objects nested in the schema (see [`TOOL_SCHEMA_MAX_NESTING`]).
+    pub nesting: usize,
 }
 
 impl<'a> Ctx<'a> {
@@ -70,23 +87,60 @@ impl<'a> Ctx<'a> {
         Ok(SchemaText(shared))
     }
 
-    /// The memoised converted text of response schema `source`.
-    pub fn memo_text(&self, source: &Value) -> Option<SchemaText> {
-        let key = serde_json::to_string(source).ok()?;
-        self.memo
+    /// The memoised conversion of response schema source text `key`: its
+    /// text, and what it gives as a success schema when `success` (`None`
+    /// when that is needed and was not computed).
+    pub fn memo_get(&self, key: &str, success: bool) -> Option<Memoised> {
+        let memo = self
+            .memo
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&key)
-            .cloned()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (text, output) = memo.get(key)?;
+        if success && output.is_none() {
+            return None;
+        }
+        Some((text.clone(), output.clone()))
     }
 
-    /// Remembers the converted text of response schema `source`.
-    pub fn remember_text(&self, source: &Value, text: &SchemaText) {
-        if let Ok(key) = serde_json::to_string(source) {
-            self.memo
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(key, text.clone());
+    /// Remembers the conversion of response schema source text `key`.
+    pub fn memo_put(&self, key: Arc<str>, text: &SchemaText, output: Option<&Arc<Output>>) {
+        let mut memo = self
+            .memo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let entry = memo.entry(key).or_insert_with(|| (text.clone(), None));
+        if entry.1.is_none() {
+            entry.1 = output.cloned();
+        }
+    }
+
+    /// The output schema (and envelope) a converted success schema gives:
+    /// the policy's unwrapping, then sharing of repeated subschemas.
+    pub fn output(&self, success: Value) -> Output {
+        let (envelope, mut schema) = self.policy.output(Some(&success));
+        drop(success);
+        if self.profile != SchemaProfile::Strict
+            && self.share_subschemas
+            && let Some(output) = schema.as_mut()
+        {
+            share_repeated(output);
+        }
+        let nesting = schema.as_ref().map_or(0, nesting);
+        Output {
+            envelope,
+            schema: schema.map(Arc::new),
+            nesting,
+        }
+    }
+
+    /// The output of a tool without a success schema.
+    pub fn policy_output_without_success(&self) -> Output {
+        let (envelope, schema) = self.policy.output(None);
+        let nesting = schema.as_ref().map_or(0, nesting);
+        Output {
+            envelope,
+            schema: schema.map(Arc::new),
+            nesting,
         }
     }
 
@@ -348,24 +402,23 @@ fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> 
         input_schema["$defs"] = Value::Object(defs);
     }
     let (responses, success) = responses::collect(ctx, op.op, op_ptr)?;
-    let (envelope, mut output_schema) = ctx.policy.output(success.as_ref());
+    let output = match success {
+        Some(output) => output,
+        None => Arc::new(ctx.policy_output_without_success()),
+    };
     if ctx.profile == SchemaProfile::Strict {
         input_schema = strict_input_schema(&input_schema);
     } else if ctx.share_subschemas {
         share_repeated(&mut input_schema);
-        if let Some(output) = output_schema.as_mut() {
-            share_repeated(output);
-        }
     }
-    for schema in std::iter::once(&input_schema).chain(output_schema.as_ref()) {
-        if nesting(schema) > TOOL_SCHEMA_MAX_NESTING {
-            return Err(GenerateError::TooDeep {
-                file: ctx.doc.file.clone(),
-                pointer: op_ptr.to_string(),
-                limit: TOOL_SCHEMA_MAX_NESTING,
-            });
-        }
+    if nesting(&input_schema).max(output.nesting) > TOOL_SCHEMA_MAX_NESTING {
+        return Err(GenerateError::TooDeep {
+            file: ctx.doc.file.clone(),
+            pointer: op_ptr.to_string(),
+            limit: TOOL_SCHEMA_MAX_NESTING,
+        });
     }
+    let (envelope, output_schema) = (output.envelope, output.schema.clone());
     let title = text(op.op, "summary");
     let mut description = text(op.op, "description");
     if description.is_empty() {

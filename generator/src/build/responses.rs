@@ -1,9 +1,11 @@
 //! Responses: every documented status with its converted schema, and the
 //! success schema the policy turns into the output schema.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
-use super::Ctx;
+use super::{Ctx, Output};
 use crate::error::{Result, push_pointer};
 use crate::ir::Response;
 use crate::refs::deref;
@@ -19,13 +21,17 @@ fn is_json(media: &str) -> bool {
     m == "application/json" || m.ends_with("+json") || m == "*/*"
 }
 
+/// What a success schema gives a tool, shared with every tool whose
+/// success source schema is the same.
+pub(crate) type Success = Arc<Output>;
+
 /// `(responses, success schema)`; the success schema is that of the lowest
 /// 2xx status with a JSON body, with its `$defs` attached.
 pub(crate) fn collect(
     ctx: &Ctx<'_>,
     op: &Value,
     op_ptr: &str,
-) -> Result<(Vec<Response>, Option<Value>)> {
+) -> Result<(Vec<Response>, Option<Success>)> {
     let Some(responses) = op.get("responses") else {
         return Ok((Vec::new(), None));
     };
@@ -34,7 +40,7 @@ pub(crate) fn collect(
         return Err(ctx.invalid(&base, "`responses` must be an object"));
     };
     let mut out = Vec::with_capacity(map.len());
-    let mut success: Option<(String, Value)> = None;
+    let mut success: Option<(String, Success)> = None;
     for (status, resp) in map {
         if status.starts_with("x-") {
             continue;
@@ -54,58 +60,128 @@ pub(crate) fn collect(
             });
             continue;
         };
-        let success_candidate = status.starts_with('2') && is_json(media);
-        let source = media_obj.get("schema");
-        // Only a success body's schema is needed as a value (for the output
-        // schema); the others only as text, which is memoised by source.
-        if !success_candidate
-            && is_json(media)
-            && let Some(s) = source
-            && let Some(text) = ctx.memo_text(s)
-        {
+        let source = media_obj.get("schema").filter(|_| is_json(media));
+        let Some(source) = source else {
             out.push(Response {
                 status: status.clone(),
                 content_type: Some(media.clone()),
-                schema: Some(text),
+                schema: None,
             });
             continue;
-        }
-        let schema = match source {
-            Some(s) if is_json(media) => {
+        };
+        let success_candidate = status.starts_with('2');
+        // Conversion is a function of the source node (a fresh converter,
+        // absolute `$ref` targets), so equal sources share one result:
+        // shared error bodies repeat across most operations, and many
+        // operations return the same object.
+        let key = memo_key(source);
+        let memoised = key
+            .as_ref()
+            .and_then(|k| ctx.memo_get(k, success_candidate));
+        let (text, output) = match memoised {
+            Some(found) => found,
+            None => {
                 let schema_ptr = push_pointer(
                     &push_pointer(&push_pointer(&ptr, "content"), media),
                     "schema",
                 );
-                let mut conv = ctx.converter(SchemaMode::Output);
-                let mut converted = conv.convert(s, &schema_ptr)?;
-                let defs = conv.into_defs();
-                if !defs.is_empty() {
-                    if let Value::Object(m) = &mut converted {
-                        m.insert("$defs".into(), Value::Object(defs));
-                    } else {
-                        converted = serde_json::json!({"allOf": [converted], "$defs": defs});
-                    }
+                let converted = convert(ctx, source, &schema_ptr)?;
+                let text = ctx.intern(&converted)?;
+                let output = success_candidate.then(|| Arc::new(ctx.output(converted)));
+                if let Some(k) = key {
+                    ctx.memo_put(k, &text, output.as_ref());
                 }
-                Some(converted)
+                (text, output)
             }
-            _ => None,
         };
-        let text = schema.as_ref().map(|s| ctx.intern(s)).transpose()?;
-        if !success_candidate && let (Some(s), Some(t)) = (source, &text) {
-            ctx.remember_text(s, t);
-        }
-        if status.starts_with('2')
-            && is_json(media)
-            && let Some(s) = schema
+        if let Some(output) = output
             && success.as_ref().is_none_or(|(best, _)| status < best)
         {
-            success = Some((status.clone(), s));
+            success = Some((status.clone(), output));
         }
         out.push(Response {
             status: status.clone(),
             content_type: Some(media.clone()),
-            schema: text,
+            schema: Some(text),
         });
     }
     Ok((out, success.map(|(_, s)| s)))
+}
+
+/// The memo key of a source schema: its JSON text.
+fn memo_key(source: &Value) -> Option<Arc<str>> {
+    serde_json::to_string(source).ok().map(Arc::from)
+}
+
+/// One response schema converted in output mode, its `$defs` attached.
+fn convert(ctx: &Ctx<'_>, source: &Value, pointer: &str) -> Result<Value> {
+    let mut conv = ctx.converter(SchemaMode::Output);
+    let mut converted = conv.convert(source, pointer)?;
+    let defs = conv.into_defs();
+    if !defs.is_empty() {
+        if let Value::Object(m) = &mut converted {
+            m.insert("$defs".into(), Value::Object(defs));
+        } else {
+            converted = serde_json::json!({"allOf": [converted], "$defs": defs});
+        }
+    }
+    Ok(converted)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::config::ForgeConfig;
+    use crate::ir::Tool;
+
+    fn tools(spec: &str) -> Vec<Tool> {
+        let doc = crate::load::load(spec.as_bytes(), "spec.json").unwrap();
+        let config = ForgeConfig::generic("t", std::path::Path::new("spec.json"), "0");
+        let cat = crate::build::build_catalogue(&doc, &config).unwrap();
+        let mut tools: Vec<Tool> = cat.products.into_iter().flat_map(|p| p.tools).collect();
+        tools.sort_by(|a, b| a.operation_id.cmp(&b.operation_id));
+        tools
+    }
+
+    #[test]
+    fn equal_success_sources_share_one_output() {
+        let thing = r##"{"$ref": "#/components/schemas/Thing"}"##;
+        let error = r##"{"$ref": "#/components/schemas/Error"}"##;
+        let op = |id: &str, ok: &str, err: &str| {
+            format!(
+                r#"{{"get": {{"operationId": "{id}", "responses": {{
+                  "200": {{"description": "ok", "content": {{"application/json": {{"schema": {ok}}}}}}},
+                  "404": {{"description": "no", "content": {{"application/json": {{"schema": {err}}}}}}}}}}}}}"#
+            )
+        };
+        // `c` returns as its success the schema `a` and `b` return as an
+        // error: the memo holds its text first, without an output.
+        let spec = format!(
+            r#"{{"openapi": "3.0.3", "info": {{"title": "t", "version": "1"}},
+              "paths": {{"/a": {}, "/b": {}, "/c": {}}},
+              "components": {{"schemas": {{
+                "Thing": {{"type": "object", "properties": {{"id": {{"type": "string"}}}}}},
+                "Error": {{"type": "object", "properties": {{"code": {{"type": "integer"}}}}}}}}}}}}"#,
+            op("a", thing, error),
+            op("b", thing, error),
+            op("c", error, thing),
+        );
+        let tools = tools(&spec);
+        let [a, b, c] = [&tools[0], &tools[1], &tools[2]];
+        let (Some(oa), Some(ob), Some(oc)) = (&a.output_schema, &b.output_schema, &c.output_schema)
+        else {
+            panic!("every tool has an output schema");
+        };
+        assert!(Arc::ptr_eq(oa, ob));
+        assert_eq!(oa["properties"]["id"]["type"], "string");
+        assert_eq!(oc["properties"]["code"]["type"], "integer");
+        // The error text of `a` is the success text of `c`: one allocation.
+        let text = |t: &Tool, status: &str| {
+            let r = t.responses.iter().find(|r| r.status == status).unwrap();
+            Arc::clone(&r.schema.as_ref().unwrap().0)
+        };
+        assert!(Arc::ptr_eq(&text(a, "404"), &text(c, "200")));
+        assert!(Arc::ptr_eq(&text(a, "200"), &text(b, "200")));
+    }
 }

@@ -160,7 +160,7 @@ impl<'a> ToolEntry<'a> {
                         Some(table.lists.get(list).ok_or_else(|| lost(list))?),
                     )
                 }
-                (v, _) => (v.as_ref().map(OutputSchema::Value), None),
+                (v, _) => (v.as_deref().map(OutputSchema::Value), None),
             };
         Ok(ToolEntry {
             name: &t.name,

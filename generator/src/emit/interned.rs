@@ -16,7 +16,10 @@ use sha2::{Digest, Sha256};
 
 use super::deferred::raw_literal;
 use crate::error::{GenerateError, Result};
-use crate::ir::{Catalogue, Tool};
+use crate::ir::Catalogue;
+
+// Keys are allocation addresses: Fx is deterministic and cheap.
+use rustc_hash::FxHashMap as HashMap;
 
 /// The constants of one interned schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,15 +78,16 @@ fn json_text(v: &serde_json::Value) -> Result<String> {
     })
 }
 
-/// One tool's [`ToolSchemas`], with the `(name, text)` constants and
-/// `(name, list)` definition lists it uses.
-struct ToolTexts {
-    schemas: ToolSchemas,
+/// The constants of distinct schemas: each one's [`SchemaRef`], with the
+/// `(name, text)` constants and `(name, list)` definition lists it uses.
+#[derive(Default)]
+struct Interned {
+    refs: Vec<SchemaRef>,
     texts: Vec<(String, Arc<str>)>,
     lists: Vec<(String, DefList)>,
 }
 
-impl ToolTexts {
+impl Interned {
     fn text(&mut self, text: Arc<str>) -> String {
         let name = const_name(&text);
         self.texts.push((name.clone(), text));
@@ -113,21 +117,59 @@ impl ToolTexts {
     }
 }
 
-fn tool_texts(tool: &Tool) -> Result<ToolTexts> {
-    let mut out = ToolTexts {
-        schemas: ToolSchemas::default(),
-        texts: Vec::new(),
-        lists: Vec::new(),
-    };
-    if let Some(v) = &tool.output_schema {
-        let text: Arc<str> = Arc::from(json_text(v)?);
-        out.schemas.output = Some(out.schema(&text));
+/// Distinct items by allocation, in first-use order: tools share the
+/// `Arc` of equal schemas, so each is serialised and hashed once.
+struct Distinct<'a, T: ?Sized> {
+    items: Vec<&'a Arc<T>>,
+    index: HashMap<usize, usize>,
+}
+
+impl<'a, T: ?Sized> Distinct<'a, T> {
+    fn new() -> Self {
+        Distinct {
+            items: Vec::new(),
+            index: HashMap::default(),
+        }
     }
-    for r in &tool.responses {
-        let schema = r.schema.as_ref().map(|t| out.schema(&t.0));
-        out.schemas.responses.push(schema);
+
+    /// The index of `item`, added on first use.
+    fn add(&mut self, item: &'a Arc<T>) -> usize {
+        let key = Arc::as_ptr(item).cast::<u8>() as usize;
+        *self.index.entry(key).or_insert_with(|| {
+            self.items.push(item);
+            self.items.len() - 1
+        })
     }
-    Ok(out)
+}
+
+/// Indices of a tool's output schema and of each response's schema.
+type Uses = (Option<usize>, Vec<Option<usize>>);
+
+/// Interns `items` in parallel chunks (the result does not depend on
+/// scheduling: constants are named by content).
+fn intern_all<T: ?Sized + Sync + Send>(
+    items: &[&Arc<T>],
+    text: impl Fn(&Arc<T>) -> Result<Arc<str>> + Sync,
+) -> Result<Interned> {
+    let parts: Vec<Interned> = items
+        .par_chunks(64)
+        .map(|chunk| {
+            let mut out = Interned::default();
+            for item in chunk {
+                let t = text(item)?;
+                let r = out.schema(&t);
+                out.refs.push(r);
+            }
+            Ok(out)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut all = Interned::default();
+    for part in parts {
+        all.refs.extend(part.refs);
+        all.texts.extend(part.texts);
+        all.lists.extend(part.lists);
+    }
+    Ok(all)
 }
 
 /// Inserts `(name, value)` into `map`, refusing a different value under
@@ -158,25 +200,50 @@ impl SchemaTable {
     /// [`GenerateError::Emit`] if two different texts share a name (a
     /// 64-bit hash collision) or a schema does not serialise.
     pub fn build(cat: &Catalogue) -> Result<Self> {
-        let per_product: Vec<Vec<ToolTexts>> = cat
-            .products
-            .par_iter()
-            .map(|p| p.tools.iter().map(tool_texts).collect::<Result<Vec<_>>>())
-            .collect::<Result<Vec<_>>>()?;
-        let mut table = SchemaTable::default();
-        for product in per_product {
-            let mut tools = Vec::with_capacity(product.len());
-            for tool in product {
-                for (name, text) in tool.texts {
-                    insert_unique(&mut table.texts, name, text)?;
-                }
-                for (name, list) in tool.lists {
-                    insert_unique(&mut table.lists, name, list)?;
-                }
-                tools.push(tool.schemas);
-            }
-            table.tools.push(tools);
+        let mut outputs = Distinct::<serde_json::Value>::new();
+        let mut responses = Distinct::<str>::new();
+        // Per product, per tool: the output's index and each response's.
+        let mut uses: Vec<Vec<Uses>> = Vec::new();
+        for product in &cat.products {
+            let tools = product
+                .tools
+                .iter()
+                .map(|t| {
+                    let output = t.output_schema.as_ref().map(|v| outputs.add(v));
+                    let rs = t
+                        .responses
+                        .iter()
+                        .map(|r| r.schema.as_ref().map(|s| responses.add(&s.0)))
+                        .collect();
+                    (output, rs)
+                })
+                .collect();
+            uses.push(tools);
         }
+        let outputs = intern_all(&outputs.items, |v| json_text(v).map(Arc::from))?;
+        let responses = intern_all(&responses.items, |t| Ok(Arc::clone(t)))?;
+        let mut table = SchemaTable::default();
+        for (name, text) in outputs.texts.into_iter().chain(responses.texts) {
+            insert_unique(&mut table.texts, name, text)?;
+        }
+        for (name, list) in outputs.lists.into_iter().chain(responses.lists) {
+            insert_unique(&mut table.lists, name, list)?;
+        }
+        table.tools = uses
+            .into_iter()
+            .map(|tools| {
+                tools
+                    .into_iter()
+                    .map(|(output, rs)| ToolSchemas {
+                        output: output.and_then(|i| outputs.refs.get(i).cloned()),
+                        responses: rs
+                            .into_iter()
+                            .map(|i| i.and_then(|i| responses.refs.get(i).cloned()))
+                            .collect(),
+                    })
+                    .collect()
+            })
+            .collect();
         Ok(table)
     }
 

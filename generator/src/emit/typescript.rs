@@ -234,7 +234,7 @@ fn doc_line(text: &str) -> String {
 fn unshared(t: &Tool) -> (Cow<'_, Value>, Option<Cow<'_, Value>>) {
     (
         inline_shared(&t.input_schema),
-        t.output_schema.as_ref().map(inline_shared),
+        t.output_schema.as_deref().map(inline_shared),
     )
 }
 
