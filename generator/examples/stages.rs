@@ -83,6 +83,14 @@ fn emit_parts(cat: &ir::Catalogue) {
     let text = table.render("//");
     eprintln!("  render {:?} {}", t.elapsed(), text.len());
     let t = Instant::now();
+    let ts: usize = cat
+        .products
+        .iter()
+        .flat_map(|p| &p.tools)
+        .map(|tool| emit::typescript::tool_declaration(tool).len())
+        .sum();
+    eprintln!("  ts declarations (1 thread) {:?} {ts}", t.elapsed());
+    let t = Instant::now();
     for (i, p) in cat.products.iter().enumerate() {
         emit::rust::product_module(p, table.tools.get(i).map(Vec::as_slice), "//").unwrap();
     }

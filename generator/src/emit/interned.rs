@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::deferred::raw_literal;
+use super::typescript::{OutputDeclaration, output_declaration};
 use crate::error::{GenerateError, Result};
 use crate::ir::Catalogue;
 
@@ -37,6 +38,9 @@ pub struct ToolSchemas {
     pub output: Option<SchemaRef>,
     /// Each response's schema (parallel to `Tool::responses`).
     pub responses: Vec<Option<SchemaRef>>,
+    /// The TypeScript declaration part of the output schema, made once
+    /// for all tools sharing it.
+    pub output_declaration: Option<Arc<OutputDeclaration>>,
 }
 
 /// `(name, S_ constant)` entries of a split schema's root `$defs`.
@@ -220,6 +224,11 @@ impl SchemaTable {
                 .collect();
             uses.push(tools);
         }
+        let declarations: Vec<Arc<OutputDeclaration>> = outputs
+            .items
+            .par_iter()
+            .map(|v| Arc::new(output_declaration(v)))
+            .collect();
         let outputs = intern_all(&outputs.items, |v| json_text(v).map(Arc::from))?;
         let responses = intern_all(&responses.items, |t| Ok(Arc::clone(t)))?;
         let mut table = SchemaTable::default();
@@ -236,6 +245,7 @@ impl SchemaTable {
                     .into_iter()
                     .map(|(output, rs)| ToolSchemas {
                         output: output.and_then(|i| outputs.refs.get(i).cloned()),
+                        output_declaration: output.and_then(|i| declarations.get(i).cloned()),
                         responses: rs
                             .into_iter()
                             .map(|i| i.and_then(|i| responses.refs.get(i).cloned()))

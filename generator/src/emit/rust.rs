@@ -253,7 +253,11 @@ fn tool_tokens(
     };
     let deprecated = tool.deprecated;
     let security = requirement(&tool.security);
-    let ts_declaration = lit(&super::typescript::tool_declaration(tool));
+    let output_declaration = interned.and_then(|i| i.output_declaration.as_deref());
+    let ts_declaration = lit(&super::typescript::tool_declaration_with(
+        tool,
+        output_declaration,
+    ));
     let static_doc = format!(
         " `{} {}`: {}",
         tool.method.upper(),

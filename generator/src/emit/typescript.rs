@@ -238,29 +238,76 @@ fn unshared(t: &Tool) -> (Cow<'_, Value>, Option<Cow<'_, Value>>) {
     )
 }
 
+/// The part of a tool declaration an output schema gives: the type alias
+/// of each of its `$defs` entries, and its type. Tools that share an
+/// output schema share this (see [`tool_declaration_with`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputDeclaration {
+    /// `(definition name, "type Name = …;")` in `$defs` order.
+    aliases: Vec<(String, String)>,
+    /// The output's TypeScript type.
+    ty: String,
+}
+
+/// The [`OutputDeclaration`] of output schema `schema`.
+pub fn output_declaration(schema: &Value) -> OutputDeclaration {
+    let schema = inline_shared(schema);
+    let aliases = match schema.get("$defs") {
+        Some(Value::Object(defs)) => defs
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    format!("type {} = {};", type_name(k), ts_type(v, 1)),
+                )
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    OutputDeclaration {
+        aliases,
+        ty: ts_type(&schema, 1),
+    }
+}
+
 /// One tool's declaration: the type aliases of its `$defs` (one per line,
 /// so a consumer can de-duplicate them across tools), then the method.
 pub fn tool_declaration(t: &Tool) -> String {
+    tool_declaration_with(t, None)
+}
+
+/// [`tool_declaration`] given the [`OutputDeclaration`] of the tool's
+/// output schema, when already made.
+pub fn tool_declaration_with(t: &Tool, output: Option<&OutputDeclaration>) -> String {
     let mut out = String::new();
-    let mut seen: Vec<String> = Vec::new();
-    let (input_schema, output_schema) = unshared(t);
-    for schema in [Some(&input_schema), output_schema.as_ref()]
-        .into_iter()
-        .flatten()
-    {
-        if let Some(Value::Object(defs)) = schema.get("$defs") {
-            for (k, v) in defs {
-                if !seen.contains(k) {
-                    seen.push(k.clone());
-                    let _ = writeln!(out, "type {} = {};", type_name(k), ts_type(v, 1));
-                }
+    let mut seen: Vec<&str> = Vec::new();
+    let input_schema = inline_shared(&t.input_schema);
+    if let Some(Value::Object(defs)) = input_schema.get("$defs") {
+        for (k, v) in defs {
+            if !seen.contains(&k.as_str()) {
+                seen.push(k);
+                let _ = writeln!(out, "type {} = {};", type_name(k), ts_type(v, 1));
             }
         }
     }
+    let made;
+    let output = match (output, &t.output_schema) {
+        (Some(o), _) => Some(o),
+        (None, Some(schema)) => {
+            made = output_declaration(schema);
+            Some(&made)
+        }
+        (None, None) => None,
+    };
+    for (k, alias) in output.iter().flat_map(|o| &o.aliases) {
+        if !seen.contains(&k.as_str()) {
+            seen.push(k);
+            out.push_str(alias);
+            out.push('\n');
+        }
+    }
     let input = ts_type(&input_schema, 0);
-    let output = output_schema
-        .as_ref()
-        .map_or("unknown".into(), |o| ts_type(o, 1));
+    let output = output.map_or("unknown", |o| o.ty.as_str());
     let _ = writeln!(
         out,
         "/** {} ({} {}) */",
