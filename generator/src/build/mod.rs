@@ -102,16 +102,24 @@ impl<'a> Ctx<'a> {
         Some((text.clone(), output.clone()))
     }
 
-    /// Remembers the conversion of response schema source text `key`.
-    pub fn memo_put(&self, key: Arc<str>, text: &SchemaText, output: Option<&Arc<Output>>) {
+    /// Remembers the conversion of response schema source text `key`, and
+    /// returns the memoised one: another thread may have made it first,
+    /// and tools with equal sources then still share one allocation.
+    pub fn memo_put(
+        &self,
+        key: Arc<str>,
+        text: SchemaText,
+        output: Option<Arc<Output>>,
+    ) -> Memoised {
         let mut memo = self
             .memo
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let entry = memo.entry(key).or_insert_with(|| (text.clone(), None));
+        let entry = memo.entry(key).or_insert_with(|| (text, None));
         if entry.1.is_none() {
-            entry.1 = output.cloned();
+            entry.1 = output;
         }
+        entry.clone()
     }
 
     /// The output schema (and envelope) a converted success schema gives:

@@ -88,10 +88,10 @@ pub(crate) fn collect(
                 let converted = convert(ctx, source, &schema_ptr)?;
                 let text = ctx.intern(&converted)?;
                 let output = success_candidate.then(|| Arc::new(ctx.output(converted)));
-                if let Some(k) = key {
-                    ctx.memo_put(k, &text, output.as_ref());
+                match key {
+                    Some(k) => ctx.memo_put(k, text, output),
+                    None => (text, output),
                 }
-                (text, output)
             }
         };
         if let Some(output) = output

@@ -9,7 +9,7 @@ use std::fmt::Write;
 use serde_json::{Map, Value};
 
 use crate::ir::Tool;
-use crate::schema::inline_shared;
+use crate::schema::{SharedView, inline_shared};
 
 /// Deepest nesting rendered as a structural type; deeper parts become `any`.
 const MAX_DEPTH: usize = 4;
@@ -58,6 +58,12 @@ fn union(parts: Vec<String>) -> String {
 
 /// Renders a JSON Schema as a TypeScript type.
 pub fn ts_type(schema: &Value, depth: usize) -> String {
+    ts(schema, depth, &SharedView::none(), 0)
+}
+
+/// [`ts_type`] of `schema` read through `view`, as if its shared
+/// definitions were inlined (`expansions` already done on this path).
+fn ts(schema: &Value, depth: usize, view: &SharedView<'_>, expansions: usize) -> String {
     let Value::Object(s) = schema else {
         return if schema == &Value::Bool(false) {
             "never".into()
@@ -65,6 +71,9 @@ pub fn ts_type(schema: &Value, depth: usize) -> String {
             "any".into()
         };
     };
+    if let Some(body) = view.expansion(s, expansions) {
+        return ts(body, depth, view, expansions + 1);
+    }
     if let Some(r) = s.get("$ref").and_then(Value::as_str) {
         return r.rsplit('/').next().map_or("any".into(), type_name);
     }
@@ -81,14 +90,19 @@ pub fn ts_type(schema: &Value, depth: usize) -> String {
     }
     for comb in ["anyOf", "oneOf"] {
         if let Some(Value::Array(members)) = s.get(comb) {
-            return union(members.iter().map(|m| ts_type(m, depth + 1)).collect());
+            return union(
+                members
+                    .iter()
+                    .map(|m| ts(m, depth + 1, view, expansions))
+                    .collect(),
+            );
         }
     }
     if let Some(Value::Array(members)) = s.get("allOf") {
         // `&` binds tighter than `|`: a union member keeps its parentheses.
         let parts: Vec<String> = members
             .iter()
-            .map(|m| ts_type(m, depth + 1))
+            .map(|m| ts(m, depth + 1, view, expansions))
             .filter(|t| t != "any")
             .map(|t| {
                 if top_level_union(&t) {
@@ -111,7 +125,7 @@ pub fn ts_type(schema: &Value, depth: usize) -> String {
                 .map(|t| {
                     let mut single = s.clone();
                     single.insert("type".into(), t.clone());
-                    ts_type(&Value::Object(single), depth)
+                    ts(&Value::Object(single), depth, view, expansions)
                 })
                 .collect(),
         ),
@@ -123,17 +137,17 @@ pub fn ts_type(schema: &Value, depth: usize) -> String {
             "array" => {
                 let item = s
                     .get("items")
-                    .map_or("any".into(), |i| ts_type(i, depth + 1));
+                    .map_or("any".into(), |i| ts(i, depth + 1, view, expansions));
                 if item.contains(' ') {
                     format!("Array<{item}>")
                 } else {
                     format!("{item}[]")
                 }
             }
-            "object" => object_type(s, depth),
+            "object" => object_type(s, depth, view, expansions),
             _ => "any".into(),
         },
-        _ if s.contains_key("properties") => object_type(s, depth),
+        _ if s.contains_key("properties") => object_type(s, depth, view, expansions),
         _ => "any".into(),
     }
 }
@@ -165,7 +179,12 @@ fn top_level_union(t: &str) -> bool {
     false
 }
 
-fn object_type(s: &Map<String, Value>, depth: usize) -> String {
+fn object_type(
+    s: &Map<String, Value>,
+    depth: usize,
+    view: &SharedView<'_>,
+    expansions: usize,
+) -> String {
     let required: Vec<&str> = s
         .get("required")
         .and_then(Value::as_array)
@@ -181,14 +200,15 @@ fn object_type(s: &Map<String, Value>, depth: usize) -> String {
             } else {
                 "?"
             };
-            format!("{}{opt}: {}", key(k), ts_type(v, depth + 1))
+            format!("{}{opt}: {}", key(k), ts(v, depth + 1, view, expansions))
         })
         .collect();
     match s.get("additionalProperties") {
         Some(Value::Bool(false)) => {}
-        Some(extra @ Value::Object(_)) => {
-            fields.push(format!("[key: string]: {}", ts_type(extra, depth + 1)))
-        }
+        Some(extra @ Value::Object(_)) => fields.push(format!(
+            "[key: string]: {}",
+            ts(extra, depth + 1, view, expansions)
+        )),
         _ if fields.is_empty() => return "Record<string, any>".into(),
         _ => {}
     }
@@ -251,23 +271,41 @@ pub struct OutputDeclaration {
 
 /// The [`OutputDeclaration`] of output schema `schema`.
 pub fn output_declaration(schema: &Value) -> OutputDeclaration {
-    let schema = inline_shared(schema);
-    let aliases = match schema.get("$defs") {
-        Some(Value::Object(defs)) => defs
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.clone(),
-                    format!("type {} = {};", type_name(k), ts_type(v, 1)),
-                )
-            })
-            .collect(),
-        _ => Vec::new(),
+    let Some(view) = SharedView::new(schema) else {
+        return output_declaration_inlined(&inline_shared(schema));
     };
     OutputDeclaration {
-        aliases,
-        ty: ts_type(&schema, 1),
+        aliases: view
+            .kept
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), alias(k, &ts(v, 1, &view, 0))))
+            .collect(),
+        ty: ts(schema, 1, &view, 0),
     }
+}
+
+/// The root `$defs` entries of `schema`, in order.
+fn defs_of(schema: &Value) -> Vec<(&str, &Value)> {
+    match schema.get("$defs") {
+        Some(Value::Object(defs)) => defs.iter().map(|(k, v)| (k.as_str(), v)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// [`output_declaration`] of a schema already inlined.
+fn output_declaration_inlined(schema: &Value) -> OutputDeclaration {
+    OutputDeclaration {
+        aliases: defs_of(schema)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), alias(k, &ts_type(v, 1))))
+            .collect(),
+        ty: ts_type(schema, 1),
+    }
+}
+
+/// `type Name = <ty>;` for definition `def`.
+fn alias(def: &str, ty: &str) -> String {
+    format!("type {} = {ty};", type_name(def))
 }
 
 /// One tool's declaration: the type aliases of its `$defs` (one per line,
@@ -281,13 +319,23 @@ pub fn tool_declaration(t: &Tool) -> String {
 pub fn tool_declaration_with(t: &Tool, output: Option<&OutputDeclaration>) -> String {
     let mut out = String::new();
     let mut seen: Vec<&str> = Vec::new();
-    let input_schema = inline_shared(&t.input_schema);
-    if let Some(Value::Object(defs)) = input_schema.get("$defs") {
-        for (k, v) in defs {
-            if !seen.contains(&k.as_str()) {
-                seen.push(k);
-                let _ = writeln!(out, "type {} = {};", type_name(k), ts_type(v, 1));
-            }
+    let inlined;
+    let (input_schema, view, input_defs) = match SharedView::new(&t.input_schema) {
+        Some(view) => {
+            let defs = view.kept.clone();
+            (&t.input_schema, view, defs)
+        }
+        None => {
+            inlined = inline_shared(&t.input_schema);
+            let defs = defs_of(&inlined);
+            (&*inlined, SharedView::none(), defs)
+        }
+    };
+    for (k, v) in input_defs {
+        if !seen.contains(&k) {
+            seen.push(k);
+            out.push_str(&alias(k, &ts(v, 1, &view, 0)));
+            out.push('\n');
         }
     }
     let made;
@@ -306,7 +354,7 @@ pub fn tool_declaration_with(t: &Tool, output: Option<&OutputDeclaration>) -> St
             out.push('\n');
         }
     }
-    let input = ts_type(&input_schema, 0);
+    let input = ts(input_schema, 0, &view, 0);
     let output = output.map_or("unknown", |o| o.ty.as_str());
     let _ = writeln!(
         out,
@@ -362,6 +410,7 @@ pub fn declarations<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::share_repeated;
     use serde_json::json;
 
     #[test]
@@ -399,5 +448,68 @@ mod tests {
             s = json!({"type": "object", "properties": {"x": s}});
         }
         assert!(ts_type(&s, 0).contains("any"));
+    }
+
+    /// The declaration parts as made before [`SharedView`]: the schema
+    /// inlined first, then rendered.
+    fn eager(schema: &Value) -> OutputDeclaration {
+        output_declaration_inlined(&inline_shared(schema))
+    }
+
+    fn rule(label: &str) -> Value {
+        json!({"type": "object", "title": "Rule",
+            "description": format!("A rule for {label}, long enough to be worth sharing."),
+            "properties": {"email": {"type": "string"}, "domain": {"type": "string"}}})
+    }
+
+    #[test]
+    fn shared_views_render_as_the_inlined_schema() {
+        let mut shared = json!({"type": "object", "properties": {
+            "a": {"type": "array", "items": rule("x")},
+            "b": {"type": "array", "items": rule("x")},
+            "c": {"anyOf": [rule("x"), {"type": "null"}]},
+            "d": {"allOf": [rule("y"), rule("y")]},
+            "n": {"$ref": "#/$defs/node"}
+        }, "$defs": {"node": {"type": "object", "properties": {
+            "next": {"$ref": "#/$defs/node"}, "r": rule("x")}}}});
+        assert!(share_repeated(&mut shared) > 0);
+        // A `$ref` with siblings stays a reference, and keeps its target.
+        let mut sibling = shared.clone();
+        sibling["properties"]["s"] = json!({"$ref": "#/$defs/rule", "description": "kept"});
+        // Nothing expandable: only recursive definitions.
+        let recursive = json!({"type": "object", "properties": {"n": {"$ref": "#/$defs/n"}},
+            "$defs": {"n": {"type": "object", "properties": {"n": {"$ref": "#/$defs/n"}}}}});
+        // Expansions nested deeper than inlining goes: the view declines.
+        let mut chain = serde_json::Map::new();
+        for i in 0..300 {
+            chain.insert(
+                format!("d{i}"),
+                json!({"type": "object", "properties": {"x": {"$ref": format!("#/$defs/d{}", i + 1)}}}),
+            );
+        }
+        chain.insert("d300".into(), json!({"type": "string"}));
+        let deep = json!({"$ref": "#/$defs/d0", "$defs": chain});
+        for schema in [
+            &shared,
+            &sibling,
+            &recursive,
+            &deep,
+            &rule("z"),
+            &json!(true),
+        ] {
+            assert_eq!(output_declaration(schema), eager(schema), "{schema}");
+        }
+        assert!(SharedView::new(&deep).is_none());
+        let kept = |s: &Value| -> Vec<String> {
+            SharedView::new(s)
+                .unwrap()
+                .kept
+                .iter()
+                .map(|(k, _)| k.to_string())
+                .collect()
+        };
+        assert_eq!(kept(&shared), ["node"]);
+        assert_eq!(kept(&sibling), ["node", "rule"]);
+        assert!(output_declaration(&sibling).ty.contains("s?: Rule"));
     }
 }

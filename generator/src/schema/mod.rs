@@ -22,7 +22,7 @@ pub mod strict;
 pub use convert::{INPUT_BUDGET, OUTPUT_BUDGET, SchemaConverter};
 pub use cycles::Cycles;
 pub use object::{ObjectShape, object_shape};
-pub use share::{MIN_SHARED_BYTES, inline_shared, share_repeated};
+pub use share::{MIN_SHARED_BYTES, SharedView, inline_shared, share_repeated};
 
 /// Which side of the API a schema describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

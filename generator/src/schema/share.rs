@@ -397,7 +397,7 @@ pub fn inline_shared(schema: &Value) -> Cow<'_, Value> {
     fn expand(v: &Value, defs: &HashMap<&str, &Value>, depth: usize) -> Value {
         match v {
             Value::Object(m) => {
-                if depth < 256
+                if depth < MAX_EXPANSIONS
                     && m.len() == 1
                     && let Some(body) = def_ref(m).and_then(|n| defs.get(n))
                 {
@@ -428,6 +428,104 @@ pub fn inline_shared(schema: &Value) -> Cow<'_, Value> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Most nested expansions [`inline_shared`] performs on one path.
+const MAX_EXPANSIONS: usize = 256;
+
+/// [`inline_shared`] without building the inlined schema: which root
+/// `$defs` entries a `$ref` stands for (to be read in its place), and
+/// which entries the inlined schema keeps. A consumer that reads only part
+/// of a schema (the TypeScript declarations read four levels) follows
+/// references through it instead of copying every definition into place.
+#[derive(Debug)]
+pub struct SharedView<'a> {
+    expandable: HashMap<&'a str, &'a Value>,
+    /// The root `$defs` entries the inlined schema keeps, in order.
+    pub kept: Vec<(&'a str, &'a Value)>,
+}
+
+impl<'a> SharedView<'a> {
+    /// A view that expands nothing (a schema read as it is).
+    pub fn none() -> Self {
+        SharedView {
+            expandable: HashMap::default(),
+            kept: Vec::new(),
+        }
+    }
+
+    /// The view of `schema`; `None` when a path nests expansions so deep
+    /// that [`inline_shared`] stops expanding (read that one inlined).
+    pub fn new(schema: &'a Value) -> Option<Self> {
+        let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
+            return Some(SharedView {
+                expandable: HashMap::default(),
+                kept: Vec::new(),
+            });
+        };
+        let recursive = recursive_defs(defs);
+        let expandable: HashMap<&str, &Value> = defs
+            .iter()
+            .filter(|(k, _)| !recursive.contains(*k))
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        let mut view = SharedView {
+            expandable,
+            kept: Vec::new(),
+        };
+        if view.expandable.is_empty() {
+            // Nothing expands: the schema is read as it is, `$defs` whole.
+            view.kept = defs.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            return Some(view);
+        }
+        let mut still: HashSet<&str> = HashSet::default();
+        view.refs_after_expansion(schema, 0, &mut still)?;
+        view.kept = defs
+            .iter()
+            .filter(|(k, _)| recursive.contains(*k) || still.contains(k.as_str()))
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        Some(view)
+    }
+
+    /// The definition a `$ref`-only object at `expansions` nested
+    /// expansions stands for, as [`inline_shared`] replaces it.
+    pub fn expansion(&self, v: &Map<String, Value>, expansions: usize) -> Option<&'a Value> {
+        if expansions < MAX_EXPANSIONS && v.len() == 1 {
+            def_ref(v).and_then(|n| self.expandable.get(n).copied())
+        } else {
+            None
+        }
+    }
+
+    /// Adds the `$defs` names referenced in `v` once expanded to `out`;
+    /// `None` past [`MAX_EXPANSIONS`].
+    fn refs_after_expansion(
+        &self,
+        v: &'a Value,
+        expansions: usize,
+        out: &mut HashSet<&'a str>,
+    ) -> Option<()> {
+        match v {
+            Value::Object(m) => {
+                if let Some(body) = self.expansion(m, expansions) {
+                    return self.refs_after_expansion(body, expansions + 1, out);
+                }
+                if expansions + 1 >= MAX_EXPANSIONS && def_ref(m).is_some() {
+                    return None;
+                }
+                if let Some(name) = def_ref(m) {
+                    out.insert(name);
+                }
+                m.values()
+                    .try_for_each(|c| self.refs_after_expansion(c, expansions, out))
+            }
+            Value::Array(items) => items
+                .iter()
+                .try_for_each(|c| self.refs_after_expansion(c, expansions, out)),
+            _ => Some(()),
+        }
+    }
 }
 
 #[cfg(test)]
