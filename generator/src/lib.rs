@@ -94,10 +94,21 @@ pub fn generate_into(
     };
     let policy = policy::Policy::new(config.policy);
     let note = emit::generated_note(config);
-    // One stage after the other (each is parallel inside where it pays).
-    let catalogue = build::build_catalogue_with(&doc, config, &cycles)?;
-    if config.options.resolved_spec {
-        let bytes = resolved::write_document(&doc, &cycles, &limits, &policy, &note)?;
+    // The resolved spec is written on one thread while the catalogue is
+    // built on the others (the writer is sequential; the build is parallel
+    // per operation). A build error wins, as when they ran in turn.
+    let (catalogue, resolved) = rayon::join(
+        || build::build_catalogue_with(&doc, config, &cycles),
+        || {
+            config
+                .options
+                .resolved_spec
+                .then(|| resolved::write_document(&doc, &cycles, &limits, &policy, &note))
+                .transpose()
+        },
+    );
+    let catalogue = catalogue?;
+    if let Some(bytes) = resolved? {
         sink(OutputFile {
             path: "artifacts/spec.json".into(),
             contents: bytes,
