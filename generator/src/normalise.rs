@@ -135,7 +135,7 @@ fn split_ref_siblings(map: &mut Map<String, Value>) {
     }
     map.insert(
         "allOf".into(),
-        json!([Value::Object(reference), Value::Object(constraints)]),
+        Value::Array(vec![Value::Object(reference), Value::Object(constraints)]),
     );
 }
 

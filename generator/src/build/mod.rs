@@ -125,8 +125,7 @@ impl<'a> Ctx<'a> {
     /// The output schema (and envelope) a converted success schema gives:
     /// the policy's unwrapping, then sharing of repeated subschemas.
     pub fn output(&self, success: Value) -> Output {
-        let (envelope, mut schema) = self.policy.output(Some(&success));
-        drop(success);
+        let (envelope, mut schema) = self.policy.output(Some(success));
         if self.profile != SchemaProfile::Strict
             && self.share_subschemas
             && let Some(output) = schema.as_mut()
@@ -401,7 +400,11 @@ fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> 
     };
     let routes = params::routes(op.path, &params, merged.as_ref());
     let defs = input.into_defs();
-    let mut input_schema = json!({"type": "object", "properties": Value::Object(args.properties)});
+    // Built by hand: `json!` would re-serialise the properties (a deep copy).
+    let mut input_schema = Value::Object(Map::from_iter([
+        ("type".to_string(), Value::String("object".into())),
+        ("properties".to_string(), Value::Object(args.properties)),
+    ]));
     if !args.required.is_empty() {
         input_schema["required"] = json!(args.required);
     }

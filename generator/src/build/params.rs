@@ -162,7 +162,10 @@ fn param_schema(input: &mut SchemaConverter<'_>, p: &RawParam<'_>) -> Result<Val
         if let Value::Object(m) = &mut converted {
             m.insert("description".into(), Value::String(desc.trim().to_string()));
         } else {
-            converted = json!({"allOf": [converted], "description": desc.trim()});
+            let mut m = Map::new();
+            m.insert("allOf".into(), Value::Array(vec![converted]));
+            m.insert("description".into(), Value::String(desc.trim().to_string()));
+            converted = Value::Object(m);
         }
     }
     if p.node.get("deprecated").and_then(Value::as_bool) == Some(true)

@@ -122,7 +122,10 @@ fn convert(ctx: &Ctx<'_>, source: &Value, pointer: &str) -> Result<Value> {
         if let Value::Object(m) = &mut converted {
             m.insert("$defs".into(), Value::Object(defs));
         } else {
-            converted = serde_json::json!({"allOf": [converted], "$defs": defs});
+            let mut m = serde_json::Map::new();
+            m.insert("allOf".into(), Value::Array(vec![converted]));
+            m.insert("$defs".into(), Value::Object(defs));
+            converted = Value::Object(m);
         }
     }
     Ok(converted)

@@ -83,7 +83,7 @@ impl ApiPolicy for Cloudflare {
         is_account_param(name) || name == SCOPE_ID_ARG
     }
 
-    fn output(&self, success: Option<&Value>) -> (Envelope, Option<Value>) {
+    fn output(&self, success: Option<Value>) -> (Envelope, Option<Value>) {
         output(success)
     }
 
@@ -390,18 +390,19 @@ fn envelope_properties<'a>(schema: &'a Value, into: &mut Vec<(&'a str, &'a Value
 }
 
 /// Output of an enveloped success body: `{result, result_info?}`.
-pub fn output(success: Option<&Value>) -> (Envelope, Option<Value>) {
+pub fn output(success: Option<Value>) -> (Envelope, Option<Value>) {
     let Some(schema) = success else {
         return (Envelope::None, None);
     };
     let mut props = Vec::new();
-    envelope_properties(schema, &mut props, 0);
+    envelope_properties(&schema, &mut props, 0);
     let get = |key: &str| props.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
     let is_envelope = ["success", "errors", "messages"]
         .iter()
         .all(|k| get(k).is_some());
     if !is_envelope {
-        return super::generic::output(success);
+        drop(props);
+        return super::generic::output(Some(schema));
     }
     let mut out = Map::new();
     out.insert(
@@ -412,7 +413,11 @@ pub fn output(success: Option<&Value>) -> (Envelope, Option<Value>) {
     if let Some(info) = get("result_info") {
         out.insert("result_info".into(), info.clone());
     }
-    let mut schema_out = json!({"type": "object", "properties": out});
+    // By hand: `json!` would re-serialise `out` (a deep copy).
+    let mut schema_out = Value::Object(Map::from_iter([
+        ("type".to_string(), Value::String("object".into())),
+        ("properties".to_string(), Value::Object(out)),
+    ]));
     if let Some(defs) = schema.get("$defs") {
         schema_out["$defs"] = defs.clone();
     }
@@ -517,7 +522,7 @@ mod tests {
                        {"properties": {"result_info": {"type": "object"}}}]},
             {"properties": {"result": {"type": "array"}}}
         ]});
-        let (env, out) = output(Some(&schema));
+        let (env, out) = output(Some(schema.clone()));
         assert_eq!(env, Envelope::Cloudflare { list: true });
         let out = out.unwrap();
         assert_eq!(out["properties"]["result"]["type"], "array");

@@ -2,7 +2,7 @@
 //! permissions, bare bodies, the generic runtime profile. These are the
 //! defaults of [`ApiPolicy`]; [`Generic`] overrides nothing.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 
 use super::versions::strip_versions;
 use super::{ApiPolicy, OpRef};
@@ -173,12 +173,19 @@ fn fallback_candidates(op: &OpRef<'_>, key: &str) -> Vec<String> {
 
 /// The success body is the output when it is an object; other shapes are
 /// wrapped as `{result}` by the runtime.
-pub fn output(success: Option<&Value>) -> (Envelope, Option<Value>) {
+pub fn output(success: Option<Value>) -> (Envelope, Option<Value>) {
     match success {
-        Some(schema) if is_object_schema(schema) => (Envelope::None, Some(schema.clone())),
+        Some(schema) if is_object_schema(&schema) => (Envelope::None, Some(schema)),
         Some(schema) => (
             Envelope::Wrapped,
-            Some(json!({"type": "object", "properties": {"result": schema}})),
+            // By hand: `json!` would re-serialise `schema` (a deep copy).
+            Some(Value::Object(Map::from_iter([
+                ("type".to_string(), Value::String("object".into())),
+                (
+                    "properties".to_string(),
+                    Value::Object(Map::from_iter([("result".to_string(), schema)])),
+                ),
+            ]))),
         ),
         None => (Envelope::None, None),
     }

@@ -105,7 +105,7 @@ pub trait ApiPolicy: Sync + std::fmt::Debug {
 
     /// Detects the success envelope of a converted success schema and
     /// returns the envelope kind plus the tool's output schema.
-    fn output(&self, success: Option<&Value>) -> (Envelope, Option<Value>) {
+    fn output(&self, success: Option<Value>) -> (Envelope, Option<Value>) {
         generic::output(success)
     }
 

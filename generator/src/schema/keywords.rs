@@ -363,9 +363,10 @@ pub(super) fn apply_nullable(out: &mut Value) {
                 map.insert((*key).to_string(), v);
             }
         }
+        // Built by hand: `json!` would re-serialise `inner` (a deep copy).
         map.insert(
             "anyOf".into(),
-            json!([Value::Object(inner), {"type": "null"}]),
+            Value::Array(vec![Value::Object(inner), json!({"type": "null"})]),
         );
         return;
     }

@@ -1,7 +1,7 @@
 //! Reading a converted schema as one object: the properties a tool input
 //! can flatten.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// Deepest `allOf` nesting [`object_shape`] looks through.
 const MAX_ALLOF_DEPTH: usize = 64;
@@ -94,7 +94,10 @@ fn add_property(properties: &mut Map<String, Value>, name: &str, schema: &Value)
                 }
             } else {
                 let first = existing.take();
-                *existing = json!({ "allOf": [first, schema] });
+                // By hand: `json!` would re-serialise both (deep copies).
+                let mut all = Map::new();
+                all.insert("allOf".into(), Value::Array(vec![first, schema.clone()]));
+                *existing = Value::Object(all);
             }
         }
     }
@@ -103,6 +106,7 @@ fn add_property(properties: &mut Map<String, Value>, name: &str, schema: &Value)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn plain_objects() {
