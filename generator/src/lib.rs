@@ -84,7 +84,7 @@ pub fn generate_into(
     config: &ForgeConfig,
     layout: &CrateLayout,
     skills: &skills::SkillSet,
-    sink: &mut dyn FnMut(OutputFile),
+    sink: &mut (dyn FnMut(OutputFile) + Send),
 ) -> Result<ir::Catalogue> {
     let doc = load::load(spec, spec_file)?;
     let cycles = schema::Cycles::compute(&doc);

@@ -14,10 +14,10 @@ use serde_json::{Value, json};
 
 use crate::config::ForgeConfig;
 use crate::error::Result;
-use crate::ir::{Catalogue, Product};
+use crate::ir::Catalogue;
 use crate::naming::module_ident;
 
-/// Product modules formatted in parallel before they are handed over.
+/// Finished large files waiting to be handed over, at most.
 const MODULE_BATCH: usize = 8;
 
 /// One output file, relative to the output directory.
@@ -140,7 +140,7 @@ pub fn emit_into(
     config: &ForgeConfig,
     layout: &CrateLayout,
     skills: &crate::skills::SkillSet,
-    sink: &mut dyn FnMut(OutputFile),
+    sink: &mut (dyn FnMut(OutputFile) + Send),
 ) -> Result<()> {
     let generated = generated_note(config);
     let header = format!(
@@ -154,33 +154,55 @@ pub fn emit_into(
             contents,
         })
     };
-    let mut table = interned::SchemaTable::build(cat)?;
-    add(
-        "artifacts/tools.json",
-        artifacts::tools_json(cat, &table, &generated)?,
-    );
+    let table = interned::SchemaTable::build(cat)?;
     let has_schemas = !table.texts.is_empty();
-    if has_schemas {
-        add("src/schemas.rs", table.render(&header).into_bytes());
-        table.texts.clear();
-        table.lists.clear();
-    }
-    // Product modules are independent: format them on every core, a few
-    // at a time so finished ones are handed over (and freed) early.
-    let products: Vec<(usize, &Product)> = cat.products.iter().enumerate().collect();
-    for chunk in products.chunks(MODULE_BATCH) {
-        let modules = chunk
-            .par_iter()
-            .map(|&(i, p)| {
-                let interned = table.tools.get(i).map(Vec::as_slice);
-                rust::product_module(p, interned, &header)
-                    .map(|text| (format!("src/{}.rs", module_ident(&p.name)), text))
+    // Every large file is made on the rayon pool (which the calling thread
+    // may belong to, as the CLI's does) while a writer thread hands
+    // finished ones to the sink (which does I/O): no core waits for a
+    // write or for the largest file of a batch. The channel bounds how
+    // many finished files wait in memory.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(String, Vec<u8>)>(MODULE_BATCH);
+    let made: Result<()> = std::thread::scope(|scope| {
+        let add = &mut add;
+        scope.spawn(move || {
+            for (path, contents) in rx {
+                add(&path, contents);
+            }
+        });
+        let (table, header, generated) = (&table, &header, &generated);
+        let jobs = cat.products.len() + 2;
+        // One file per task: neighbouring products are often the large
+        // ones (Graph's `groups_*`), and a task is never split later.
+        (0..jobs)
+            .into_par_iter()
+            .with_max_len(1)
+            .try_for_each_with(tx, |tx, job| {
+                let file = match job.checked_sub(2) {
+                    None if job == 0 => (
+                        "artifacts/tools.json".to_string(),
+                        artifacts::tools_json(cat, table, generated)?,
+                    ),
+                    None if has_schemas => (
+                        "src/schemas.rs".to_string(),
+                        table.render(header).into_bytes(),
+                    ),
+                    None => return Ok(()),
+                    Some(i) => {
+                        let p = &cat.products[i];
+                        let interned = table.tools.get(i).map(Vec::as_slice);
+                        let text = rust::product_module(p, interned, header)?;
+                        (
+                            format!("src/{}.rs", module_ident(&p.name)),
+                            text.into_bytes(),
+                        )
+                    }
+                };
+                // The writer only stops when every sender is gone.
+                let _ = tx.send(file);
+                Ok(())
             })
-            .collect::<Result<Vec<_>>>()?;
-        for (path, text) in modules {
-            add(&path, text.into_bytes());
-        }
-    }
+    });
+    made?;
     drop(table);
     add("Cargo.toml", cargo_toml(config, layout).into_bytes());
     add(

@@ -187,7 +187,7 @@ fn spinner(msg: &str) -> ProgressBar {
 fn run_pipeline(
     common: &Common,
     out: Option<&Path>,
-    sink: &mut dyn FnMut(&Path, OutputFile),
+    sink: &mut (dyn FnMut(&Path, OutputFile) + Send),
 ) -> Result<(Loaded, PathBuf, Catalogue, f64)> {
     let mut loaded = load_config(&common.config)?;
     if let Some(p) = common.policy {
