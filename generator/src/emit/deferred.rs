@@ -17,6 +17,9 @@ const MARK: &str = "__toolforge_text_";
 #[derive(Debug, Default)]
 pub struct Deferred {
     texts: Vec<String>,
+    /// Number of the first placeholder (a part of a module numbers its
+    /// placeholders as the whole module would).
+    first: usize,
 }
 
 /// `text` as a Rust raw string literal with as few `#` as needed. JSON
@@ -46,11 +49,37 @@ pub fn raw_literal(text: &str) -> String {
 }
 
 impl Deferred {
+    /// Placeholders numbered from `first`.
+    pub fn starting_at(first: usize) -> Self {
+        Deferred {
+            texts: Vec::new(),
+            first,
+        }
+    }
+
     /// A placeholder identifier standing for `text` as a string literal.
     pub fn text(&mut self, text: String) -> Ident {
-        let id = Ident::new(&format!("{MARK}{}", self.texts.len()), Span::call_site());
+        let id = Ident::new(
+            &Self::placeholder(self.first + self.texts.len()),
+            Span::call_site(),
+        );
         self.texts.push(text);
         id
+    }
+
+    /// The placeholder identifier of number `n`.
+    pub fn placeholder(n: usize) -> String {
+        format!("{MARK}{n}")
+    }
+
+    /// Texts given so far.
+    pub fn len(&self) -> usize {
+        self.texts.len()
+    }
+
+    /// Whether no text was given.
+    pub fn is_empty(&self) -> bool {
+        self.texts.is_empty()
     }
 
     /// Replaces every placeholder found in code (outside string literals
@@ -79,6 +108,7 @@ impl Deferred {
                         .take_while(|b| b.is_ascii_digit())
                         .count();
                     let n: usize = formatted[start..start + digits].parse().ok()?;
+                    let n = n.checked_sub(self.first)?;
                     let text = self.texts.get(n)?;
                     out.push_str(&formatted[copied..i]);
                     out.push_str(&raw_literal(text));

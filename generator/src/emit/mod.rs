@@ -4,9 +4,11 @@ pub mod artifacts;
 pub mod credentials;
 pub mod deferred;
 pub mod interned;
+pub mod layout;
 pub mod readme;
 pub mod rust;
 pub mod split;
+pub mod tool_doc;
 pub mod typescript;
 
 use rayon::prelude::*;

@@ -299,7 +299,7 @@ fn tool_tokens(
     })
 }
 
-fn one_line(s: &str) -> String {
+pub(super) fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -319,15 +319,62 @@ pub fn product_module(
     interned: Option<&[ToolSchemas]>,
     header: &str,
 ) -> Result<String> {
-    let mut items = Vec::with_capacity(product.tools.len());
+    let file = format!("src/{}.rs", module_ident(&product.name));
+    let mut out = format_file(module_head(product), &file, header)?;
+    let mut next = 0;
+    for (i, t) in product.tools.iter().enumerate() {
+        let schemas = interned.and_then(|s| s.get(i));
+        let first = next;
+        if let Some(text) = super::tool_doc::tool_text(t, schemas, &mut next)? {
+            out.push_str(&text);
+            continue;
+        }
+        // Not predictable: `prettyplease` lays this tool out, placeholders
+        // numbered as in the whole module.
+        let mut deferred = Deferred::starting_at(first);
+        let tokens = tool_tokens(t, schemas, &mut deferred)?;
+        next = first + deferred.len();
+        let text = format_items(tokens, &file)?;
+        let text = deferred
+            .substitute(&text)
+            .ok_or_else(|| GenerateError::Emit {
+                file: file.clone(),
+                message: "a deferred schema literal was lost in formatting".into(),
+            })?;
+        out.push_str(&text);
+    }
+    Ok(out)
+}
+
+/// [`product_module`] laid out entirely by `prettyplease`: the reference
+/// the direct layout of tool statics is checked against.
+#[doc(hidden)]
+pub fn product_module_reference(
+    product: &Product,
+    interned: Option<&[ToolSchemas]>,
+    header: &str,
+) -> Result<String> {
+    let mut tokens = module_head(product);
     let mut deferred = Deferred::default();
     for (i, t) in product.tools.iter().enumerate() {
-        items.push(tool_tokens(
+        tokens.extend(tool_tokens(
             t,
             interned.and_then(|s| s.get(i)),
             &mut deferred,
         )?);
     }
+    let file = format!("src/{}.rs", module_ident(&product.name));
+    let formatted = format_file(tokens, &file, header)?;
+    deferred
+        .substitute(&formatted)
+        .ok_or_else(|| GenerateError::Emit {
+            file,
+            message: "a deferred schema literal was lost in formatting".into(),
+        })
+}
+
+/// A product module's items before its tools: its doc, `use`s and `TOOLS`.
+fn module_head(product: &Product) -> TokenStream {
     let statics = product.tools.iter().map(|t| ident(&static_ident(&t.name)));
     let doc = format!(" Tools of the `{}` product.", product.name);
     let count = product.tools.len();
@@ -350,7 +397,7 @@ pub fn product_module(
     } else {
         quote!()
     };
-    let tokens = quote! {
+    quote! {
         #![doc = #doc]
         use toolforge_runtime::catalogue::{
             Annotations, #body_use Envelope, Method, #param_use #resp_use Route, ToolDef,
@@ -359,17 +406,16 @@ pub fn product_module(
 
         #[doc = #tools_doc]
         pub const TOOLS: &[&ToolDef] = &[#(&#statics),*];
+    }
+}
 
-        #(#items)*
-    };
-    let file = format!("src/{}.rs", module_ident(&product.name));
-    let formatted = format_file(tokens, &file, header)?;
-    deferred
-        .substitute(&formatted)
-        .ok_or_else(|| GenerateError::Emit {
-            file,
-            message: "a deferred schema literal was lost in formatting".into(),
-        })
+/// Items formatted by `prettyplease`, as they appear inside a file.
+fn format_items(tokens: TokenStream, file: &str) -> Result<String> {
+    let parsed: syn::File = syn::parse2(tokens).map_err(|e| GenerateError::Emit {
+        file: file.to_string(),
+        message: e.to_string(),
+    })?;
+    Ok(prettyplease::unparse(&parsed))
 }
 
 fn opt_lit(s: Option<&str>) -> TokenStream {

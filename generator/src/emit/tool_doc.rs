@@ -1,0 +1,355 @@
+//! A tool's static as a [`Doc`], written without `prettyplease` when its
+//! layout is predictable (see [`super::layout`]). Mirrors
+//! `rust::tool_tokens`, which the tests compare it against.
+
+use proc_macro2::Literal;
+
+use super::deferred::{Deferred, raw_literal};
+use super::interned::{SchemaRef, ToolSchemas};
+use super::layout::{Doc, tool_items};
+use crate::error::{GenerateError, Result};
+use crate::ir::{BodyArgs, BodyKind, Envelope, HttpMethod, Location, Style, Tool};
+use crate::naming::{module_ident, static_ident};
+
+fn json_text(v: &serde_json::Value) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| GenerateError::Emit {
+        file: "schema".into(),
+        message: e.to_string(),
+    })
+}
+
+fn atom(s: impl Into<String>) -> Doc {
+    Doc::Atom(s.into())
+}
+
+fn boolean(b: bool) -> Doc {
+    atom(if b { "true" } else { "false" })
+}
+
+fn strings<'a>(items: impl IntoIterator<Item = &'a String>) -> Doc {
+    Doc::Slice(items.into_iter().map(|s| Doc::str(s)).collect())
+}
+
+/// Deferred schema literals, numbered as `rust::tool_tokens` numbers them.
+struct Texts<'a> {
+    next: &'a mut usize,
+}
+
+impl Texts<'_> {
+    /// The raw literal of `text`, laid out as its placeholder.
+    fn deferred(&mut self, text: &str) -> Doc {
+        let width = Deferred::placeholder(*self.next).len();
+        *self.next += 1;
+        Doc::Deferred {
+            text: raw_literal(text),
+            width,
+        }
+    }
+}
+
+fn interned(r: &SchemaRef) -> (Doc, Doc) {
+    let defs = match &r.defs {
+        Some(list) => atom(format!("crate::schemas::{list}")),
+        None => Doc::Slice(Vec::new()),
+    };
+    (Doc::some(atom(format!("crate::schemas::{}", r.root))), defs)
+}
+
+fn method(m: HttpMethod) -> &'static str {
+    match m {
+        HttpMethod::Get => "Method::Get",
+        HttpMethod::Put => "Method::Put",
+        HttpMethod::Post => "Method::Post",
+        HttpMethod::Delete => "Method::Delete",
+        HttpMethod::Options => "Method::Options",
+        HttpMethod::Head => "Method::Head",
+        HttpMethod::Patch => "Method::Patch",
+        HttpMethod::Trace => "Method::Trace",
+    }
+}
+
+fn location(l: Location) -> &'static str {
+    match l {
+        Location::Path => "ParamLocation::Path",
+        Location::Query => "ParamLocation::Query",
+        Location::Header => "ParamLocation::Header",
+        Location::Cookie => "ParamLocation::Cookie",
+    }
+}
+
+fn style(s: Style) -> &'static str {
+    match s {
+        Style::Simple => "ParamStyle::Simple",
+        Style::Label => "ParamStyle::Label",
+        Style::Matrix => "ParamStyle::Matrix",
+        Style::Form => "ParamStyle::Form",
+        Style::SpaceDelimited => "ParamStyle::SpaceDelimited",
+        Style::PipeDelimited => "ParamStyle::PipeDelimited",
+        Style::DeepObject => "ParamStyle::DeepObject",
+    }
+}
+
+fn body(tool: &Tool) -> Doc {
+    let Some(b) = &tool.body else {
+        return atom("None");
+    };
+    let kind = match b.kind {
+        BodyKind::Json => "BodyKind::Json",
+        BodyKind::Form => "BodyKind::Form",
+        BodyKind::Multipart => "BodyKind::Multipart",
+        BodyKind::Raw => "BodyKind::Raw",
+    };
+    let args = match &b.args {
+        BodyArgs::Fields(pairs) => Doc::Call(
+            "BodyArgs::Fields",
+            vec![Doc::Slice(
+                pairs
+                    .iter()
+                    .map(|(a, p)| Doc::Tuple(vec![Doc::str(a), Doc::str(p)]))
+                    .collect(),
+            )],
+        ),
+        BodyArgs::Whole(arg) => Doc::Call("BodyArgs::Whole", vec![Doc::str(arg)]),
+    };
+    Doc::some(Doc::Struct(
+        "BodyDef",
+        vec![
+            ("content_type", Doc::str(&b.content_type)),
+            ("kind", atom(kind)),
+            ("required", boolean(b.required)),
+            ("args", args),
+            ("file_fields", strings(&b.file_fields)),
+            (
+                "min_fields",
+                atom(Literal::u32_suffixed(b.min_fields).to_string()),
+            ),
+        ],
+    ))
+}
+
+/// The fields of the tool's `ToolDef`, in `rust::tool_tokens`' order.
+fn fields(
+    tool: &Tool,
+    schemas: Option<&ToolSchemas>,
+    texts: &mut Texts<'_>,
+) -> Result<Vec<(&'static str, Doc)>> {
+    let input_schema = texts.deferred(&json_text(&tool.input_schema)?);
+    let (output_schema, output_defs) =
+        match (&tool.output_schema, schemas.and_then(|i| i.output.as_ref())) {
+            (Some(_), Some(r)) => interned(r),
+            (Some(s), None) => (
+                Doc::some(texts.deferred(&json_text(s)?)),
+                Doc::Slice(Vec::new()),
+            ),
+            (None, _) => (atom("None"), Doc::Slice(Vec::new())),
+        };
+    let a = tool.annotations;
+    let annotations = Doc::Struct(
+        "Annotations",
+        vec![
+            ("read_only", boolean(a.read_only_hint)),
+            ("destructive", boolean(a.destructive_hint)),
+            ("idempotent", boolean(a.idempotent_hint)),
+            ("open_world", boolean(a.open_world_hint)),
+        ],
+    );
+    let routes = tool
+        .routes
+        .iter()
+        .map(|r| {
+            let when = match &r.when {
+                Some((arg, value)) => Doc::some(Doc::Tuple(vec![Doc::str(arg), Doc::str(value)])),
+                None => atom("None"),
+            };
+            Doc::Struct(
+                "Route",
+                vec![("when", when), ("template", Doc::str(&r.template))],
+            )
+        })
+        .collect();
+    let params = tool
+        .params
+        .iter()
+        .map(|p| {
+            Doc::Struct(
+                "ParamDef",
+                vec![
+                    ("arg", Doc::str(&p.arg)),
+                    ("name", Doc::str(&p.name)),
+                    ("location", atom(location(p.location))),
+                    ("style", atom(style(p.style))),
+                    ("explode", boolean(p.explode)),
+                    ("required", boolean(p.required)),
+                    ("allow_reserved", boolean(p.allow_reserved)),
+                ],
+            )
+        })
+        .collect();
+    let mut responses = Vec::with_capacity(tool.responses.len());
+    for (i, r) in tool.responses.iter().enumerate() {
+        let name = schemas
+            .and_then(|t| t.responses.get(i))
+            .and_then(Option::as_ref);
+        let (schema, defs) = match (&r.schema, name) {
+            (Some(_), Some(r)) => interned(r),
+            (Some(s), None) => (
+                Doc::some(texts.deferred(s.as_str())),
+                Doc::Slice(Vec::new()),
+            ),
+            (None, _) => (atom("None"), Doc::Slice(Vec::new())),
+        };
+        let content_type = match &r.content_type {
+            Some(ct) => Doc::some(Doc::str(ct)),
+            None => atom("None"),
+        };
+        responses.push(Doc::Struct(
+            "ResponseDef",
+            vec![
+                ("status", Doc::str(&r.status)),
+                ("content_type", content_type),
+                ("schema", schema),
+                ("schema_defs", defs),
+            ],
+        ));
+    }
+    let envelope = match tool.envelope {
+        Envelope::None => atom("Envelope::None"),
+        Envelope::Wrapped => atom("Envelope::Wrapped"),
+        Envelope::Cloudflare { list } => {
+            Doc::Struct("Envelope::Result", vec![("list", boolean(list))])
+        }
+    };
+    let security = Doc::Slice(
+        tool.security
+            .iter()
+            .map(|alt| {
+                Doc::Slice(
+                    alt.iter()
+                        .map(|i| atom(Literal::u16_unsuffixed(*i).to_string()))
+                        .collect(),
+                )
+            })
+            .collect(),
+    );
+    let output_declaration = schemas.and_then(|i| i.output_declaration.as_deref());
+    let ts = super::typescript::tool_declaration_with(tool, output_declaration);
+    Ok(vec![
+        ("name", Doc::str(&tool.name)),
+        ("operation_id", Doc::str(&tool.operation_id)),
+        ("product", Doc::str(&tool.product)),
+        ("title", Doc::str(&tool.title)),
+        ("description", Doc::str(&tool.description)),
+        ("input_schema", input_schema),
+        ("output_schema", output_schema),
+        ("output_defs", output_defs),
+        ("annotations", annotations),
+        ("permissions", strings(&tool.permissions)),
+        ("method", atom(method(tool.method))),
+        ("routes", Doc::Slice(routes)),
+        ("params", Doc::Slice(params)),
+        ("body", body(tool)),
+        ("responses", Doc::Slice(responses)),
+        ("envelope", envelope),
+        ("deprecated", boolean(tool.deprecated)),
+        ("security", security),
+        ("ts_declaration", Doc::str(&ts)),
+    ])
+}
+
+/// The tool's items (its static and request builder) as `prettyplease`
+/// writes them, with schema literals in place; `Ok(None)` when the layout
+/// is not predictable. `next` numbers the schema placeholders the module
+/// would have used, and advances past this tool's.
+pub fn tool_text(
+    tool: &Tool,
+    schemas: Option<&ToolSchemas>,
+    next: &mut usize,
+) -> Result<Option<String>> {
+    let fields = fields(tool, schemas, &mut Texts { next })?;
+    let static_doc = format!(
+        " `{} {}`: {}",
+        tool.method.upper(),
+        tool.path,
+        super::rust::one_line(&tool.title)
+    );
+    let static_name = static_ident(&tool.name);
+    let fn_doc =
+        format!(" Builds the upstream request of [`{static_name}`] from validated arguments.");
+    Ok(tool_items(
+        &static_doc,
+        &static_name,
+        &fields,
+        &fn_doc,
+        &module_ident(&tool.name),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{ForgeConfig, PolicyKind};
+    use crate::emit::interned::SchemaTable;
+    use crate::emit::rust::{product_module, product_module_reference};
+
+    /// Every module of `spec` as written, against `prettyplease`'s layout.
+    fn same_as_prettyplease(spec: &[u8], file: &str, policy: PolicyKind) {
+        let doc = crate::load::load(spec, file).unwrap();
+        let mut config = ForgeConfig::generic("t", std::path::Path::new(file), "0");
+        config.policy = policy;
+        let cat = crate::build::build_catalogue(&doc, &config).unwrap();
+        let table = SchemaTable::build(&cat).unwrap();
+        assert!(!cat.products.is_empty());
+        for (i, p) in cat.products.iter().enumerate() {
+            for interned in [table.tools.get(i).map(Vec::as_slice), None] {
+                let direct = product_module(p, interned, "// h").unwrap();
+                let reference = product_module_reference(p, interned, "// h").unwrap();
+                assert_eq!(direct, reference, "{file}: {}", p.name);
+            }
+        }
+    }
+
+    #[test]
+    fn fixture_modules_are_laid_out_as_prettyplease_does() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs");
+        let cloudflare = std::fs::read(root.join("cloudflare-sample.yaml")).unwrap();
+        same_as_prettyplease(
+            &cloudflare,
+            "cloudflare-sample.yaml",
+            PolicyKind::Cloudflare,
+        );
+        let larder = std::fs::read(root.join("larder.yaml")).unwrap();
+        same_as_prettyplease(&larder, "larder.yaml", PolicyKind::Generic);
+    }
+
+    #[test]
+    fn layout_edges_are_laid_out_as_prettyplease_does() {
+        // Names and fields around the margin, non-ASCII text, an empty
+        // summary, a doc starting with `/`, many and long body fields.
+        let mut paths = serde_json::Map::new();
+        for n in [1usize, 20, 40, 48, 52, 56, 60, 64, 70, 90] {
+            let field = "f".repeat(n);
+            let op = serde_json::json!({"post": {
+                "operationId": format!("op_{}", "x".repeat(n)),
+                "summary": if n % 3 == 0 { String::new() } else { format!("Größe {n} — ünïcode") },
+                "parameters": [{"name": format!("p{}", "q".repeat(n)), "in": "query",
+                    "schema": {"type": "string"}}],
+                "requestBody": {"content": {"application/json": {"schema": {
+                    "type": "object", "properties": {
+                        field.clone(): {"type": "string"},
+                        format!("{field}2"): {"type": "string"},
+                        "ß": {"type": "string"}}}}}},
+                "responses": {"200": {"description": "ok", "content": {
+                    format!("application/{}+json", "v".repeat(n)): {"schema": {"type": "object"}}}}},
+                "x-api-token-group": [format!("Group {}", "g".repeat(n)), "Other"]}});
+            paths.insert(format!("/{}/{{id}}", "p".repeat(n)), op);
+        }
+        paths.insert(
+            "/".into(),
+            serde_json::json!({"get": {"summary": "/ root", "responses": {"204": {"description": "no"}}}}),
+        );
+        let spec = serde_json::json!({"openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+            "paths": paths});
+        let bytes = serde_json::to_vec(&spec).unwrap();
+        same_as_prettyplease(&bytes, "edges.json", PolicyKind::Generic);
+        same_as_prettyplease(&bytes, "edges.json", PolicyKind::Cloudflare);
+    }
+}
