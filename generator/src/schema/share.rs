@@ -30,17 +30,34 @@ pub const MIN_SHARED_BYTES: usize = 128;
 /// Longest `$defs` name derived from a title or property name.
 const MAX_NAME_CHARS: usize = 48;
 
-/// One step of a path from the root to a subschema.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Seg {
+/// One step of a path from the root to a subschema (borrowing the key:
+/// the scan records a path for every sizeable subschema).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// A [`Seg`] that outlives the borrow of the schema (to replace it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum OwnedSeg {
     Key(String),
     Index(usize),
 }
 
+fn owned(path: &[Seg<'_>]) -> Vec<OwnedSeg> {
+    path.iter()
+        .map(|s| match s {
+            Seg::Key(k) => OwnedSeg::Key((*k).to_string()),
+            Seg::Index(i) => OwnedSeg::Index(*i),
+        })
+        .collect()
+}
+
 /// A subschema that may be replaced by a `$ref`.
 #[derive(Debug)]
-struct Candidate {
-    path: Vec<Seg>,
+struct Candidate<'a> {
+    path: Vec<Seg<'a>>,
     size: usize,
     hash: u64,
     /// Position in document order (for a stable choice among equals).
@@ -100,15 +117,15 @@ impl Kind {
 
 /// Walks a schema, computing each node's encoded size and a structural
 /// hash bottom-up (one pass), and collects the replaceable subschemas.
-struct Scan {
-    candidates: Vec<Candidate>,
-    path: Vec<Seg>,
+struct Scan<'a> {
+    candidates: Vec<Candidate<'a>>,
+    path: Vec<Seg<'a>>,
 }
 
-impl Scan {
+impl<'a> Scan<'a> {
     /// `(hash, encoded size)` of `v`, recording it as a candidate when it is
     /// a replaceable subschema worth sharing.
-    fn visit(&mut self, v: &Value, kind: Kind) -> (u64, usize) {
+    fn visit(&mut self, v: &'a Value, kind: Kind) -> (u64, usize) {
         let mut h = FxHasher::default();
         let size = match v {
             Value::Object(map) => {
@@ -116,7 +133,7 @@ impl Scan {
                 let mut size = 2 + map.len().saturating_sub(1);
                 for (k, child) in map {
                     k.hash(&mut h);
-                    self.path.push(Seg::Key(k.clone()));
+                    self.path.push(Seg::Key(k));
                     let (ch, cs) = self.visit(child, kind.of_member(k, child));
                     self.path.pop();
                     ch.hash(&mut h);
@@ -163,35 +180,42 @@ impl Scan {
     }
 }
 
-fn node<'v>(root: &'v Value, path: &[Seg]) -> Option<&'v Value> {
+fn node<'v>(root: &'v Value, path: &[Seg<'_>]) -> Option<&'v Value> {
     path.iter().try_fold(root, |v, seg| match seg {
-        Seg::Key(k) => v.get(k.as_str()),
+        Seg::Key(k) => v.get(*k),
         Seg::Index(i) => v.get(*i),
     })
 }
 
-fn node_mut<'v>(root: &'v mut Value, path: &[Seg]) -> Option<&'v mut Value> {
+fn node_mut<'v>(root: &'v mut Value, path: &[OwnedSeg]) -> Option<&'v mut Value> {
     path.iter().try_fold(root, |v, seg| match seg {
-        Seg::Key(k) => v.get_mut(k.as_str()),
-        Seg::Index(i) => v.get_mut(*i),
+        OwnedSeg::Key(k) => v.get_mut(k.as_str()),
+        OwnedSeg::Index(i) => v.get_mut(*i),
+    })
+}
+
+fn owned_node<'v>(root: &'v Value, path: &[OwnedSeg]) -> Option<&'v Value> {
+    path.iter().try_fold(root, |v, seg| match seg {
+        OwnedSeg::Key(k) => v.get(k.as_str()),
+        OwnedSeg::Index(i) => v.get(*i),
     })
 }
 
 /// Whether `path` is one of `removed` or lies inside one (each prefix is
 /// looked up, so the check costs the path's depth, not the set's size).
-fn within(path: &[Seg], removed: &HashSet<Vec<Seg>>) -> bool {
+fn within(path: &[Seg<'_>], removed: &HashSet<&[Seg<'_>]>) -> bool {
     (1..=path.len()).any(|n| removed.contains(&path[..n]))
 }
 
 /// A `$defs` name for a subschema: its title, else the nearest property
 /// (or definition) name on its path, as lower-case `[a-z0-9_]`.
-fn base_name(schema: &Value, path: &[Seg]) -> String {
+fn base_name(schema: &Value, path: &[Seg<'_>]) -> String {
     let from_path = || {
         path.windows(2).rev().find_map(|w| match w {
             [Seg::Key(kw), Seg::Key(name)]
-                if matches!(kw.as_str(), "properties" | "$defs" | "patternProperties") =>
+                if matches!(*kw, "properties" | "$defs" | "patternProperties") =>
             {
-                Some(name.as_str())
+                Some(*name)
             }
             _ => None,
         })
@@ -218,16 +242,12 @@ struct Shared {
     name: String,
     size: usize,
     /// Every occurrence; the first one's content becomes the definition.
-    occurrences: Vec<Vec<Seg>>,
+    occurrences: Vec<Vec<OwnedSeg>>,
 }
 
-/// Moves subschemas repeated within `schema` into its root `$defs` when it
-/// makes the encoded schema smaller; returns how many definitions it added.
-/// The result validates exactly the same instances.
-pub fn share_repeated(schema: &mut Value) -> usize {
-    if !schema.is_object() {
-        return 0;
-    }
+/// The repeated subschemas of `schema` worth sharing, each with every
+/// occurrence to replace.
+fn choose(schema: &Value) -> Vec<Shared> {
     let mut scan = Scan {
         candidates: Vec::new(),
         path: Vec::new(),
@@ -254,9 +274,9 @@ pub fn share_repeated(schema: &mut Value) -> usize {
         .map(|d| d.keys().cloned().collect())
         .unwrap_or_default();
     // Occurrences that disappear (all but the kept copy of each choice).
-    let mut removed: HashSet<Vec<Seg>> = HashSet::default();
+    let mut removed: HashSet<&[Seg<'_>]> = HashSet::default();
     let mut chosen: Vec<Shared> = Vec::new();
-    for group in groups {
+    for group in &groups {
         let Some(first) = node(schema, &group[0].path) else {
             continue;
         };
@@ -285,13 +305,24 @@ pub fn share_repeated(schema: &mut Value) -> usize {
             continue;
         }
         used.insert(name.clone());
-        removed.extend(live.iter().skip(1).map(|c| c.path.clone()));
+        removed.extend(live.iter().skip(1).map(|c| c.path.as_slice()));
         chosen.push(Shared {
             name,
             size,
-            occurrences: live.iter().map(|c| c.path.clone()).collect(),
+            occurrences: live.iter().map(|c| owned(&c.path)).collect(),
         });
     }
+    chosen
+}
+
+/// Moves subschemas repeated within `schema` into its root `$defs` when it
+/// makes the encoded schema smaller; returns how many definitions it added.
+/// The result validates exactly the same instances.
+pub fn share_repeated(schema: &mut Value) -> usize {
+    if !schema.is_object() {
+        return 0;
+    }
+    let mut chosen = choose(schema);
     if chosen.is_empty() {
         return 0;
     }
@@ -300,7 +331,12 @@ pub fn share_repeated(schema: &mut Value) -> usize {
     chosen.sort_by_key(|s| s.size);
     let mut defs: BTreeMap<String, Value> = BTreeMap::new();
     for s in &chosen {
-        let Some(body) = s.occurrences.first().and_then(|p| node(schema, p)).cloned() else {
+        let Some(body) = s
+            .occurrences
+            .first()
+            .and_then(|p| owned_node(schema, p))
+            .cloned()
+        else {
             continue;
         };
         let reference = Value::String(format!("#/$defs/{}", s.name));
