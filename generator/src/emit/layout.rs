@@ -181,20 +181,17 @@ impl Doc {
     /// indented `indent`; `suffix` columns follow it on its last line.
     /// `None` when the layout is too close to a threshold to predict.
     pub fn render(&self, out: &mut String, indent: usize, col: usize, suffix: usize) -> Option<()> {
-        if let Doc::Atom(_) | Doc::Deferred { .. } = self {
+        let flat = match self {
+            // Text never breaks, however long.
+            Doc::Atom(_) | Doc::Deferred { .. } => true,
+            _ => self.stays_flat(col, suffix)?,
+        };
+        if flat {
             self.flat(out);
             return Some(());
         }
-        let flat = self.stays_flat(col, suffix)?;
         match self {
-            Doc::Atom(_) | Doc::Deferred { .. } => {
-                self.flat(out);
-                Some(())
-            }
-            _ if flat => {
-                self.flat(out);
-                Some(())
-            }
+            Doc::Atom(_) | Doc::Deferred { .. } => Some(()),
             Doc::Struct(path, fields) => {
                 out.push_str(path);
                 out.push_str(" {\n");
