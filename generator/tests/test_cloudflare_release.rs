@@ -248,3 +248,28 @@ fn shared_subschemas_inline_back_to_the_unshared_release() {
         "sharing saves at least 20% ({before} -> {after})"
     );
 }
+
+/// Every product module of the release as written (tool statics laid out
+/// directly, `emit/layout.rs`) is the text `prettyplease` lays out; the
+/// corpus-wide check is `generator/examples/layout_check.rs`.
+#[test]
+fn cloudflare_release_modules_are_laid_out_as_prettyplease_does() {
+    use toolforge_generator::emit::interned::SchemaTable;
+    use toolforge_generator::emit::rust::{product_module, product_module_reference};
+    let Some(shared) =
+        common::shared_dir("cloudflare_release_modules_are_laid_out_as_prettyplease_does")
+    else {
+        return;
+    };
+    let bytes = std::fs::read(shared.join("specs/cloudflare/openapi.json")).unwrap();
+    let g = generate_release(&bytes);
+    let cat = &g.catalogue;
+    let table = SchemaTable::build(cat).unwrap();
+    assert!(cat.products.len() > 100);
+    for (i, p) in cat.products.iter().enumerate() {
+        let interned = table.tools.get(i).map(Vec::as_slice);
+        let direct = product_module(p, interned, "// h").unwrap();
+        let reference = product_module_reference(p, interned, "// h").unwrap();
+        assert!(direct == reference, "{}: the direct layout differs", p.name);
+    }
+}
