@@ -158,14 +158,45 @@ pub type Result<T, E = GenerateError> = std::result::Result<T, E>;
 
 /// Escapes one JSON pointer reference token (RFC 6901).
 pub fn escape_token(token: &str) -> String {
+    if !token.contains(['~', '/']) {
+        return token.to_string();
+    }
     token.replace('~', "~0").replace('/', "~1")
+}
+
+/// Appends one reference token to pointer text `pointer` (in place: the
+/// converters build a pointer for every schema node they visit).
+pub fn append_token(pointer: &mut String, token: &str) {
+    pointer.push('/');
+    if token.contains(['~', '/']) {
+        pointer.push_str(&escape_token(token));
+    } else {
+        pointer.push_str(token);
+    }
 }
 
 /// Appends one reference token to a pointer.
 pub fn push_pointer(base: &str, token: &str) -> String {
     let mut s = String::with_capacity(base.len() + token.len() + 1);
     s.push_str(base);
-    s.push('/');
-    s.push_str(&escape_token(token));
+    append_token(&mut s, token);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_escaped_as_rfc_6901_says() {
+        assert_eq!(escape_token("plain"), "plain");
+        assert_eq!(escape_token("a/b~c"), "a~1b~0c");
+        assert_eq!(escape_token("~1"), "~01");
+        assert_eq!(push_pointer("", "paths"), "/paths");
+        assert_eq!(push_pointer("/paths", "/pets/{id}"), "/paths/~1pets~1{id}");
+        let mut p = String::from("/components");
+        append_token(&mut p, "schemas");
+        append_token(&mut p, "a~b");
+        assert_eq!(p, "/components/schemas/a~0b");
+    }
 }

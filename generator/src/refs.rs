@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::error::{GenerateError, Result, push_pointer};
+use crate::error::{GenerateError, Result, append_token};
 use crate::load::Document;
 
 /// Longest `$ref` → `$ref` chain [`deref()`] follows before giving up.
@@ -40,7 +40,7 @@ pub fn resolve_ref<'a>(
         match next {
             Some(found) => {
                 node = found;
-                pointer = push_pointer(&pointer, token);
+                append_token(&mut pointer, token);
             }
             None => {
                 return Err(GenerateError::DanglingRef {
