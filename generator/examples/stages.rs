@@ -42,6 +42,18 @@ fn main() {
     let t = Instant::now();
     let cat = build::build_catalogue_with(&doc, &config, &cycles).unwrap();
     eprintln!("build {:?} ({})", t.elapsed(), mem());
+    // Tools with an output schema, and how many distinct ones they share.
+    let outputs: Vec<_> = cat
+        .tools()
+        .filter_map(|t| t.output_schema.as_ref())
+        .collect();
+    let distinct: std::collections::HashSet<_> =
+        outputs.iter().map(|o| std::sync::Arc::as_ptr(o)).collect();
+    eprintln!(
+        "  output schemas {}, distinct {}",
+        outputs.len(),
+        distinct.len()
+    );
     if std::env::var_os("ONLY_BUILD").is_some() {
         return;
     }

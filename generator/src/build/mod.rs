@@ -122,27 +122,17 @@ impl<'a> Ctx<'a> {
         entry.clone()
     }
 
-    /// The output schema (and envelope) a converted success schema gives:
-    /// the policy's unwrapping, then sharing of repeated subschemas.
-    pub fn output(&self, success: Value) -> Output {
-        let (envelope, mut schema) = self.policy.output(Some(success));
+    /// The output schema (and envelope) a converted success schema gives
+    /// (or its absence): the policy's unwrapping, then sharing of repeated
+    /// subschemas.
+    pub fn output(&self, success: Option<Value>) -> Output {
+        let (envelope, mut schema) = self.policy.output(success);
         if self.profile != SchemaProfile::Strict
             && self.share_subschemas
             && let Some(output) = schema.as_mut()
         {
             share_repeated(output);
         }
-        let nesting = schema.as_ref().map_or(0, nesting);
-        Output {
-            envelope,
-            schema: schema.map(Arc::new),
-            nesting,
-        }
-    }
-
-    /// The output of a tool without a success schema.
-    pub fn policy_output_without_success(&self) -> Output {
-        let (envelope, schema) = self.policy.output(None);
         let nesting = schema.as_ref().map_or(0, nesting);
         Output {
             envelope,
@@ -415,7 +405,7 @@ fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> 
     let (responses, success) = responses::collect(ctx, op.op, op_ptr)?;
     let output = match success {
         Some(output) => output,
-        None => Arc::new(ctx.policy_output_without_success()),
+        None => Arc::new(ctx.output(None)),
     };
     if ctx.profile == SchemaProfile::Strict {
         input_schema = strict_input_schema(&input_schema);

@@ -87,7 +87,7 @@ pub(crate) fn collect(
                 );
                 let converted = convert(ctx, source, &schema_ptr)?;
                 let text = ctx.intern(&converted)?;
-                let output = success_candidate.then(|| Arc::new(ctx.output(converted)));
+                let output = success_candidate.then(|| Arc::new(ctx.output(Some(converted))));
                 match key {
                     Some(k) => ctx.memo_put(k, text, output),
                     None => (text, output),

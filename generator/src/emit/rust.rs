@@ -335,13 +335,7 @@ pub fn product_module(
         let tokens = tool_tokens(t, schemas, &mut deferred)?;
         next = first + deferred.len();
         let text = format_items(tokens, &file)?;
-        let text = deferred
-            .substitute(&text)
-            .ok_or_else(|| GenerateError::Emit {
-                file: file.clone(),
-                message: "a deferred schema literal was lost in formatting".into(),
-            })?;
-        out.push_str(&text);
+        out.push_str(&substituted(&deferred, &text, &file)?);
     }
     Ok(out)
 }
@@ -365,10 +359,15 @@ pub fn product_module_reference(
     }
     let file = format!("src/{}.rs", module_ident(&product.name));
     let formatted = format_file(tokens, &file, header)?;
+    substituted(&deferred, &formatted, &file)
+}
+
+/// `formatted` with `deferred`'s literals in place of their placeholders.
+fn substituted(deferred: &Deferred, formatted: &str, file: &str) -> Result<String> {
     deferred
-        .substitute(&formatted)
+        .substitute(formatted)
         .ok_or_else(|| GenerateError::Emit {
-            file,
+            file: file.to_string(),
             message: "a deferred schema literal was lost in formatting".into(),
         })
 }

@@ -3,7 +3,6 @@
 //! (`codemode.dns_records_list(args)`), so the model writes calls that
 //! type-check against the real schemas.
 
-use std::borrow::Cow;
 use std::fmt::Write;
 
 use serde_json::{Map, Value};
@@ -248,16 +247,6 @@ fn doc_line(text: &str) -> String {
     clipped.replace("*/", "* /")
 }
 
-/// A tool's schemas with shared subschemas inlined again: only recursive
-/// `$defs` become named types, whose names mean the same in every tool
-/// (shared definitions are named per tool).
-fn unshared(t: &Tool) -> (Cow<'_, Value>, Option<Cow<'_, Value>>) {
-    (
-        inline_shared(&t.input_schema),
-        t.output_schema.as_deref().map(inline_shared),
-    )
-}
-
 /// The part of a tool declaration an output schema gives: the type alias
 /// of each of its `$defs` entries, and its type. Tools that share an
 /// output schema share this (see [`tool_declaration_with`]).
@@ -310,6 +299,9 @@ fn alias(def: &str, ty: &str) -> String {
 
 /// One tool's declaration: the type aliases of its `$defs` (one per line,
 /// so a consumer can de-duplicate them across tools), then the method.
+/// Schemas are read with shared subschemas inlined again (through a
+/// [`SharedView`]): only recursive `$defs` become named types, whose names
+/// mean the same in every tool (shared definitions are named per tool).
 pub fn tool_declaration(t: &Tool) -> String {
     tool_declaration_with(t, None)
 }
@@ -364,46 +356,6 @@ pub fn tool_declaration_with(t: &Tool, output: Option<&OutputDeclaration>) -> St
         t.path
     );
     let _ = write!(out, "{}(args: {input}): Promise<{output}>;", t.name);
-    out
-}
-
-/// Declarations of `tools` as methods of `declare const codemode`, plus the
-/// named types of every `$defs` entry they use.
-pub fn declarations<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> String {
-    let mut types: Map<String, Value> = Map::new();
-    let mut methods = String::new();
-    for t in tools {
-        let (input_schema, output_schema) = unshared(t);
-        for schema in [Some(&input_schema), output_schema.as_ref()]
-            .into_iter()
-            .flatten()
-        {
-            if let Some(Value::Object(defs)) = schema.get("$defs") {
-                for (k, v) in defs {
-                    types.entry(k.clone()).or_insert_with(|| v.clone());
-                }
-            }
-        }
-        let input = ts_type(&input_schema, 0);
-        let output = output_schema
-            .as_ref()
-            .map_or("unknown".into(), |o| ts_type(o, 1));
-        let _ = writeln!(
-            methods,
-            "  /** {} ({} {}) */",
-            doc_line(&t.description),
-            t.method.upper(),
-            t.path
-        );
-        let _ = writeln!(methods, "  {}(args: {input}): Promise<{output}>;", t.name);
-    }
-    let mut out = String::new();
-    for (name, schema) in &types {
-        let _ = writeln!(out, "type {} = {};", type_name(name), ts_type(schema, 1));
-    }
-    out.push_str("declare const codemode: {\n");
-    out.push_str(&methods);
-    out.push_str("};\n");
     out
 }
 

@@ -414,6 +414,18 @@ fn recursive_defs(defs: &Map<String, Value>) -> HashSet<String> {
     recursive
 }
 
+/// The names of the `defs` entries that reach themselves, and the other
+/// entries by name (those [`inline_shared`] puts in place of a `$ref`).
+fn by_recursion(defs: &Map<String, Value>) -> (HashSet<String>, HashMap<&str, &Value>) {
+    let recursive = recursive_defs(defs);
+    let expandable = defs
+        .iter()
+        .filter(|(k, _)| !recursive.contains(*k))
+        .map(|(k, v)| (k.as_str(), v))
+        .collect();
+    (recursive, expandable)
+}
+
 /// `schema` with every `$ref` to a non-recursive root `$defs` entry
 /// replaced by that entry (and those entries dropped): the inverse of
 /// [`share_repeated`]. Recursive definitions stay as they are.
@@ -421,12 +433,7 @@ pub fn inline_shared(schema: &Value) -> Cow<'_, Value> {
     let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
         return Cow::Borrowed(schema);
     };
-    let recursive = recursive_defs(defs);
-    let expandable: HashMap<&str, &Value> = defs
-        .iter()
-        .filter(|(k, _)| !recursive.contains(*k))
-        .map(|(k, v)| (k.as_str(), v))
-        .collect();
+    let (recursive, expandable) = by_recursion(defs);
     if expandable.is_empty() {
         return Cow::Borrowed(schema);
     }
@@ -499,12 +506,7 @@ impl<'a> SharedView<'a> {
                 kept: Vec::new(),
             });
         };
-        let recursive = recursive_defs(defs);
-        let expandable: HashMap<&str, &Value> = defs
-            .iter()
-            .filter(|(k, _)| !recursive.contains(*k))
-            .map(|(k, v)| (k.as_str(), v))
-            .collect();
+        let (recursive, expandable) = by_recursion(defs);
         let mut view = SharedView {
             expandable,
             kept: Vec::new(),
