@@ -24,7 +24,10 @@ use crate::load::Document;
 use crate::refs::{Ctx, child_ctx, invalid, resolve_ref};
 use crate::schema::{Cycles, Limits};
 
-pub use writer::{GENERATED_KEY, SHARED_INLINE_MAX, SHARED_REFS_KEY, write_document};
+pub use writer::{
+    GENERATED_KEY, INLINE_MARKER, INLINE_MIN_NODES, INLINE_REFS_KEY, SHARED_INLINE_MAX,
+    SHARED_REFS_KEY, write_document,
+};
 
 /// How much deeper than a tool schema the resolved document may nest
 /// (paths, operations and responses wrap the schemas).

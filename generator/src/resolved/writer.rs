@@ -19,6 +19,11 @@ use crate::policy::{MergedPath, Policy};
 use crate::refs::{Ctx, child_ctx, deref, invalid, resolve_ref};
 use crate::schema::{Cycles, Limits};
 
+mod defer;
+
+use defer::Deferral;
+pub use defer::{INLINE_MARKER, INLINE_MIN_NODES, INLINE_REFS_KEY};
+
 /// Root key naming the generator and release.
 pub const GENERATED_KEY: &str = "x-toolforge-generated";
 /// Root key present when large shared schemas were kept as references.
@@ -44,6 +49,8 @@ struct Memo {
     end: usize,
     nodes: usize,
     height: usize,
+    /// The expansion holds a reference kept because inlining it was too deep.
+    kept: bool,
 }
 
 /// Writes the resolved document of `doc` as JSON: `$ref`s inlined, merged
@@ -58,6 +65,17 @@ struct Memo {
 /// recursive targets and to targets larger than [`SHARED_INLINE_MAX`]
 /// values stay `$ref`s (every `components` entry is written, itself
 /// resolved the same way) and the root says so under [`SHARED_REFS_KEY`].
+///
+/// Fully inlined, a document still repeats every expansion of a shared
+/// component at each reference (the full Cloudflare release: 23.7 MB from a
+/// 4.2 MB spec). So a reference whose expansion is the same wherever it
+/// appears (a `components` entry outside any reference cycle, expanding to
+/// at least [`INLINE_MIN_NODES`] values, read in the entry's own context,
+/// with no keys beside the `$ref`) is written as `{INLINE_MARKER: ref}`,
+/// and the root says so under [`INLINE_REFS_KEY`]: the runtime's spec
+/// index reads such a marker as that entry, so `search` sees exactly the
+/// fully inlined document. Bounds and depth decisions are those of full
+/// inlining. A spec that itself holds the marker key is inlined in full.
 ///
 /// # Errors
 /// [`GenerateError::TooDeep`] / [`GenerateError::TooLarge`] past the bounds
@@ -74,14 +92,24 @@ pub fn write_document(
     // The estimate cannot see blow-ups inside reference cycles: a full
     // attempt is capped, and a capped failure falls back to shared refs.
     if cycles.document_size() <= quarter {
-        match write_with(doc, cycles, limits, policy, generated, true, quarter) {
-            Err(GenerateError::TooLarge { limit, .. }) if limit == quarter => {}
-            other => return other,
+        for defer in [true, false] {
+            match write_with(doc, cycles, limits, policy, generated, true, defer, quarter) {
+                Err(GenerateError::TooLarge { limit, .. }) if limit == quarter => break,
+                // The spec holds the marker key itself: inline in full.
+                Ok(None) => continue,
+                Ok(Some(bytes)) => return Ok(bytes),
+                Err(e) => return Err(e),
+            }
         }
     }
-    write_with(doc, cycles, limits, policy, generated, false, max_nodes)
+    write_with(
+        doc, cycles, limits, policy, generated, false, false, max_nodes,
+    )
+    .map(Option::unwrap_or_default)
 }
 
+/// `Ok(None)`: deferral was asked for and the spec holds [`INLINE_MARKER`].
+#[allow(clippy::too_many_arguments)]
 fn write_with(
     doc: &Document,
     cycles: &Cycles,
@@ -89,12 +117,14 @@ fn write_with(
     policy: &Policy,
     generated: &str,
     inline_all: bool,
+    defer: bool,
     max_nodes: usize,
-) -> Result<Vec<u8>> {
+) -> Result<Option<Vec<u8>>> {
     let mut w = Writer {
         doc,
         cycles,
         inline_all,
+        deferral: Deferral::new(defer),
         max_depth: limits
             .max_depth
             .saturating_mul(DEPTH_FACTOR)
@@ -117,8 +147,11 @@ fn write_with(
             w.walk(other, &mut pointer, Ctx::Root, 0)?;
         }
     }
+    if w.deferral.clashed() {
+        return Ok(None);
+    }
     w.out.push(b'\n');
-    Ok(w.out)
+    Ok(Some(w.out))
 }
 
 /// A generous starting capacity (48 KiB per path, at most 4 GiB): capacity
@@ -139,6 +172,8 @@ struct Writer<'a> {
     cycles: &'a Cycles,
     /// Inline every reference (else only small targets, see [`SHARED_INLINE_MAX`]).
     inline_all: bool,
+    /// References written as [`INLINE_MARKER`]s (full inlining only).
+    deferral: Deferral,
     max_depth: usize,
     max_nodes: usize,
     nodes: usize,
@@ -224,6 +259,7 @@ impl Writer<'_> {
         generated: &str,
     ) -> Result<()> {
         self.count(1, pointer)?;
+        self.deferral.check_root(root);
         self.out.push(b'{');
         let mut first = true;
         for (key, child) in root {
@@ -261,6 +297,14 @@ impl Writer<'_> {
                     self.cycles.document_size()
                 ),
             );
+            self.out.push(b',');
+        }
+        let markers = self.deferral.markers_in(&self.out);
+        if markers > 0 {
+            self.out.push(b'\n');
+            write_str(&mut self.out, INLINE_REFS_KEY);
+            self.out.push(b':');
+            write_str(&mut self.out, &defer::root_note(markers));
             self.out.push(b',');
         }
         self.out.push(b'\n');
@@ -391,6 +435,7 @@ impl Writer<'_> {
         self.count(1, pointer)?;
         match value {
             Value::Object(map) => {
+                self.deferral.check(map);
                 if ctx.holds_refs() && map.contains_key("$ref") {
                     return self.walk_ref(map, pointer, ctx, depth);
                 }
@@ -524,7 +569,12 @@ impl Writer<'_> {
                 Ctx::Schema | Ctx::ExampleObj => ctx,
                 _ => Ctx::Node,
             };
-            match self.expand(target, target_pointer, target_ctx, depth + 1) {
+            let expanded = if map.len() == 1 {
+                self.expand_or_defer(target, target_pointer, target_ctx, depth + 1)
+            } else {
+                self.expand(target, target_pointer, target_ctx, depth + 1)
+            };
+            match expanded {
                 // Inlined, the target would nest deeper than a reader
                 // accepts: this reference stays a `$ref` into `components`
                 // (written in full, and kept by the runtime's narrowing), so
@@ -601,6 +651,7 @@ impl Writer<'_> {
         ctx: Ctx,
         depth: usize,
     ) -> Result<usize> {
+        self.deferral.kept += 1;
         self.out.push(b'{');
         let mut height = 1;
         for (i, (key, child)) in map.iter().enumerate() {
@@ -640,10 +691,14 @@ impl Writer<'_> {
                 return Err(self.too_deep(&key.0));
             }
             self.count(hit.nodes, &key.0)?;
+            self.deferral.kept += usize::from(hit.kept);
             self.out.extend_from_within(hit.start..hit.end);
             return Ok(hit.height);
         }
-        let before = self.nodes;
+        if let Some(height) = self.write_pending(&key, depth, cacheable)? {
+            return Ok(height);
+        }
+        let (before, kept) = (self.nodes, self.deferral.kept);
         let start = self.out.len();
         self.branch.push(key.0.clone());
         if let Some(open) = scc.and_then(|s| self.open_sccs.get_mut(s)) {
@@ -664,6 +719,7 @@ impl Writer<'_> {
                 end: self.out.len(),
                 nodes: self.nodes - before,
                 height,
+                kept: self.deferral.kept != kept,
             };
             self.memo_log.push(key.clone());
             self.cache.insert(key, memo);

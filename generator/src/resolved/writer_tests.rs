@@ -12,12 +12,52 @@ fn doc(root: Value) -> Document {
     }
 }
 
-/// The writer's output equals the value resolver's, merged paths split.
+/// `written` with every inline marker replaced by its target and the
+/// root's note removed: what the runtime's spec index shows.
+fn read_markers(mut written: Value) -> Value {
+    fn expand(value: &Value, root: &Value, hops: usize) -> Value {
+        match value {
+            Value::Object(map) if map.len() == 1 && map.contains_key(INLINE_MARKER) => {
+                assert!(hops < 64, "marker chain");
+                let pointer = map[INLINE_MARKER].as_str().unwrap();
+                let target = root.pointer(&pointer[1..]).unwrap();
+                expand(target, root, hops + 1)
+            }
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), expand(v, root, 0)))
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.iter().map(|v| expand(v, root, 0)).collect()),
+            other => other.clone(),
+        }
+    }
+    let note = written
+        .as_object_mut()
+        .unwrap()
+        .shift_remove(INLINE_REFS_KEY);
+    let out = expand(&written, &written, 0);
+    assert_eq!(note.is_some(), out != written, "note iff markers");
+    out
+}
+
+/// How many inline markers `value` holds.
+fn markers(value: &Value) -> usize {
+    match value {
+        Value::Object(map) if map.len() == 1 && map.contains_key(INLINE_MARKER) => 1,
+        Value::Object(map) => map.values().map(markers).sum(),
+        Value::Array(items) => items.iter().map(markers).sum(),
+        _ => 0,
+    }
+}
+
+/// The writer's output (markers read as their targets) equals the value
+/// resolver's, merged paths split.
 fn check_same(d: &Document, kind: PolicyKind) -> Value {
     let policy = Policy::new(kind);
     let cycles = Cycles::compute(d);
     let bytes = write_document(d, &cycles, &Limits::default(), &policy, "gen").unwrap();
-    let written: Value = serde_json::from_slice(&bytes).unwrap();
+    let written = read_markers(serde_json::from_slice(&bytes).unwrap());
     let mut expected = super::super::resolve_document(d, &Limits::default()).unwrap();
     crate::emit::artifacts::split_merged_paths(&mut expected, &policy);
     expected[GENERATED_KEY] = json!("gen");
@@ -232,4 +272,143 @@ fn too_deep_inlining_keeps_a_reference() {
             .get(&kept["#/components/schemas/".len()..])
             .is_some()
     );
+}
+
+/// A large schema with `n` properties (each a value or two).
+fn wide(n: usize, tag: &str) -> Value {
+    let props: Map<String, Value> = (0..n)
+        .map(|i| (format!("{tag}{i}"), json!({"type": "string"})))
+        .collect();
+    json!({"type": "object", "properties": props})
+}
+
+/// Shared non-recursive entries are written once and referenced by marker;
+/// everything whose expansion depends on where it appears is inlined.
+#[test]
+fn shared_entries_are_written_once_and_marked() {
+    let ok = |schema: Value| json!({"200": {"description": "d", "content": {"application/json": {"schema": schema}}}});
+    let r = |name: &str| json!({"$ref": format!("#/components/schemas/{name}")});
+    let d = doc(json!({
+        "openapi": "3.0.3",
+        "paths": {
+            "/a": {"get": {"responses": ok(r("Zone"))}},
+            "/b": {"get": {"responses": ok(r("Zone")), "parameters": [{"$ref": "#/components/parameters/Big"}]}},
+            "/c": {"get": {"responses": ok(json!({"$ref": "#/components/schemas/Zone", "description": "beside"}))}},
+            "/d": {"get": {"responses": ok(r("Tree"))}},
+            "/e": {"get": {"responses": {"200": {"$ref": "#/components/responses/Zones"}}}},
+            "/f": {"get": {"responses": ok(json!({"type": "array", "items": r("Small"),
+                "example": {"$ref": "#/components/schemas/Zone"}}))}}
+        },
+        "components": {
+            "schemas": {
+                "Zone": wide(30, "z"),
+                "List": {"type": "array", "items": r("Zone")},
+                "Tree": {"type": "object", "properties": {"kids": {"type": "array", "items": r("Tree")}, "zone": r("Zone")}},
+                "Small": {"type": "string"}
+            },
+            "parameters": {"Big": {"name": "q", "in": "query", "schema": wide(30, "p")}},
+            "responses": {"Zones": {"description": "z", "content": {"application/json": {"schema": r("List")}}}}
+        }
+    }));
+    let bytes = write_document(
+        &d,
+        &Cycles::compute(&d),
+        &Limits::default(),
+        &Policy::new(PolicyKind::Generic),
+        "gen",
+    )
+    .unwrap();
+    let written: Value = serde_json::from_slice(&bytes).unwrap();
+    let schema = |path: &str| {
+        &written["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    };
+    let marker = |p: &str| json!({INLINE_MARKER: p});
+    assert_eq!(schema("/a"), &marker("#/components/schemas/Zone"));
+    assert_eq!(schema("/b"), &marker("#/components/schemas/Zone"));
+    assert_eq!(
+        written["paths"]["/b"]["get"]["parameters"][0],
+        marker("#/components/parameters/Big")
+    );
+    // Keys beside the `$ref`: inlined with them.
+    assert_eq!(schema("/c")["description"], "beside");
+    assert!(schema("/c")["properties"]["z29"].is_object());
+    // Recursive: inlined with its `$circular` marker; the shared entry inside still marked.
+    assert_eq!(
+        schema("/d")["properties"]["kids"]["items"],
+        json!({"$circular": "#/components/schemas/Tree"})
+    );
+    assert_eq!(
+        schema("/d")["properties"]["zone"],
+        marker("#/components/schemas/Zone")
+    );
+    // A response entry and the entries it reaches.
+    assert_eq!(
+        written["paths"]["/e"]["get"]["responses"]["200"],
+        marker("#/components/responses/Zones")
+    );
+    assert_eq!(
+        written["components"]["schemas"]["List"]["items"],
+        marker("#/components/schemas/Zone")
+    );
+    // Small targets inline; `$ref` in example data is data.
+    assert_eq!(schema("/f")["items"], json!({"type": "string"}));
+    assert_eq!(
+        schema("/f")["example"],
+        json!({"$ref": "#/components/schemas/Zone"})
+    );
+    assert!(written["components"]["schemas"]["Zone"]["properties"]["z0"].is_object());
+    assert_eq!(markers(&written), 8, "{written:#}");
+    assert!(
+        written[INLINE_REFS_KEY]
+            .as_str()
+            .unwrap()
+            .starts_with("8 objects")
+    );
+    check_same(&d, PolicyKind::Generic);
+    check_same(&d, PolicyKind::Cloudflare);
+}
+
+/// A spec that uses the marker key itself is inlined in full: its own
+/// objects must not be read as markers.
+#[test]
+fn a_spec_holding_the_marker_key_is_inlined_in_full() {
+    for clash in [
+        json!({"x": {INLINE_MARKER: "#/components/schemas/Zone"}}),
+        json!({INLINE_REFS_KEY: "mine"}),
+    ] {
+        let mut root = json!({
+            "openapi": "3.0.3",
+            "paths": {
+                "/a": {"get": {"responses": {"200": {"description": "d", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Zone"}}}}}}},
+                "/b": {"get": {"responses": {"200": {"description": "d", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Zone"}}}}}}}
+            },
+            "components": {"schemas": {"Zone": wide(30, "z")}}
+        });
+        for (k, v) in clash.as_object().unwrap() {
+            root[k] = v.clone();
+        }
+        let d = doc(root);
+        let bytes = write_document(
+            &d,
+            &Cycles::compute(&d),
+            &Limits::default(),
+            &Policy::new(PolicyKind::Generic),
+            "gen",
+        )
+        .unwrap();
+        let written: Value = serde_json::from_slice(&bytes).unwrap();
+        let note = written.get(INLINE_REFS_KEY).and_then(Value::as_str);
+        assert!(note.is_none() || note == Some("mine"), "{written}");
+        assert!(
+            written["paths"]["/b"]["get"]["responses"]["200"]["content"]["application/json"]
+                ["schema"]["properties"]["z0"]
+                .is_object()
+        );
+        let mut expected = super::super::resolve_document(&d, &Limits::default()).unwrap();
+        expected[GENERATED_KEY] = json!("gen");
+        assert_eq!(
+            serde_json::to_string(&written).unwrap(),
+            serde_json::to_string(&expected).unwrap()
+        );
+    }
 }

@@ -16,12 +16,21 @@
 //! (reading an accessor materialises it). Only
 //! `Object.getOwnPropertyDescriptor` on a not-yet-read property shows the
 //! accessor.
+//!
+//! The generator writes each shared `components` entry once and every other
+//! occurrence as a marker `{"x-toolforge-inline": "#/components/…"}` (root
+//! key `x-toolforge-inline-refs`; see [`inline_refs`]). The index points
+//! each marker at that entry's node, so the code reads the fully inlined
+//! document: each occurrence materialises as its own objects, as if parsed.
 
 use std::sync::Arc;
 
 use rquickjs::object::Property;
 use rquickjs::{Array, Ctx, Function, Object, Value as JsValue};
 use serde_json::{Map, Value};
+
+#[path = "inline_refs.rs"]
+pub mod inline_refs;
 
 /// Subtrees whose compact JSON is at most this many bytes are built eagerly
 /// together with their parent; larger ones are materialised on first access.
@@ -72,10 +81,12 @@ struct Node {
     array: bool,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Child {
     Inline(Value),
     Lazy(u32),
+    /// An inline marker's target pointer; only while the index is built.
+    Marker(String),
 }
 
 impl SpecIndex {
@@ -83,20 +94,32 @@ impl SpecIndex {
     pub fn from_json(json: &str) -> Result<Self, String> {
         let value: Value =
             serde_json::from_str(json).map_err(|e| format!("spec is not valid JSON: {e}"))?;
-        let mut index = Self::from_value(value);
+        let mut index = Self::from_value(value)?;
         index.source_bytes = json.len();
         Ok(index)
     }
 
-    /// Index an already parsed document (consumes it; no copy is made).
-    pub fn from_value(value: Value) -> Self {
+    /// Index an already parsed document (consumes it; no copy is made),
+    /// reading its inline markers as their targets when the root says it
+    /// has them.
+    ///
+    /// # Errors
+    /// A marker whose target is missing, or a chain of markers too long.
+    pub fn from_value(mut value: Value) -> Result<Self, String> {
+        let markers = match &mut value {
+            Value::Object(root) => root.shift_remove(inline_refs::INLINE_REFS_KEY).is_some(),
+            _ => false,
+        };
         let mut nodes = Vec::new();
-        let (root, _) = build(value, &mut nodes);
-        Self {
+        let (root, _) = build(value, &mut nodes, markers);
+        if markers {
+            inline_refs::resolve(&mut nodes, &root)?;
+        }
+        Ok(Self {
             nodes,
             root,
             source_bytes: 0,
-        }
+        })
     }
 
     /// Number of lazily materialised nodes.
@@ -109,10 +132,41 @@ impl SpecIndex {
         self.source_bytes
     }
 
+    /// The whole document as JSON, markers read as their targets: what code
+    /// that reads all of `spec` sees (for checks and tests; `search` builds
+    /// only what it touches).
+    pub fn to_value(&self) -> Value {
+        self.child_value(&self.root)
+    }
+
+    fn child_value(&self, child: &Child) -> Value {
+        match child {
+            Child::Inline(v) => v.clone(),
+            Child::Marker(_) => Value::Null,
+            Child::Lazy(id) => {
+                let Some(node) = usize::try_from(*id).ok().and_then(|i| self.nodes.get(i)) else {
+                    return Value::Null;
+                };
+                if node.array {
+                    Value::Array(node.children.iter().map(|c| self.child_value(c)).collect())
+                } else {
+                    Value::Object(
+                        node.keys
+                            .iter()
+                            .zip(&node.children)
+                            .map(|(k, c)| (k.clone(), self.child_value(c)))
+                            .collect(),
+                    )
+                }
+            }
+        }
+    }
+
     /// Build the root as a QuickJS value in `ctx`.
     pub(crate) fn root_js<'js>(self: &Arc<Self>, ctx: &Ctx<'js>) -> rquickjs::Result<JsValue<'js>> {
         match &self.root {
             Child::Inline(v) => json_to_js(ctx, v),
+            Child::Marker(_) => Err(unresolved(ctx)),
             Child::Lazy(id) => {
                 let index = Arc::clone(self);
                 let load = Function::new(ctx.clone(), move |id: u32, lazy: Function<'js>| {
@@ -144,6 +198,7 @@ impl SpecIndex {
                         let key = u32::try_from(i).unwrap_or(u32::MAX);
                         lazy.call::<_, ()>((array.clone(), key, *c))?;
                     }
+                    Child::Marker(_) => return Err(unresolved(&ctx)),
                 }
             }
             Ok(array.into_value())
@@ -153,6 +208,7 @@ impl SpecIndex {
                 match child {
                     Child::Inline(v) => define(&object, key, json_to_js(&ctx, v)?)?,
                     Child::Lazy(c) => lazy.call::<_, ()>((object.clone(), key.as_str(), *c))?,
+                    Child::Marker(_) => return Err(unresolved(&ctx)),
                 }
             }
             Ok(object.into_value())
@@ -160,14 +216,33 @@ impl SpecIndex {
     }
 }
 
+/// A marker left unresolved (not reachable: [`SpecIndex::from_value`]
+/// resolves every one or fails).
+fn unresolved(ctx: &Ctx<'_>) -> rquickjs::Error {
+    rquickjs::Exception::throw_internal(ctx, "unresolved spec reference")
+}
+
 /// Index `value`, returning it as a child and its approximate compact size.
-fn build(value: Value, nodes: &mut Vec<Node>) -> (Child, usize) {
+/// With `markers`, an inline marker becomes [`Child::Marker`].
+fn build(value: Value, nodes: &mut Vec<Node>, markers: bool) -> (Child, usize) {
     match value {
+        Value::Object(map) if markers && inline_refs::is_marker(&map) => {
+            let target = map
+                .into_iter()
+                .next()
+                .and_then(|(_, v)| match v {
+                    Value::String(s) => Some(s),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            // Counted as large: the node holding it stays a node.
+            (Child::Marker(target), INLINE_BYTES + 1)
+        }
         Value::Array(items) => {
             let mut size = 2;
             let mut children = Vec::with_capacity(items.len());
             for item in items {
-                let (child, s) = build(item, nodes);
+                let (child, s) = build(item, nodes, markers);
                 size += s + 1;
                 children.push(child);
             }
@@ -178,7 +253,7 @@ fn build(value: Value, nodes: &mut Vec<Node>) -> (Child, usize) {
             let mut keys = Vec::with_capacity(map.len());
             let mut children = Vec::with_capacity(map.len());
             for (key, item) in map {
-                let (child, s) = build(item, nodes);
+                let (child, s) = build(item, nodes, markers);
                 size += key.len() + 4 + s;
                 keys.push(key);
                 children.push(child);
@@ -216,7 +291,8 @@ fn finish(
         _ => {
             let values = children.into_iter().map(|c| match c {
                 Child::Inline(v) => v,
-                Child::Lazy(_) => Value::Null, // unreachable: all_inline or > u32::MAX nodes
+                // Unreachable: all_inline, or more than u32::MAX nodes.
+                Child::Lazy(_) | Child::Marker(_) => Value::Null,
             });
             if array {
                 Child::Inline(Value::Array(values.collect()))
@@ -310,7 +386,7 @@ mod tests {
 
     #[test]
     fn small_documents_stay_inline() {
-        let index = SpecIndex::from_value(json!({"a": [1, 2, 3], "b": "c"}));
+        let index = SpecIndex::from_value(json!({"a": [1, 2, 3], "b": "c"})).unwrap();
         assert_eq!(index.lazy_nodes(), 0);
         assert_eq!(eval_json(index, "spec"), r#"{"a":[1,2,3],"b":"c"}"#);
     }
@@ -319,14 +395,14 @@ mod tests {
     fn lazy_document_reads_like_parsed_json() {
         let doc = big_doc();
         let expected = serde_json::to_string(&doc).unwrap_or_default();
-        let index = SpecIndex::from_value(doc);
+        let index = SpecIndex::from_value(doc).unwrap();
         assert!(index.lazy_nodes() > 3, "{}", index.lazy_nodes());
         assert_eq!(eval_json(index, "spec"), expected);
     }
 
     #[test]
     fn lookups_keys_and_identity() {
-        let index = SpecIndex::from_value(big_doc());
+        let index = SpecIndex::from_value(big_doc()).unwrap();
         let out = eval_json(
             index,
             r#"({
@@ -349,12 +425,120 @@ mod tests {
 
     #[test]
     fn lazy_properties_can_be_overwritten_and_deleted() {
-        let index = SpecIndex::from_value(big_doc());
+        let index = SpecIndex::from_value(big_doc()).unwrap();
         let out = eval_json(
             index,
             r#"(() => { spec.paths = 1; const a = spec.paths; delete spec.list; return [a, "list" in spec]; })()"#,
         );
         assert_eq!(out, "[1,false]");
+    }
+
+    /// A document with inline markers and the same document inlined.
+    fn marked_doc() -> (Value, Value) {
+        let zone = json!({"type": "object", "description": "z".repeat(300),
+            "properties": {"id": {"type": "string"}, "name": {"type": "string"}}});
+        let marker = |p: &str| json!({"x-toolforge-inline": p});
+        let marked = json!({
+            "openapi": "3.0.3",
+            "paths": {
+                "/zones": {"get": {"responses": {"200": {"schema": marker("#/components/schemas/Zone")}}}},
+                "/zones/{id}": {"get": {"responses": {"200": {"schema": marker("#/components/schemas/Alias")}},
+                    "parameters": [marker("#/components/parameters/a~1b")]}}
+            },
+            "components": {
+                "parameters": {"a/b": {"name": "id", "in": "path"}},
+                "schemas": {"Zone": zone.clone(), "Alias": marker("#/components/schemas/Zone")}
+            },
+            "x-toolforge-inline-refs": "note",
+            "x-toolforge-generated": "gen"
+        });
+        let inlined = json!({
+            "openapi": "3.0.3",
+            "paths": {
+                "/zones": {"get": {"responses": {"200": {"schema": zone.clone()}}}},
+                "/zones/{id}": {"get": {"responses": {"200": {"schema": zone.clone()}},
+                    "parameters": [{"name": "id", "in": "path"}]}}
+            },
+            "components": {
+                "parameters": {"a/b": {"name": "id", "in": "path"}},
+                "schemas": {"Zone": zone.clone(), "Alias": zone}
+            },
+            "x-toolforge-generated": "gen"
+        });
+        (marked, inlined)
+    }
+
+    #[test]
+    fn inline_markers_read_as_their_targets() {
+        let (marked, inlined) = marked_doc();
+        let index = SpecIndex::from_value(marked).unwrap();
+        let expected = serde_json::to_string(&inlined).unwrap_or_default();
+        assert_eq!(index.to_value(), inlined);
+        assert_eq!(eval_json(index, "spec"), expected);
+    }
+
+    #[test]
+    fn each_occurrence_of_a_shared_target_is_its_own_object() {
+        let (marked, _) = marked_doc();
+        let index = SpecIndex::from_value(marked).unwrap();
+        let out = eval_json(
+            index,
+            r#"(() => {
+                const a = spec.paths["/zones"].get.responses["200"].schema;
+                a.properties.id.type = "changed";
+                a.extra = 1;
+                const b = spec.components.schemas.Zone;
+                const c = spec.paths["/zones/{id}"].get.responses["200"].schema;
+                return [a === b, b.properties.id.type, "extra" in b, c.properties.id.type, "x-toolforge-inline-refs" in spec];
+            })()"#,
+        );
+        assert_eq!(out, r#"[false,"string",false,"string",false]"#);
+    }
+
+    #[test]
+    fn markers_are_data_without_the_root_key() {
+        let (mut marked, _) = marked_doc();
+        if let Some(root) = marked.as_object_mut() {
+            root.shift_remove("x-toolforge-inline-refs");
+        }
+        let expected = serde_json::to_string(&marked).unwrap_or_default();
+        let index = SpecIndex::from_value(marked).unwrap();
+        assert_eq!(eval_json(index, "spec"), expected);
+    }
+
+    #[test]
+    fn unresolvable_markers_are_errors() {
+        let doc = |components: Value, target: &str| {
+            json!({"paths": {"/a": {"x": {"x-toolforge-inline": target}}},
+                "components": components, "x-toolforge-inline-refs": "n"})
+        };
+        let missing = SpecIndex::from_value(doc(json!({}), "#/components/schemas/Nope"));
+        assert!(missing.unwrap_err().contains("names nothing"));
+        let not_a_pointer = SpecIndex::from_value(doc(json!({}), "components"));
+        assert!(not_a_pointer.is_err());
+        let looped = doc(
+            json!({"schemas": {
+                "A": {"x-toolforge-inline": "#/components/schemas/B"},
+                "B": {"x-toolforge-inline": "#/components/schemas/A"}}}),
+            "#/components/schemas/A",
+        );
+        assert!(SpecIndex::from_value(looped).unwrap_err().contains("chain"));
+        let through = doc(
+            json!({"schemas": {"A": {"x-toolforge-inline": "#/components/schemas/B"}, "B": {"c": 1}}}),
+            "#/components/schemas/A/c",
+        );
+        assert!(
+            SpecIndex::from_value(through)
+                .unwrap_err()
+                .contains("another marker")
+        );
+        // Into a small inline value, and an array element.
+        let small = doc(
+            json!({"schemas": {"S": {"enum": [{"k": "v"}]}}}),
+            "#/components/schemas/S/enum/0",
+        );
+        let index = SpecIndex::from_value(small).unwrap();
+        assert_eq!(eval_json(index, "spec.paths['/a'].x"), r#"{"k":"v"}"#);
     }
 
     #[test]

@@ -365,9 +365,10 @@ fn search_needs_a_spec_and_sees_it() {
         out.result,
         Err(SandboxError::SpecUnavailable { .. })
     ));
-    let spec = Arc::new(SpecIndex::from_value(
-        json!({"paths": {"/zones": {"get": {"summary": "List zones"}}}}),
-    ));
+    let spec = Arc::new(
+        SpecIndex::from_value(json!({"paths": {"/zones": {"get": {"summary": "List zones"}}}}))
+            .unwrap(),
+    );
     let code = "async () => [typeof api, spec.paths['/zones'].get.summary]";
     let out = run(JobKind::Search, code, &limits(), Some(&spec), &mut NoHost);
     assert_eq!(out.result, Ok(r#"["undefined","List zones"]"#.into()));
