@@ -40,10 +40,11 @@ fn looks_like_catalogue(root: &Value) -> bool {
             .any(|k| obj.contains_key(*k))
 }
 
-/// Puts each tool's shared output `$defs` (`output_defs` naming entries of
-/// the top-level `schemas`) back into its output schema, as the last
-/// member: the schema the tool serves. Names the first entry that is not
-/// a `[name, schema]` pair of a known schema.
+/// Puts each tool's shared output schema back: its root (`output_schema`
+/// naming an entry of the top-level `schemas`; older artifacts hold the
+/// root itself) and its root `$defs` (`output_defs` naming entries there)
+/// as the last member: the schema the tool serves. Names the first name
+/// or entry that is not a `[name, schema]` pair of a known schema.
 fn unshare_output_defs(root: &mut Value) -> Result<(), String> {
     let Some(obj) = root.as_object_mut() else {
         return Ok(());
@@ -56,6 +57,14 @@ fn unshare_output_defs(root: &mut Value) -> Result<(), String> {
         return Ok(());
     };
     for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
+        if let Some(Value::String(name)) = tool.get("output_schema") {
+            let Some(body) = shared.get(name) else {
+                return Err(format!(
+                    "output_schema {name:?} names no schema of `schemas`"
+                ));
+            };
+            tool.insert("output_schema".into(), body.clone());
+        }
         let Some(list) = tool.remove("output_defs") else {
             continue;
         };
@@ -183,6 +192,43 @@ mod tests {
             msg.starts_with("tools.json: not a toolforge tools.json"),
             "{msg}"
         );
+    }
+
+    /// Shared output roots (this format) and inline ones (older artifacts,
+    /// e.g. the committed catalogue of the previous release) read the same.
+    #[test]
+    fn shared_and_inline_output_schemas_read_the_same() {
+        let tool = |output: &str, defs: &str| {
+            format!(
+                r#"{{"name": "a_get", "method": "get", "path": "/a", "output_schema": {output}{defs},
+                "annotations": {{"readOnlyHint": true, "destructiveHint": false,
+                                "idempotentHint": true, "openWorldHint": true}}}}"#
+            )
+        };
+        let read = |text: String| match read_input(text.as_bytes(), "tools.json") {
+            Ok(Input::Catalogue(r)) => Ok(r.tools[0].output_schema.clone()),
+            Ok(Input::Spec(_)) => Err("read as a spec".to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        let root = r##"{"type":"object","properties":{"n":{"$ref":"#/$defs/N"}}}"##;
+        let defs = r#", "output_defs": [["N", "S_2"]]"#;
+        let shared = format!(
+            r#"{{"schemas": {{"S_1": {root}, "S_2": {{"type": "integer"}}}}, "tools": [{}]}}"#,
+            tool("\"S_1\"", defs)
+        );
+        let inline = format!(
+            r#"{{"schemas": {{"S_2": {{"type": "integer"}}}}, "tools": [{}]}}"#,
+            tool(root, defs)
+        );
+        let expected: Value = serde_json::from_str(
+            r##"{"type":"object","properties":{"n":{"$ref":"#/$defs/N"}},"$defs":{"N":{"type":"integer"}}}"##,
+        )
+        .unwrap();
+        assert_eq!(read(shared).unwrap(), Some(expected.clone()));
+        assert_eq!(read(inline).unwrap(), Some(expected));
+        let unknown = format!(r#"{{"schemas": {{}}, "tools": [{}]}}"#, tool("\"S_9\"", ""));
+        let err = read(unknown).unwrap_err();
+        assert!(err.contains("\"S_9\" names no schema"), "{err}");
     }
 
     #[test]

@@ -96,8 +96,10 @@ pub fn tools(cat: &Catalogue, generated: &str) -> Value {
 
 /// A tool as `tools.json` lists it: the IR without response schemas (they
 /// are in the generated crate and, resolved, in `spec.json`). An output
-/// schema with root `$defs` is written without them, and `output_defs`
-/// names each one's entry in the file's `schemas` (shared by all tools).
+/// schema is written as the name of its root's entry in the file's
+/// `schemas` (shared by all tools: Stripe's 451 output schemas have 226
+/// distinct roots); with root `$defs`, the root is without them and
+/// `output_defs` names each one's entry there too.
 #[derive(Serialize)]
 struct ToolEntry<'a> {
     name: &'a str,
@@ -130,35 +132,24 @@ struct ResponseEntry<'a> {
     content_type: Option<&'a str>,
 }
 
-/// An output schema: the IR value, or its interned root text.
+/// An output schema: the IR value, or the name of its interned root text.
 #[derive(Serialize)]
 #[serde(untagged)]
 enum OutputSchema<'a> {
     Value(&'a Value),
-    Text(&'a RawValue),
+    Shared(&'a str),
 }
 
 impl<'a> ToolEntry<'a> {
     fn new(t: &'a Tool, interned: Option<&'a ToolSchemas>, table: &'a SchemaTable) -> Result<Self> {
         let (output_schema, output_defs) =
             match (&t.output_schema, interned.and_then(|i| i.output.as_ref())) {
-                (
-                    Some(_),
-                    Some(SchemaRef {
-                        root,
-                        defs: Some(list),
-                    }),
-                ) => {
-                    let text = table.texts.get(root).ok_or_else(|| lost(root))?;
-                    let raw: &RawValue =
-                        serde_json::from_str(text).map_err(|e| GenerateError::Emit {
-                            file: "artifacts/tools.json".into(),
-                            message: e.to_string(),
-                        })?;
-                    (
-                        Some(OutputSchema::Text(raw)),
-                        Some(table.lists.get(list).ok_or_else(|| lost(list))?),
-                    )
+                (Some(_), Some(SchemaRef { root, defs })) => {
+                    let defs = match defs {
+                        Some(list) => Some(table.lists.get(list).ok_or_else(|| lost(list))?),
+                        None => None,
+                    };
+                    (Some(OutputSchema::Shared(root.as_str())), defs)
                 }
                 (v, _) => (v.as_deref().map(OutputSchema::Value), None),
             };
@@ -220,25 +211,32 @@ fn push_lines<T: Serialize>(out: &mut Vec<u8>, items: impl Iterator<Item = T>) -
 
 /// `tools.json` text: compact JSON with one tool (and one skipped
 /// operation) per line, so a regenerated catalogue diffs line by line.
-/// Root `$defs` of output schemas come first, as `schemas` (one
-/// definition a line, named as in `src/schemas.rs`), so a release that
-/// changes one shared definition changes one line there.
+/// Output schema roots and their root `$defs` come first, as `schemas`
+/// (one a line, named as in `src/schemas.rs`), so a release that changes
+/// one shared definition or output changes one line there.
 pub fn tools_json(cat: &Catalogue, table: &SchemaTable, generated: &str) -> Result<Vec<u8>> {
     let mut shared: BTreeMap<&str, &RawValue> = BTreeMap::new();
-    for list in table
+    let mut share = |name: &'_ str| -> Result<()> {
+        if !shared.contains_key(name) {
+            let (name, text) = table.texts.get_key_value(name).ok_or_else(|| lost(name))?;
+            let raw = serde_json::from_str(text).map_err(|e| GenerateError::Emit {
+                file: "artifacts/tools.json".into(),
+                message: e.to_string(),
+            })?;
+            shared.insert(name, raw);
+        }
+        Ok(())
+    };
+    for output in table
         .tools
         .iter()
         .flatten()
-        .filter_map(|t| t.output.as_ref()?.defs.as_ref())
+        .filter_map(|t| t.output.as_ref())
     {
-        for (_, name) in table.lists.get(list).ok_or_else(|| lost(list))? {
-            if !shared.contains_key(name.as_str()) {
-                let text = table.texts.get(name).ok_or_else(|| lost(name))?;
-                let raw = serde_json::from_str(text).map_err(|e| GenerateError::Emit {
-                    file: "artifacts/tools.json".into(),
-                    message: e.to_string(),
-                })?;
-                shared.insert(name, raw);
+        share(&output.root)?;
+        if let Some(list) = &output.defs {
+            for (_, name) in table.lists.get(list).ok_or_else(|| lost(list))? {
+                share(name)?;
             }
         }
     }
