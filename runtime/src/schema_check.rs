@@ -31,7 +31,7 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::catalogue::ToolDef;
+use crate::catalogue::{ResponseDef, ToolDef};
 
 /// Bodies larger than this are not checked.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -223,15 +223,16 @@ fn park_forever() -> Option<Mismatch> {
     }
 }
 
-/// The response key for `status`: exact, then class, then `default`.
-pub fn response_key(tool: &ToolDef, status: u16) -> Option<(&'static str, &'static str)> {
+/// The documented response for `status` (exact, then class, then
+/// `default`) that has a schema.
+pub fn response_key(tool: &ToolDef, status: u16) -> Option<&ResponseDef> {
     let exact = status.to_string();
     let class = format!("{}XX", status / 100);
     let find = |key: &str| {
         tool.responses
             .iter()
             .find(|r| r.status.eq_ignore_ascii_case(key))
-            .and_then(|r| r.schema.map(|s| (r.status, s)))
+            .filter(|r| r.schema.is_some())
     };
     find(&exact)
         .or_else(|| find(&class))
@@ -240,13 +241,15 @@ pub fn response_key(tool: &ToolDef, status: u16) -> Option<(&'static str, &'stat
 
 fn check(cache: &mut Cache, job: &Job) -> Option<Mismatch> {
     let tool = job.tool;
-    let (key, schema) = response_key(tool, job.status)?;
+    let response = response_key(tool, job.status)?;
+    let key = response.status;
     let mut body: Value = serde_json::from_slice(&job.body).ok()?;
     let trimmed = trim_arrays(&mut body);
     let validator = cache
         .entry((tool.name, key))
         .or_insert_with(|| {
-            let schema: Value = serde_json::from_str(schema).ok()?;
+            // The whole schema: its root `$defs` may be listed apart.
+            let schema: Value = serde_json::from_str(&response.schema_text()?).ok()?;
             jsonschema::draft202012::options()
                 .build(&schema)
                 .ok()

@@ -156,3 +156,32 @@ fn masking_keeps_declared_keys_only() {
         "/result/*"
     );
 }
+
+/// A response schema whose root `$defs` the generator lists apart (shared
+/// definitions, recursive schemas) is checked whole: the definitions are
+/// put back before the validator is built. Built from the root alone, the
+/// `$ref` did not resolve and every such response went unchecked.
+#[test]
+fn split_root_defs_are_put_back_before_checking() {
+    let tool = custom(|t| {
+        t.name = "nodes_get";
+        t.product = "nodes";
+        t.responses = Box::leak(Box::new([ResponseDef {
+            status: "200",
+            content_type: Some("application/json"),
+            schema: Some(r##"{"$ref":"#/$defs/Node"}"##),
+            schema_defs: &[(
+                "Node",
+                r##"{"type":"object","required":["id"],"properties":{"id":{"type":"string"},"kids":{"type":"array","items":{"$ref":"#/$defs/Node"}}}}"##,
+            )],
+        }]));
+    });
+    let (checks, rx) = collecting(None);
+    checks.submit(tool, 200, br#"{"id": "a", "kids": [{"id": "b"}]}"#);
+    checks.submit(tool, 200, br#"{"id": "a", "kids": [{"id": 7}]}"#);
+    let m = rx.recv_timeout(WAIT).unwrap();
+    assert_eq!((m.tool.as_str(), m.violations), ("nodes_get", 1));
+    let instances: Vec<&str> = m.details.iter().map(|d| d.instance.as_str()).collect();
+    assert_eq!(instances, ["/kids/*/id"]);
+    assert!(rx.recv_timeout(Duration::from_millis(200)).is_err());
+}
