@@ -374,6 +374,48 @@ fn search_needs_a_spec_and_sees_it() {
     assert_eq!(out.result, Ok(r#"["undefined","List zones"]"#.into()));
 }
 
+/// A spec artifact whose inline markers form a DAG that reads as 2^40
+/// values (hand-made: the generator writes markers only when the fully
+/// inlined document is within its node bound) is indexed in linear space,
+/// lookups stay cheap, and a search that reads all of it stops at the
+/// run's limits instead of exhausting the worker.
+#[test]
+fn exponential_marker_dags_stop_at_the_run_limits() {
+    let mut schemas = serde_json::Map::new();
+    schemas.insert(
+        "S0".into(),
+        json!({"type": "string", "description": "x".repeat(300)}),
+    );
+    for i in 1..=40 {
+        let prev = json!({"x-toolforge-inline": format!("#/components/schemas/S{}", i - 1)});
+        schemas.insert(format!("S{i}"), json!({"a": prev.clone(), "b": prev}));
+    }
+    let doc = json!({
+        "paths": {"/x": {"get": {"s": {"x-toolforge-inline": "#/components/schemas/S40"}}}},
+        "components": {"schemas": schemas},
+        "x-toolforge-inline-refs": "n"
+    });
+    let spec = Arc::new(SpecIndex::from_value(doc).unwrap());
+    assert!(spec.lazy_nodes() < 100, "{}", spec.lazy_nodes());
+    let lookup = "async () => Object.keys(spec.paths['/x'].get.s.a.b.a)";
+    let out = run(JobKind::Search, lookup, &limits(), Some(&spec), &mut NoHost);
+    assert_eq!(out.result, Ok(r#"["a","b"]"#.into()));
+    let start = Instant::now();
+    let all = "async () => JSON.stringify(spec).length";
+    let out = run(JobKind::Search, all, &limits(), Some(&spec), &mut NoHost);
+    assert!(
+        matches!(
+            out.result,
+            Err(SandboxError::CpuTimeLimit { .. }
+                | SandboxError::MemoryLimit { .. }
+                | SandboxError::WallClockLimit { .. })
+        ),
+        "{:?}",
+        out.result
+    );
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
+
 #[test]
 fn code_runs_see_codemode_and_not_api() {
     struct Tools(VecDeque<HostReply>, Vec<ToolCall>);
