@@ -24,7 +24,7 @@ pub const INLINE_REFS_KEY: &str = "x-toolforge-inline-refs";
 pub const INLINE_MARKER: &str = "x-toolforge-inline";
 /// Smallest expansion (in values) written as a marker: a marker is about
 /// 50 bytes, and small targets read better inlined.
-pub const INLINE_MIN_NODES: usize = 24;
+pub const INLINE_MIN_NODES: usize = 8;
 
 /// The root's note under [`INLINE_REFS_KEY`].
 pub(super) fn root_note(markers: usize) -> String {
