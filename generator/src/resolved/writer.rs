@@ -20,9 +20,11 @@ use crate::refs::{Ctx, child_ctx, deref, invalid, resolve_ref};
 use crate::schema::{Cycles, Limits};
 
 mod defer;
+mod members;
 
 use defer::Deferral;
 pub use defer::{INLINE_MARKER, INLINE_MIN_NODES, INLINE_REFS_KEY};
+use members::object_members;
 
 /// Root key naming the generator and release.
 pub const GENERATED_KEY: &str = "x-toolforge-generated";
@@ -326,6 +328,7 @@ impl Writer<'_> {
             return Err(self.too_deep(pointer));
         }
         self.count(1, pointer)?;
+        self.deferral.check(paths);
         // Later entries for the same concrete path replace earlier ones in place.
         let mut entries: indexmap_like::OrderedMap<'_> = indexmap_like::OrderedMap::default();
         for (path, item) in paths {
@@ -508,6 +511,7 @@ impl Writer<'_> {
             return Err(self.too_deep(pointer));
         }
         self.count(1, pointer)?;
+        self.deferral.check(entries);
         let entry_ctx = match ctx {
             Ctx::SchemaMap => Ctx::Schema,
             Ctx::Examples => Ctx::ExampleObj,
@@ -725,71 +729,6 @@ impl Writer<'_> {
             self.cache.insert(key, memo);
         }
         Ok(height)
-    }
-}
-
-/// The top-level members of a compact JSON object written by this module:
-/// `(key bytes with quotes, value bytes)`. `None` if `bytes` is not one.
-fn object_members(bytes: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
-    let inner = bytes.strip_prefix(b"{")?.strip_suffix(b"}")?;
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < inner.len() {
-        let key_end = skip_string(inner, i)?;
-        let key = &inner[i..key_end];
-        if inner.get(key_end) != Some(&b':') {
-            return None;
-        }
-        let value_start = key_end + 1;
-        let value_end = skip_value(inner, value_start)?;
-        out.push((key, &inner[value_start..value_end]));
-        i = value_end;
-        match inner.get(i) {
-            Some(b',') => i += 1,
-            None => {}
-            Some(_) => return None,
-        }
-    }
-    Some(out)
-}
-
-/// End (exclusive) of the JSON string starting at `start`.
-fn skip_string(s: &[u8], start: usize) -> Option<usize> {
-    if s.get(start) != Some(&b'"') {
-        return None;
-    }
-    let mut i = start + 1;
-    while i < s.len() {
-        i += memchr::memchr2(b'\\', b'"', s.get(i..)?)?;
-        match s[i] {
-            b'\\' => i += 2,
-            _ => return Some(i + 1),
-        }
-    }
-    None
-}
-
-/// End (exclusive) of the JSON value starting at `start` (iterative).
-fn skip_value(s: &[u8], start: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = start;
-    loop {
-        match *s.get(i)? {
-            b'"' => i = skip_string(s, i)?,
-            b'{' | b'[' => {
-                depth += 1;
-                i += 1;
-            }
-            b'}' | b']' => {
-                depth = depth.checked_sub(1)?;
-                i += 1;
-            }
-            b',' if depth == 0 => return Some(i),
-            _ => i += 1,
-        }
-        if depth == 0 && matches!(s.get(i), None | Some(b',')) {
-            return Some(i);
-        }
     }
 }
 

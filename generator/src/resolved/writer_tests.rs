@@ -375,6 +375,8 @@ fn a_spec_holding_the_marker_key_is_inlined_in_full() {
     for clash in [
         json!({"x": {INLINE_MARKER: "#/components/schemas/Zone"}}),
         json!({INLINE_REFS_KEY: "mine"}),
+        json!({"paths": {INLINE_MARKER: "#/components/schemas/Zone"}}),
+        json!({"components": {"schemas": {"Zone": wide(30, "z"), INLINE_MARKER: {}}}}),
     ] {
         let mut root = json!({
             "openapi": "3.0.3",
@@ -385,7 +387,13 @@ fn a_spec_holding_the_marker_key_is_inlined_in_full() {
             "components": {"schemas": {"Zone": wide(30, "z")}}
         });
         for (k, v) in clash.as_object().unwrap() {
-            root[k] = v.clone();
+            if k == "paths" {
+                for (p, item) in v.as_object().unwrap() {
+                    root["paths"][p] = item.clone();
+                }
+            } else {
+                root[k] = v.clone();
+            }
         }
         let d = doc(root);
         let bytes = write_document(

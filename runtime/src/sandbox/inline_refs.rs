@@ -32,6 +32,9 @@ pub(super) fn is_marker(map: &Map<String, Value>) -> bool {
 
 /// Points every marker child at its target (a node id or a small value).
 pub(super) fn resolve(nodes: &mut [Node], root: &Child) -> Result<(), String> {
+    if matches!(root, Child::Marker(_)) {
+        return Err("spec: the document root is an inline marker".into());
+    }
     let sites: Vec<(usize, usize)> = nodes
         .iter()
         .enumerate()

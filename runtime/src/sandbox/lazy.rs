@@ -134,7 +134,9 @@ impl SpecIndex {
 
     /// The whole document as JSON, markers read as their targets: what code
     /// that reads all of `spec` sees (for checks and tests; `search` builds
-    /// only what it touches).
+    /// only what it touches). Its size is the fully inlined document's, so
+    /// only for documents the generator wrote (a hand-made marker DAG can
+    /// read as exponentially many values).
     pub fn to_value(&self) -> Value {
         self.child_value(&self.root)
     }
@@ -516,6 +518,8 @@ mod tests {
         assert!(missing.unwrap_err().contains("names nothing"));
         let not_a_pointer = SpecIndex::from_value(doc(json!({}), "components"));
         assert!(not_a_pointer.is_err());
+        let root = json!({"x-toolforge-inline": "#/a", "x-toolforge-inline-refs": "n"});
+        assert!(SpecIndex::from_value(root).unwrap_err().contains("root"));
         let looped = doc(
             json!({"schemas": {
                 "A": {"x-toolforge-inline": "#/components/schemas/B"},
