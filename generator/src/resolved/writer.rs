@@ -78,6 +78,8 @@ struct Memo {
 /// index reads such a marker as that entry, so `search` sees exactly the
 /// fully inlined document. Bounds and depth decisions are those of full
 /// inlining. A spec that itself holds the marker key is inlined in full.
+/// With shared references, the targets still inlined are deferred the same
+/// way (Microsoft Graph v1.0: 49 → 21 MB; the kept `$ref`s stay).
 ///
 /// # Errors
 /// [`GenerateError::TooDeep`] / [`GenerateError::TooLarge`] past the bounds
@@ -104,10 +106,15 @@ pub fn write_document(
             }
         }
     }
-    write_with(
-        doc, cycles, limits, policy, generated, false, false, max_nodes,
-    )
-    .map(Option::unwrap_or_default)
+    for defer in [true, false] {
+        if let Some(bytes) = write_with(
+            doc, cycles, limits, policy, generated, false, defer, max_nodes,
+        )? {
+            return Ok(bytes);
+        }
+    }
+    // Unreachable: without deferral there is no clash.
+    Ok(Vec::new())
 }
 
 /// `Ok(None)`: deferral was asked for and the spec holds [`INLINE_MARKER`].
@@ -585,6 +592,9 @@ impl Writer<'_> {
                 // one deep corner does not cost the whole document.
                 Err(GenerateError::TooDeep { .. }) if depth < self.max_depth => {
                     self.truncate(start);
+                    // Kept for depth: where it sits decides, so nothing
+                    // enclosing it is deferred (`Deferral::kept`).
+                    self.deferral.kept += 1;
                     return self.keep_ref(map, pointer, ctx, depth);
                 }
                 other => other?,
@@ -655,7 +665,6 @@ impl Writer<'_> {
         ctx: Ctx,
         depth: usize,
     ) -> Result<usize> {
-        self.deferral.kept += 1;
         self.out.push(b'{');
         let mut height = 1;
         for (i, (key, child)) in map.iter().enumerate() {

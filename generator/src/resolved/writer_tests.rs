@@ -420,3 +420,62 @@ fn a_spec_holding_the_marker_key_is_inlined_in_full() {
         );
     }
 }
+
+/// With shared references (a DAG too large to inline whole), targets that
+/// are still inlined are deferred too, and the document reads as the one
+/// written without markers: same kept `$ref`s, same inlined values.
+#[test]
+fn shared_documents_defer_what_they_inline() {
+    let mut schemas = Map::new();
+    for i in 0..40 {
+        let next = json!({"$ref": format!("#/components/schemas/S{}", i + 1)});
+        schemas.insert(
+            format!("S{i}"),
+            json!({"type": "object", "properties": {"a": next.clone(), "b": next, "w": {"$ref": "#/components/schemas/W"}}}),
+        );
+    }
+    schemas.insert("S40".into(), json!({"type": "string", "enum": ["x"]}));
+    schemas.insert("W".into(), wide(12, "w"));
+    let d = doc(json!({
+        "openapi": "3.0.3",
+        "paths": {
+            "/s": {"get": {"responses": {"200": {"description": "d", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/S0"}}}}}}},
+            "/w": {"get": {"responses": {"200": {"description": "d", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/W"}}}}}}}
+        },
+        "components": {"schemas": schemas}
+    }));
+    let cycles = Cycles::compute(&d);
+    let policy = Policy::new(PolicyKind::Generic);
+    let max = Limits::default().max_nodes.saturating_mul(NODES_FACTOR);
+    let write = |defer: bool| {
+        let bytes = write_with(
+            &d,
+            &cycles,
+            &Limits::default(),
+            &policy,
+            "g",
+            false,
+            defer,
+            max,
+        )
+        .unwrap()
+        .unwrap();
+        serde_json::from_slice::<Value>(&bytes).unwrap()
+    };
+    let marked = write(true);
+    let plain = write(false);
+    assert!(markers(&marked) > 40, "{}", markers(&marked));
+    assert_eq!(markers(&plain), 0);
+    assert_eq!(
+        marked["paths"]["/w"]["get"]["responses"]["200"]["content"]["application/json"]["schema"],
+        json!({INLINE_MARKER: "#/components/schemas/W"})
+    );
+    assert!(marked[SHARED_REFS_KEY].is_string());
+    assert_eq!(
+        serde_json::to_string(&read_markers(marked)).unwrap(),
+        serde_json::to_string(&plain).unwrap()
+    );
+    // And `write_document` takes this path.
+    let written = write_document(&d, &cycles, &Limits::default(), &policy, "g").unwrap();
+    assert!(markers(&serde_json::from_slice(&written).unwrap()) > 40);
+}
