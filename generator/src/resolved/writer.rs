@@ -236,6 +236,16 @@ impl Writer<'_> {
         }
     }
 
+    /// Accounts for an expansion of `nodes` values and `height` levels
+    /// placed at `depth` without walking it (a copy or a marker), as
+    /// walking it would: too deep, or past the node bound, fails alike.
+    fn charge(&mut self, pointer: &str, depth: usize, nodes: usize, height: usize) -> Result<()> {
+        if depth + height > self.max_depth {
+            return Err(self.too_deep(pointer));
+        }
+        self.count(nodes, pointer)
+    }
+
     fn count(&mut self, n: usize, pointer: &str) -> Result<()> {
         self.nodes = self.nodes.saturating_add(n);
         if self.nodes > self.max_nodes {
@@ -700,10 +710,7 @@ impl Writer<'_> {
         let cacheable = scc.is_some_and(|s| self.open_sccs.get(s) == Some(&0));
         let key = (target_pointer, ctx);
         if cacheable && let Some(hit) = self.cache.get(&key).copied() {
-            if depth + hit.height > self.max_depth {
-                return Err(self.too_deep(&key.0));
-            }
-            self.count(hit.nodes, &key.0)?;
+            self.charge(&key.0, depth, hit.nodes, hit.height)?;
             self.deferral.kept += usize::from(hit.kept);
             self.out.extend_from_within(hit.start..hit.end);
             return Ok(hit.height);

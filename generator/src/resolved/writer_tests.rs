@@ -12,6 +12,12 @@ fn doc(root: Value) -> Document {
     }
 }
 
+/// The document of `d` as `generate` writes it under the generic policy.
+fn write_generic(d: &Document) -> Result<Vec<u8>> {
+    let policy = Policy::new(PolicyKind::Generic);
+    write_document(d, &Cycles::compute(d), &Limits::default(), &policy, "gen")
+}
+
 /// `written` with every inline marker replaced by its target and the
 /// root's note removed: what the runtime's spec index shows.
 fn read_markers(mut written: Value) -> Value {
@@ -98,14 +104,7 @@ fn matches_the_value_resolver() {
     assert!(out["paths"].get("/accounts/{account_id}/rules").is_some());
     assert_eq!(out["components"]["schemas"]["Alias"], json!({"title": "x"}));
     check_same(&d, PolicyKind::Generic);
-    let bytes = write_document(
-        &d,
-        &Cycles::compute(&d),
-        &Limits::default(),
-        &Policy::new(PolicyKind::Generic),
-        "gen",
-    )
-    .unwrap();
+    let bytes = write_generic(&d).unwrap();
     let text = String::from_utf8(bytes).unwrap();
     assert!(text.starts_with("{\n\"openapi\":\"3.0.3\",\n\"paths\":{\n\"/{account_or_zone}"));
     assert!(text.contains("\n\"Tree\":{"), "{text}");
@@ -134,14 +133,7 @@ fn dag_shaped_documents_keep_large_shared_refs() {
         "{}",
         cycles.document_size()
     );
-    let bytes = write_document(
-        &d,
-        &cycles,
-        &Limits::default(),
-        &Policy::new(PolicyKind::Generic),
-        "g",
-    )
-    .unwrap();
+    let bytes = write_generic(&d).unwrap();
     assert!(bytes.len() < 20_000, "{}", bytes.len());
     let out: Value = serde_json::from_slice(&bytes).unwrap();
     let schema =
@@ -172,14 +164,7 @@ fn errors_name_the_pointer() {
     let d = doc(
         json!({"openapi": "3.0.3", "paths": {"/x": {"get": {"parameters": [{"$ref": "#/components/parameters/Nope"}]}}}}),
     );
-    let e = write_document(
-        &d,
-        &Cycles::compute(&d),
-        &Limits::default(),
-        &Policy::new(PolicyKind::Generic),
-        "g",
-    )
-    .unwrap_err();
+    let e = write_generic(&d).unwrap_err();
     assert!(
         matches!(&e, GenerateError::DanglingRef { pointer, .. } if pointer == "/paths/~1x/get/parameters/0"),
         "{e}"
@@ -310,14 +295,7 @@ fn shared_entries_are_written_once_and_marked() {
             "responses": {"Zones": {"description": "z", "content": {"application/json": {"schema": r("List")}}}}
         }
     }));
-    let bytes = write_document(
-        &d,
-        &Cycles::compute(&d),
-        &Limits::default(),
-        &Policy::new(PolicyKind::Generic),
-        "gen",
-    )
-    .unwrap();
+    let bytes = write_generic(&d).unwrap();
     let written: Value = serde_json::from_slice(&bytes).unwrap();
     let schema = |path: &str| {
         &written["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
@@ -396,14 +374,7 @@ fn a_spec_holding_the_marker_key_is_inlined_in_full() {
             }
         }
         let d = doc(root);
-        let bytes = write_document(
-            &d,
-            &Cycles::compute(&d),
-            &Limits::default(),
-            &Policy::new(PolicyKind::Generic),
-            "gen",
-        )
-        .unwrap();
+        let bytes = write_generic(&d).unwrap();
         let written: Value = serde_json::from_slice(&bytes).unwrap();
         let note = written.get(INLINE_REFS_KEY).and_then(Value::as_str);
         assert!(note.is_none() || note == Some("mine"), "{written}");

@@ -130,10 +130,7 @@ impl Writer<'_> {
         let key = (target_pointer, ctx);
         match self.deferral.decided.get(&key).copied() {
             Some(Some(m)) => {
-                if depth + m.height > self.max_depth {
-                    return Err(self.too_deep(&key.0));
-                }
-                self.count(m.nodes, &key.0)?;
+                self.charge(&key.0, depth, m.nodes, m.height)?;
                 self.write_marker(&key.0);
                 return Ok(m.height);
             }
@@ -178,10 +175,7 @@ impl Writer<'_> {
         let Some(Some(m)) = self.deferral.decided.get(key).copied() else {
             return Ok(None);
         };
-        if depth + m.height > self.max_depth {
-            return Err(self.too_deep(&key.0));
-        }
-        self.count(m.nodes, &key.0)?;
+        self.charge(&key.0, depth, m.nodes, m.height)?;
         let start = self.out.len();
         self.out.extend_from_slice(&bytes);
         if cacheable {
