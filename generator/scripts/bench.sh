@@ -8,7 +8,10 @@
 # toolforge ÷ OMG wall ratio. OMG is installed from npm into the
 # git-ignored target/bench-data/omg on first use.
 #
-#   [RUNS=5] [SPECS="cloudflare stripe github graph"] [WITH_BETA=1] [BASELINE_REF=main] generator/scripts/bench.sh
+#   [RUNS=5] [SPECS="cloudflare stripe github graph"] [WITH_BETA=1] [BASELINE_REF=main] [SKIP_OMG=1] generator/scripts/bench.sh
+#
+# SKIP_OMG=1 runs only toolforge (and the baseline): pairs without OMG's
+# output still being written between them.
 #
 # With BASELINE_REF=<git ref>, that revision's toolforge (built from `git
 # archive` under target/) runs interleaved too, for a before/after in the
@@ -17,6 +20,8 @@
 # github, graph (v1.0), graph-beta from the corpus tarball.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=baseline.sh
+. generator/scripts/baseline.sh
 SHARED="${TOOLFORGE_SHARED:-../shared}"
 RUNS="${RUNS:-5}"
 SPECS="${SPECS:-cloudflare stripe github graph}"
@@ -30,17 +35,13 @@ cargo build --quiet --release -p toolforge-generator --bin toolforge
 TARGET="$(cargo metadata --format-version 1 --no-deps | sed 's/.*"target_directory":"\([^"]*\)".*/\1/')"
 TF="$TARGET/release/toolforge"
 mkdir -p "$DATA"
-if [ ! -x "$OMG_DIR/node_modules/.bin/openapi-mcp-generator" ]; then
+if [ -z "${SKIP_OMG:-}" ] && [ ! -x "$OMG_DIR/node_modules/.bin/openapi-mcp-generator" ]; then
   npm install --silent --no-audit --no-fund --prefix "$OMG_DIR" "openapi-mcp-generator@$OMG_VERSION" >/dev/null
 fi
 OMG="$OMG_DIR/node_modules/.bin/openapi-mcp-generator"
 BASE=""
 if [ -n "${BASELINE_REF:-}" ]; then
-  WT="$PWD/target/bench-baseline-$BASELINE_REF"
-  if [ ! -f "$WT/Cargo.toml" ]; then
-    mkdir -p "$WT" && git archive "$BASELINE_REF" | tar -x -C "$WT"
-  fi
-  (cd "$WT" && cargo build --quiet --release -p toolforge-generator --bin toolforge --target-dir "$WT/target")
+  WT="$(baseline_tree "$BASELINE_REF")"
   BASE="$WT/target/release/toolforge"
 fi
 
@@ -79,7 +80,7 @@ for name in $SPECS; do
   for i in $(seq "$RUNS"); do
     echo "$name tf $(run "$DATA/out-tf-$name" "$TF" generate --spec "$spec" --policy "$policy" --out "$DATA/out-tf-$name")" >>"$RESULTS"
     [ -n "$BASE" ] && echo "$name base $(run "$DATA/out-base-$name" "$BASE" generate --spec "$spec" --policy "$policy" --out "$DATA/out-base-$name")" >>"$RESULTS"
-    echo "$name omg $(run "$DATA/out-omg-$name" node "$OMG" --input "$spec" --output "$DATA/out-omg-$name")" >>"$RESULTS"
+    [ -z "${SKIP_OMG:-}" ] && echo "$name omg $(run "$DATA/out-omg-$name" node "$OMG" --input "$spec" --output "$DATA/out-omg-$name")" >>"$RESULTS"
   done
   echo "$name size $(du -sb "$DATA/out-tf-$name" | cut -f1) $(du -sb "$DATA/out-omg-$name" 2>/dev/null | cut -f1 || echo 0) $(du -sb "$DATA/out-base-$name" 2>/dev/null | cut -f1 || echo 0)" >>"$RESULTS"
   echo "$name ops $(python3 -c '
@@ -115,7 +116,7 @@ for name in order:
     tw, tm = med(r["tf"], 0), med(r["tf"], 1) / 1024
     ow, om = med(r["omg"], 0), med(r["omg"], 1) / 1024
     ts, os_, bs = (int(x) / 1e6 for x in r["size"])
-    omg = f"{ow:.2f} s / {om:.0f} MB / {os_:.1f} MB" if not math.isnan(ow) else "failed"
+    omg = f"{ow:.2f} s / {om:.0f} MB / {os_:.1f} MB" if not math.isnan(ow) else ("failed" if r["omg"] else "not run")
     ratio = f"{tw / ow:.2f}" if not math.isnan(ow) and ow > 0 else "–"
     print(f"| {name} ({int(r['ops'][0]):,}) | {tw:.2f} s / {tm:.0f} MB / {ts:.1f} MB | {omg} | {ratio} |")
     if base:

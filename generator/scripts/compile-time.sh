@@ -10,6 +10,8 @@
 # The baseline generator is the one bench.sh builds (target/bench-baseline-REF).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=baseline.sh
+. generator/scripts/baseline.sh
 SPEC="$(realpath "$1")"
 POLICY="${2:-generic}"
 RUNS="${RUNS:-3}"
@@ -19,11 +21,7 @@ cargo build --quiet --release -p toolforge-generator --bin toolforge
 TARGET="$(cargo metadata --format-version 1 --no-deps | sed 's/.*"target_directory":"\([^"]*\)".*/\1/')"
 bins=("this=$TARGET/release/toolforge=$PWD")
 if [ -n "${BASELINE_REF:-}" ]; then
-  WT="$PWD/target/bench-baseline-$BASELINE_REF"
-  if [ ! -f "$WT/Cargo.toml" ]; then
-    mkdir -p "$WT" && git archive "$BASELINE_REF" | tar -x -C "$WT"
-  fi
-  (cd "$WT" && cargo build --quiet --release -p toolforge-generator --bin toolforge --target-dir "$WT/target")
+  WT="$(baseline_tree "$BASELINE_REF")"
   bins+=("$BASELINE_REF=$WT/target/release/toolforge=$WT")
 fi
 secs() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || { "$@"; return 1; }; e=$(date +%s.%N); echo "$e - $s" | bc; }

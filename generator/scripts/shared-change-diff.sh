@@ -9,6 +9,8 @@
 #   [SPEC=../shared/specs/cloudflare/openapi.json] [SCHEMA=zones_base] [POLICY=cloudflare] [BASELINE_REF=ref] generator/scripts/shared-change-diff.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=baseline.sh
+. generator/scripts/baseline.sh
 SPEC="${SPEC:-${TOOLFORGE_SHARED:-../shared}/specs/cloudflare/openapi.json}"
 SCHEMA="${SCHEMA:-zones_base}"
 POLICY="${POLICY:-cloudflare}"
@@ -16,11 +18,7 @@ cargo build --quiet --release -p toolforge-generator --bin toolforge
 TARGET="$(cargo metadata --format-version 1 --no-deps | sed 's/.*"target_directory":"\([^"]*\)".*/\1/')"
 BINS=("this tree=$TARGET/release/toolforge")
 if [ -n "${BASELINE_REF:-}" ]; then
-  WT="$PWD/target/bench-baseline-$BASELINE_REF"
-  if [ ! -f "$WT/Cargo.toml" ]; then
-    mkdir -p "$WT" && git archive "$BASELINE_REF" | tar -x -C "$WT"
-  fi
-  (cd "$WT" && cargo build --quiet --release -p toolforge-generator --bin toolforge --target-dir "$WT/target")
+  WT="$(baseline_tree "$BASELINE_REF")"
   BINS+=("$BASELINE_REF=$WT/target/release/toolforge")
 fi
 WORK="$(mktemp -d)"
