@@ -16,7 +16,6 @@ pub static PURGE_CACHE: ToolDef = ToolDef {
     description: "Evicts cached content for a zone by URL, tag, host, prefix or entirely.",
     input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"body":{"anyOf":[{"type":"object","required":["files"],"properties":{"files":{"type":"array","maxItems":30,"description":"Exact URLs to evict.","items":{"type":"string","maxLength":2048}}}},{"type":"object","required":["tags"],"properties":{"tags":{"type":"array","description":"Cache-Tag header values to evict.","items":{"type":"string","maxLength":1024}}}},{"type":"object","required":["hosts"],"properties":{"hosts":{"type":"array","description":"Host names whose cached content is evicted.","items":{"type":"string","format":"hostname"}}}},{"type":"object","required":["prefixes"],"properties":{"prefixes":{"type":"array","description":"URL prefixes (without scheme) to evict.","items":{"type":"string","maxLength":2048}}}},{"type":"object","required":["purge_everything"],"properties":{"purge_everything":{"type":"boolean","description":"Set to true to evict the whole zone cache."}}}]}},"required":["zone_id","body"],"additionalProperties":false}"#,
     output_schema: Some(crate::schemas::S_A3DCBE0FA6221A5F),
-    output_defs: &[],
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -54,14 +53,12 @@ pub static PURGE_CACHE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(crate::schemas::S_4ED30F5491C160DE),
-            schema_defs: &[],
+            schema: Some(crate::schemas::S_0F589F67E94F185D),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(crate::schemas::S_77064CBA003C77A6),
-            schema_defs: &[],
+            schema: Some(crate::schemas::S_EBDD7D5887065438),
         },
     ],
     envelope: Envelope::Result { list: false },

@@ -16,7 +16,6 @@ pub static SETTINGS_LIST: ToolDef = ToolDef {
     description: "Returns every setting of a zone with its current value.",
     input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."}},"required":["zone_id"],"additionalProperties":false}"#,
     output_schema: Some(crate::schemas::S_A11F788E9D5FD4D6),
-    output_defs: &[],
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -47,14 +46,12 @@ pub static SETTINGS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(crate::schemas::S_CA6031E357183FEC),
-            schema_defs: &[],
+            schema: Some(crate::schemas::S_C293F1CAA04F6CBA),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(crate::schemas::S_77064CBA003C77A6),
-            schema_defs: &[],
+            schema: Some(crate::schemas::S_EBDD7D5887065438),
         },
     ],
     envelope: Envelope::Result { list: false },

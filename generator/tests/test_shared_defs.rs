@@ -1,44 +1,51 @@
-//! Output and response schemas whose root `$defs` are emitted once and
-//! shared across tools (`src/schemas.rs`): putting the pieces back
-//! together, as the runtime does, gives every tool exactly the schema text
-//! it had before the split.
+//! Output and response schemas cut into the parts they share across tools
+//! (`src/schemas.rs`, `artifacts/tools.json`): putting the pieces back
+//! together, as the runtime and `toolforge diff` do, gives every tool
+//! exactly the schema text it had before the split, on both committed
+//! specs and, with `TOOLFORGE_SHARED`, on the full Cloudflare release.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod common;
 
 use toolforge_generator::config::ForgeConfig;
 use toolforge_generator::diff::{Input, read_input};
-use toolforge_generator::emit::interned::{SchemaRef, SchemaTable};
-use toolforge_generator::emit::split::assemble;
+use toolforge_generator::emit::chunks::Piece;
+use toolforge_generator::emit::interned::SchemaTable;
 use toolforge_generator::generate;
 
-fn load(config: &str) -> toolforge_generator::Generated {
+/// Generates `config`, from `spec` instead of its own spec when given.
+fn load_from(config: &str, spec: Option<std::path::PathBuf>) -> toolforge_generator::Generated {
     let path = common::repo().join(config);
     let config = ForgeConfig::parse(&std::fs::read_to_string(&path).unwrap(), &path).unwrap();
-    let spec = common::repo().join(&config.spec.path);
+    let spec = spec.unwrap_or_else(|| common::repo().join(&config.spec.path));
     let bytes = std::fs::read(&spec).unwrap();
     let name = spec.file_name().unwrap().to_string_lossy().into_owned();
     generate(&bytes, &name, &config, &common::layout(&config)).unwrap()
 }
 
-/// The text a tool serves for `r`, rebuilt from the table's constants.
-fn rebuild(table: &SchemaTable, r: &SchemaRef) -> String {
-    let root = table.texts.get(&r.root).unwrap();
-    let Some(list) = &r.defs else {
-        return root.to_string();
-    };
-    let defs: Vec<(&str, &str)> = table.lists[list]
+fn load(config: &str) -> toolforge_generator::Generated {
+    load_from(config, None)
+}
+
+/// The text a tool serves for entry `name`, joined from the table.
+fn rebuild(table: &SchemaTable, name: &str) -> String {
+    table.text(name).unwrap()
+}
+
+/// Whether entry `name` is joined from shared parts.
+fn joined(table: &SchemaTable, name: &str) -> bool {
+    table.entries[name]
         .iter()
-        .map(|(name, text)| (name.as_str(), &*table.texts[text]))
-        .collect();
-    assert!(!defs.is_empty(), "{list} is empty");
-    assemble(root, &defs)
+        .any(|p| matches!(p, Piece::Chunk(_)))
 }
 
 /// Checks every output and response schema of `config`'s catalogue;
-/// returns how many were split.
+/// returns how many were joined from shared parts.
 fn check(config: &str) -> usize {
-    let g = load(config);
+    check_generated(config, &load(config))
+}
+
+fn check_generated(config: &str, g: &toolforge_generator::Generated) -> usize {
     let table = SchemaTable::build(&g.catalogue).unwrap();
     let mut split = 0;
     for (p, product) in g.catalogue.products.iter().enumerate() {
@@ -48,7 +55,7 @@ fn check(config: &str) -> usize {
                 (Some(schema), Some(r)) => {
                     let today = serde_json::to_string(schema).unwrap();
                     assert_eq!(rebuild(&table, r), today, "{config}: {}", tool.name);
-                    split += usize::from(r.defs.is_some());
+                    split += usize::from(joined(&table, r));
                 }
                 (None, None) => {}
                 other => panic!("{config}: {} output {other:?}", tool.name),
@@ -64,7 +71,7 @@ fn check(config: &str) -> usize {
                             tool.name,
                             resp.status
                         );
-                        split += usize::from(r.defs.is_some());
+                        split += usize::from(joined(&table, r));
                     }
                     (None, None) => {}
                     other => panic!("{config}: {} {} {other:?}", tool.name, resp.status),
@@ -75,10 +82,13 @@ fn check(config: &str) -> usize {
     split
 }
 
-/// `artifacts/tools.json` writes shared output `$defs` once; read back
-/// (as `toolforge diff` reads it), every tool has its whole output schema.
+/// `artifacts/tools.json` writes shared output parts once; read back (as
+/// `toolforge diff` reads it), every tool has its whole output schema.
 fn check_tools_json(config: &str) {
-    let g = load(config);
+    check_tools_json_of(config, &load(config));
+}
+
+fn check_tools_json_of(config: &str, g: &toolforge_generator::Generated) {
     let file = g
         .files
         .iter()
@@ -121,4 +131,28 @@ fn sample_schemas_rebuild_exactly() {
 #[test]
 fn larder_schemas_rebuild_exactly() {
     check("forge.larder.json");
+}
+
+#[test]
+fn full_cloudflare_release_rebuilds_exactly() {
+    let Some(shared) = std::env::var_os("TOOLFORGE_SHARED") else {
+        eprintln!(
+            "*** SKIPPED full_cloudflare_release_rebuilds_exactly: set TOOLFORGE_SHARED to the shared data directory (../shared) to run it ***"
+        );
+        return;
+    };
+    let spec = std::path::PathBuf::from(shared).join("specs/cloudflare/openapi.json");
+    let g = load_from("forge.json", Some(spec));
+    assert!(check_generated("full release", &g) > 1_000);
+    check_tools_json_of("full release", &g);
+    let file = g
+        .files
+        .iter()
+        .find(|f| f.path == "artifacts/tools.json")
+        .unwrap();
+    let text = String::from_utf8_lossy(&file.contents);
+    assert!(
+        text.contains("\"x-toolforge-chunked\":true"),
+        "no chunks written"
+    );
 }

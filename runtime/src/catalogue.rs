@@ -66,12 +66,8 @@ pub struct ToolDef {
     /// JSON text of the input schema (`type: object`).
     pub input_schema: &'static str,
     /// JSON text of the output schema, when the success response is JSON
-    /// (without its root `$defs` when [`ToolDef::output_defs`] lists them;
-    /// [`ToolDef::output_schema_text`] gives the whole schema).
-    pub output_schema: Option<&'static str>,
-    /// Root `$defs` entries of the output schema as `(name, JSON text)`,
-    /// shared with other tools' schemas; see [`assemble_schema`].
-    pub output_defs: &'static [(&'static str, &'static str)],
+    /// ([`ToolDef::output_schema_text`] puts it together).
+    pub output_schema: Option<SharedText>,
     /// MCP annotations.
     pub annotations: Annotations,
     /// Permissions the upstream requires (data for refusal explanations).
@@ -99,11 +95,9 @@ pub struct ToolDef {
 }
 
 impl ToolDef {
-    /// The whole output schema text: [`ToolDef::output_schema`] with
-    /// [`ToolDef::output_defs`] put back as its root `$defs`.
+    /// The whole output schema text (see [`SharedText::text`]).
     pub fn output_schema_text(&self) -> Option<Cow<'static, str>> {
-        self.output_schema
-            .map(|root| assemble_schema(root, self.output_defs))
+        self.output_schema.map(SharedText::text)
     }
 
     /// The first route (the canonical path template).
@@ -273,47 +267,66 @@ pub struct ResponseDef {
     pub status: &'static str,
     /// Media type of the documented body, if any.
     pub content_type: Option<&'static str>,
-    /// JSON text of the (resolved) response schema, if any (without its
-    /// root `$defs` when [`ResponseDef::schema_defs`] lists them).
-    pub schema: Option<&'static str>,
-    /// Root `$defs` entries of the schema, as in [`ToolDef::output_defs`].
-    pub schema_defs: &'static [(&'static str, &'static str)],
+    /// JSON text of the (resolved) response schema, if any.
+    pub schema: Option<SharedText>,
 }
 
 impl ResponseDef {
-    /// The whole response schema text (see [`assemble_schema`]).
+    /// The whole response schema text (see [`SharedText::text`]).
     pub fn schema_text(&self) -> Option<Cow<'static, str>> {
-        self.schema
-            .map(|root| assemble_schema(root, self.schema_defs))
+        self.schema.map(SharedText::text)
     }
 }
 
-/// A schema text put back together from its root object text (without
-/// `$defs`) and its root `$defs` entries, which the generator emits once
-/// for every tool that shares them: the `$defs` member is appended last,
-/// giving back the exact text the generator split. Without entries (or
-/// for a root that is not an object) the root is returned as is.
-pub fn assemble_schema(root: &'static str, defs: &[(&str, &str)]) -> Cow<'static, str> {
-    let Some(body) = root.strip_suffix('}').filter(|_| !defs.is_empty()) else {
-        return Cow::Borrowed(root);
-    };
-    let size: usize = defs.iter().map(|(n, d)| n.len() + d.len() + 4).sum();
-    let mut out = String::with_capacity(root.len() + size + 12);
-    out.push_str(body);
-    if body != "{" {
-        out.push(',');
-    }
-    out.push_str("\"$defs\":{");
-    for (i, (name, def)) in defs.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
+/// A text of the catalogue (a schema's JSON, a TypeScript declaration) as
+/// the generated crate stores it: literal, or the join of literal pieces
+/// and other texts. The generator emits each part that many tools repeat
+/// (a shared error body, an object an API returns everywhere) once, as its
+/// own constant, and [`SharedText::text`] gives back the exact text it cut.
+#[derive(Debug, Clone, Copy)]
+pub enum SharedText {
+    /// The whole text.
+    Text(&'static str),
+    /// The text is these pieces, in order.
+    Joined(&'static [SharedText]),
+}
+
+impl SharedText {
+    /// The whole text (borrowed when it is one literal).
+    pub fn text(self) -> Cow<'static, str> {
+        match self {
+            SharedText::Text(t) => Cow::Borrowed(t),
+            SharedText::Joined(_) => {
+                let mut out = String::with_capacity(self.len());
+                self.push_to(&mut out);
+                Cow::Owned(out)
+            }
         }
-        out.push_str(&serde_json::Value::String((*name).to_string()).to_string());
-        out.push(':');
-        out.push_str(def);
     }
-    out.push_str("}}");
-    Cow::Owned(out)
+
+    /// Length of the whole text in bytes.
+    pub fn len(self) -> usize {
+        match self {
+            SharedText::Text(t) => t.len(),
+            SharedText::Joined(pieces) => pieces.iter().map(|p| p.len()).sum(),
+        }
+    }
+
+    /// Whether the whole text is empty.
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    fn push_to(self, out: &mut String) {
+        match self {
+            SharedText::Text(t) => out.push_str(t),
+            SharedText::Joined(pieces) => {
+                for p in pieces {
+                    p.push_to(out);
+                }
+            }
+        }
+    }
 }
 
 /// How a successful upstream body maps to a tool's structured output.
@@ -334,26 +347,25 @@ pub enum Envelope {
 
 #[cfg(test)]
 mod tests {
-    use super::assemble_schema;
+    use super::SharedText::{self, Joined, Text};
+
+    const SHARED: SharedText = Text(r#"{"type":"string"}"#);
+    const NESTED: SharedText = Joined(&[Text(r#"{"items":"#), SHARED, Text("}")]);
 
     #[test]
-    fn assembles_root_defs_last() {
-        let defs = [
-            ("n", r##"{"items":{"$ref":"#/$defs/n"}}"##),
-            ("q\"x", "true"),
-        ];
-        assert_eq!(
-            assemble_schema(r#"{"type":"object"}"#, &defs),
-            r##"{"type":"object","$defs":{"n":{"items":{"$ref":"#/$defs/n"}},"q\"x":true}}"##
-        );
-        assert_eq!(
-            assemble_schema("{}", &defs[1..]),
-            r#"{"$defs":{"q\"x":true}}"#
-        );
-        assert!(matches!(
-            assemble_schema(r#"{"a":1}"#, &[]),
-            std::borrow::Cow::Borrowed(r#"{"a":1}"#)
-        ));
-        assert_eq!(assemble_schema("true", &defs), "true");
+    fn joined_texts_are_put_together_in_order() {
+        let root = Joined(&[
+            Text(r#"{"a":"#),
+            SHARED,
+            Text(r#","b":"#),
+            NESTED,
+            Text("}"),
+        ]);
+        let want = r#"{"a":{"type":"string"},"b":{"items":{"type":"string"}}}"#;
+        assert_eq!(root.text(), want);
+        assert_eq!(root.len(), want.len());
+        assert!(matches!(SHARED.text(), std::borrow::Cow::Borrowed(_)));
+        assert!(Joined(&[]).is_empty());
+        assert_eq!(Joined(&[]).text(), "");
     }
 }

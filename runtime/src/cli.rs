@@ -68,8 +68,8 @@ pub fn tool_listing(tool: &ToolDef) -> Value {
         },
     });
     if let Some(out) = tool
-        .output_schema
-        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .output_schema_text()
+        .and_then(|s| serde_json::from_str::<Value>(&s).ok())
     {
         v["outputSchema"] = out;
     }

@@ -33,7 +33,6 @@
 //!     description: "Lists the DNS records of a zone.",
 //!     input_schema: r#"{"type":"object"}"#,
 //!     output_schema: None,
-//!     output_defs: &[],
 //!     annotations: Annotations { read_only: true, destructive: false, idempotent: true, open_world: true },
 //!     permissions: &[],
 //!     method: Method::Get,

@@ -30,10 +30,9 @@ static DNS_LIST: ToolDef = ToolDef {
     title: "List DNS records",
     description: "Lists a zone's DNS records.",
     input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32},"per_page":{"type":"number"}},"required":["zone_id"],"additionalProperties":false}"#,
-    output_schema: Some(
+    output_schema: Some(toolforge_runtime::catalogue::SharedText::Text(
         r#"{"type":"object","properties":{"result":{"type":"array"},"result_info":{"type":"object"}}}"#,
-    ),
-    output_defs: &[],
+    )),
     annotations: Annotations {
         read_only: true,
         destructive: false,

@@ -179,8 +179,8 @@ fn check_report(report: &Value, expect_version: &str, expect_output_schemas: boo
             .or_else(|| {
                 CATALOGUE
                     .tool(name)
-                    .and_then(|t| t.output_schema)
-                    .and_then(|s| serde_json::from_str(s).ok())
+                    .and_then(|t| t.output_schema_text())
+                    .and_then(|s| serde_json::from_str(&s).ok())
             })
     };
     let calls = calls();

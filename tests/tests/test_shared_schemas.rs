@@ -1,15 +1,16 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
-//! The generated crates keep each root `$defs` entry of an output or
-//! response schema once (`src/schemas.rs`, shared by every tool that uses
-//! it); the runtime puts each schema back together. For every tool of the
-//! committed sample and larder crates, the assembled text is exactly the
-//! schema the generator built for it (the text it served before sharing).
+//! The generated crates keep each part that output and response schemas
+//! share once (`src/schemas.rs`, a `SharedText` joined from literals and
+//! other entries); the runtime puts each schema back together. For every
+//! tool of the committed sample and larder crates, the joined text is
+//! exactly the schema the generator built for it (the text it served
+//! before sharing).
 
 use std::path::{Path, PathBuf};
 
 use toolforge_generator::config::ForgeConfig;
 use toolforge_generator::{CrateLayout, generate};
-use toolforge_runtime::catalogue::Catalogue;
+use toolforge_runtime::catalogue::{Catalogue, SharedText};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -18,8 +19,12 @@ fn repo() -> PathBuf {
         .to_path_buf()
 }
 
+fn joined(s: Option<SharedText>) -> bool {
+    matches!(s, Some(SharedText::Joined(_)))
+}
+
 /// Checks every tool of `catalogue` against the in-memory generation of
-/// `config`; returns how many schemas had shared definitions.
+/// `config`; returns how many schemas are joined from shared parts.
 fn check(config: &str, catalogue: &Catalogue) -> usize {
     let path = repo().join(config);
     let config = ForgeConfig::parse(&std::fs::read_to_string(&path).unwrap(), &path).unwrap();
@@ -41,13 +46,13 @@ fn check(config: &str, catalogue: &Catalogue) -> usize {
             .map(|v| serde_json::to_string(v).unwrap());
         let got = def.output_schema_text().map(|t| t.into_owned());
         assert_eq!(got, want, "{}: output schema", tool.name);
-        shared += usize::from(!def.output_defs.is_empty());
+        shared += usize::from(joined(def.output_schema));
         assert_eq!(def.responses.len(), tool.responses.len(), "{}", tool.name);
         for (r, ir) in def.responses.iter().zip(&tool.responses) {
             let got = r.schema_text().map(|t| t.into_owned());
             let want = ir.schema.as_ref().map(|t| t.as_str().to_string());
             assert_eq!(got, want, "{} {}: response schema", tool.name, r.status);
-            shared += usize::from(!r.schema_defs.is_empty());
+            shared += usize::from(joined(r.schema));
         }
     }
     assert_eq!(count, catalogue.tools().count());

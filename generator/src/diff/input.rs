@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::DiffError;
 use super::model::{InputKind, Release, ReleaseSkipped, ReleaseTool};
 use crate::config::ForgeConfig;
+use crate::emit::artifacts::CHUNKED_KEY;
 use crate::load::{self, Document};
 
 /// One diff input after reading.
@@ -40,16 +41,20 @@ fn looks_like_catalogue(root: &Value) -> bool {
             .any(|k| obj.contains_key(*k))
 }
 
-/// Puts each tool's shared output schema back: its root (`output_schema`
-/// naming an entry of the top-level `schemas`; older artifacts hold the
-/// root itself) and its root `$defs` (`output_defs` naming entries there)
-/// as the last member: the schema the tool serves. Names the first name
-/// or entry that is not a `[name, schema]` pair of a known schema.
+/// Puts each tool's shared output schema back: `output_schema` names an
+/// entry of the top-level `schemas`, whose chunk references are put back
+/// when the root says it has them (see [`super::chunks`]); older
+/// artifacts hold the schema itself, or its root without `$defs` and an
+/// `output_defs` list naming each definition's entry, appended as the
+/// last member. Names the first name or entry that does not resolve.
 fn unshare_output_defs(root: &mut Value) -> Result<(), String> {
     let Some(obj) = root.as_object_mut() else {
         return Ok(());
     };
     let shared = match obj.remove("schemas") {
+        Some(Value::Object(m)) if obj.get(CHUNKED_KEY) == Some(&Value::Bool(true)) => {
+            super::chunks::expand(&m)?
+        }
         Some(Value::Object(m)) => m,
         _ => Map::new(),
     };

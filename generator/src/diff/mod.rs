@@ -25,6 +25,7 @@
 //! one release that normalise to the same key (equivalent templates, which
 //! OpenAPI forbids) keep their raw paths as keys so neither is lost.
 
+mod chunks;
 mod compare;
 mod input;
 pub mod lock;

@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::interned::{DefList, SchemaRef, SchemaTable, ToolSchemas};
+use super::chunks::Piece;
+use super::interned::{SchemaTable, ToolSchemas};
 
 use crate::error::{GenerateError, Result};
 use crate::ir::{Annotations, Body, Catalogue, Envelope, HttpMethod, Param, Route, Tool};
@@ -98,8 +98,7 @@ pub fn tools(cat: &Catalogue, generated: &str) -> Value {
 /// are in the generated crate and, resolved, in `spec.json`). An output
 /// schema is written as the name of its root's entry in the file's
 /// `schemas` (shared by all tools: Stripe's 451 output schemas have 226
-/// distinct roots); with root `$defs`, the root is without them and
-/// `output_defs` names each one's entry there too.
+/// distinct texts).
 #[derive(Serialize)]
 struct ToolEntry<'a> {
     name: &'a str,
@@ -116,8 +115,6 @@ struct ToolEntry<'a> {
     input_schema: &'a Value,
     #[serde(skip_serializing_if = "Option::is_none")]
     output_schema: Option<OutputSchema<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    output_defs: Option<&'a DefList>,
     responses: Vec<ResponseEntry<'a>>,
     annotations: Annotations,
     permissions: &'a [String],
@@ -141,19 +138,12 @@ enum OutputSchema<'a> {
 }
 
 impl<'a> ToolEntry<'a> {
-    fn new(t: &'a Tool, interned: Option<&'a ToolSchemas>, table: &'a SchemaTable) -> Result<Self> {
-        let (output_schema, output_defs) =
-            match (&t.output_schema, interned.and_then(|i| i.output.as_ref())) {
-                (Some(_), Some(SchemaRef { root, defs })) => {
-                    let defs = match defs {
-                        Some(list) => Some(table.lists.get(list).ok_or_else(|| lost(list))?),
-                        None => None,
-                    };
-                    (Some(OutputSchema::Shared(root.as_str())), defs)
-                }
-                (v, _) => (v.as_deref().map(OutputSchema::Value), None),
-            };
-        Ok(ToolEntry {
+    fn new(t: &'a Tool, interned: Option<&'a ToolSchemas>) -> Self {
+        let output_schema = match (&t.output_schema, interned.and_then(|i| i.output.as_ref())) {
+            (Some(_), Some(name)) => Some(OutputSchema::Shared(name.as_str())),
+            (v, _) => v.as_deref().map(OutputSchema::Value),
+        };
+        ToolEntry {
             name: &t.name,
             operation_id: &t.operation_id,
             product: &t.product,
@@ -166,7 +156,6 @@ impl<'a> ToolEntry<'a> {
             body: t.body.as_ref(),
             input_schema: &t.input_schema,
             output_schema,
-            output_defs,
             responses: t
                 .responses
                 .iter()
@@ -179,7 +168,32 @@ impl<'a> ToolEntry<'a> {
             permissions: &t.permissions,
             envelope: t.envelope,
             deprecated: t.deprecated,
-        })
+        }
+    }
+}
+
+/// Calls `f` on every literal piece of the entries `names` and of the
+/// entries they refer to (each entry once).
+fn visit_texts(table: &SchemaTable, names: &[&str], f: &mut impl FnMut(&str)) {
+    fn walk<'t>(
+        table: &'t SchemaTable,
+        name: &'t str,
+        seen: &mut std::collections::HashSet<&'t str>,
+        f: &mut impl FnMut(&str),
+    ) {
+        if !seen.insert(name) {
+            return;
+        }
+        for piece in table.entries.get(name).into_iter().flatten() {
+            match piece {
+                Piece::Text(t) => f(t),
+                Piece::Chunk(c) => walk(table, c, seen, f),
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for name in names {
+        walk(table, name, &mut seen, f);
     }
 }
 
@@ -209,36 +223,73 @@ fn push_lines<T: Serialize>(out: &mut Vec<u8>, items: impl Iterator<Item = T>) -
     Ok(())
 }
 
+/// The key of a `tools.json` chunk reference: `{"x-toolforge-chunk":
+/// "S_…"}` stands for the whole entry of that name in `schemas`.
+pub const CHUNK_KEY: &str = "x-toolforge-chunk";
+
+/// The root key saying that `schemas` holds chunk references.
+pub const CHUNKED_KEY: &str = "x-toolforge-chunked";
+
+/// The `schemas` entries output schema `root` needs, as JSON text:
+/// written with chunk references, or joined whole when `whole`.
+fn shared_entries<'t>(
+    table: &'t SchemaTable,
+    root: &'t str,
+    whole: bool,
+    out: &mut BTreeMap<&'t str, String>,
+) -> Result<()> {
+    if out.contains_key(root) {
+        return Ok(());
+    }
+    if whole {
+        out.insert(root, table.text(root).ok_or_else(|| lost(root))?);
+        return Ok(());
+    }
+    let pieces = table.entries.get(root).ok_or_else(|| lost(root))?;
+    let mut text = String::new();
+    for piece in pieces {
+        match piece {
+            Piece::Text(t) => text.push_str(t),
+            Piece::Chunk(c) => {
+                text.push_str("{\"");
+                text.push_str(CHUNK_KEY);
+                text.push_str("\":\"");
+                text.push_str(c);
+                text.push_str("\"}");
+            }
+        }
+    }
+    out.insert(root, text);
+    for piece in pieces {
+        if let Piece::Chunk(c) = piece {
+            shared_entries(table, c, whole, out)?;
+        }
+    }
+    Ok(())
+}
+
 /// `tools.json` text: compact JSON with one tool (and one skipped
 /// operation) per line, so a regenerated catalogue diffs line by line.
-/// Output schema roots and their root `$defs` come first, as `schemas`
-/// (one a line, named as in `src/schemas.rs`), so a release that changes
-/// one shared definition or output changes one line there.
+/// Output schemas come first, as `schemas`, one entry a line, named and
+/// cut into shared chunks as in `src/schemas.rs` (a chunk is written as
+/// a [`CHUNK_KEY`] reference), so a release that changes one shared part
+/// changes the lines on its path. A spec whose output schemas hold the
+/// chunk key themselves gets its schemas written whole instead.
 pub fn tools_json(cat: &Catalogue, table: &SchemaTable, generated: &str) -> Result<Vec<u8>> {
-    let mut shared: BTreeMap<&str, &RawValue> = BTreeMap::new();
-    let mut share = |name: &'_ str| -> Result<()> {
-        if !shared.contains_key(name) {
-            let (name, text) = table.texts.get_key_value(name).ok_or_else(|| lost(name))?;
-            let raw = serde_json::from_str(text).map_err(|e| GenerateError::Emit {
-                file: "artifacts/tools.json".into(),
-                message: e.to_string(),
-            })?;
-            shared.insert(name, raw);
-        }
-        Ok(())
-    };
-    for output in table
+    let roots: Vec<&str> = table
         .tools
         .iter()
         .flatten()
-        .filter_map(|t| t.output.as_ref())
-    {
-        share(&output.root)?;
-        if let Some(list) = &output.defs {
-            for (_, name) in table.lists.get(list).ok_or_else(|| lost(list))? {
-                share(name)?;
-            }
-        }
+        .filter_map(|t| t.output.as_deref())
+        .collect();
+    let finder = memchr::memmem::Finder::new(CHUNK_KEY.as_bytes());
+    let mut whole = false;
+    visit_texts(table, &roots, &mut |t| {
+        whole |= finder.find(t.as_bytes()).is_some()
+    });
+    let mut shared: BTreeMap<&str, String> = BTreeMap::new();
+    for root in roots {
+        shared_entries(table, root, whole, &mut shared)?;
     }
     let entries = cat
         .products
@@ -249,12 +300,16 @@ pub fn tools_json(cat: &Catalogue, table: &SchemaTable, generated: &str) -> Resu
                 .tools
                 .iter()
                 .enumerate()
-                .map(move |(t, tool)| ToolEntry::new(tool, table.tool(p, t), table))
+                .map(move |(t, tool)| ToolEntry::new(tool, table.tool(p, t)))
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Vec<_>>();
     // Generous: capacity never written costs no memory, regrowth copies.
     let mut out = Vec::with_capacity(entries.len().saturating_mul(16 * 1024) + 4096);
-    let head = json!({"@generated": generated, "api": cat.api});
+    let head = if whole || !shared.values().any(|t| t.contains(CHUNK_KEY)) {
+        json!({"@generated": generated, "api": cat.api})
+    } else {
+        json!({"@generated": generated, "api": cat.api, CHUNKED_KEY: true})
+    };
     let head = serde_json::to_string(&head).map_err(|e| GenerateError::Emit {
         file: "artifacts/tools.json".into(),
         message: e.to_string(),
@@ -262,10 +317,10 @@ pub fn tools_json(cat: &Catalogue, table: &SchemaTable, generated: &str) -> Resu
     out.extend_from_slice(head.strip_suffix('}').unwrap_or(&head).as_bytes());
     if !shared.is_empty() {
         out.extend_from_slice(b",\n\"schemas\":{");
-        for (i, (name, raw)) in shared.iter().enumerate() {
+        for (i, (name, text)) in shared.iter().enumerate() {
             out.extend_from_slice(if i == 0 { &b"\n"[..] } else { &b",\n"[..] });
             out.extend_from_slice(format!("\"{name}\":").as_bytes());
-            out.extend_from_slice(raw.get().as_bytes());
+            out.extend_from_slice(text.as_bytes());
         }
         out.extend_from_slice(b"\n}");
     }

@@ -1,12 +1,10 @@
 //! Interned schema texts: output and response schemas repeat across tools
-//! (shared error bodies, envelopes), so each distinct JSON text is emitted
-//! once in `src/schemas.rs` as a `const` named by its content hash
-//! (`S_<16 hex>`); names therefore stay stable across releases. A schema
-//! with a root `$defs` is split (see [`super::split`]): its root and each
-//! definition are interned on their own, and the `(name, constant)` list
-//! of its definitions is an `L_<16 hex>` constant, so a definition that a
-//! hundred tools repeat is written once. Input schemas stay inline in the
-//! tool statics, where a reviewer reads them.
+//! (shared error bodies, envelopes, the objects an API returns everywhere),
+//! so `src/schemas.rs` holds each distinct schema text once, cut into the
+//! chunks it shares with other texts (see [`super::chunks`]): one `const`
+//! per entry, named by its content hash (`S_<16 hex>`), so names stay
+//! stable across releases. Input schemas stay inline in the tool statics,
+//! where a reviewer reads them.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,6 +12,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
+use super::chunks::{Piece, chunk_texts};
 use super::deferred::raw_literal;
 use super::typescript::{OutputDeclaration, output_declaration};
 use crate::error::{GenerateError, Result};
@@ -22,37 +21,24 @@ use crate::ir::Catalogue;
 // Keys are allocation addresses: Fx is deterministic and cheap.
 use rustc_hash::FxHashMap as HashMap;
 
-/// The constants of one interned schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SchemaRef {
-    /// Constant holding the text (its root without `$defs` when split).
-    pub root: String,
-    /// `L_` constant listing the root `$defs` entries, when split.
-    pub defs: Option<String>,
-}
-
-/// The interned constants a tool refers to.
+/// The interned constants a tool refers to (entry names of
+/// [`SchemaTable::entries`]).
 #[derive(Debug, Clone, Default)]
 pub struct ToolSchemas {
     /// The output schema.
-    pub output: Option<SchemaRef>,
+    pub output: Option<String>,
     /// Each response's schema (parallel to `Tool::responses`).
-    pub responses: Vec<Option<SchemaRef>>,
+    pub responses: Vec<Option<String>>,
     /// The TypeScript declaration part of the output schema, made once
     /// for all tools sharing it.
     pub output_declaration: Option<Arc<OutputDeclaration>>,
 }
 
-/// `(name, S_ constant)` entries of a split schema's root `$defs`.
-pub type DefList = Vec<(String, String)>;
-
 /// Every interned text, plus which constants each tool uses.
 #[derive(Debug, Default)]
 pub struct SchemaTable {
-    /// Constant name → JSON text, sorted by name.
-    pub texts: BTreeMap<String, Arc<str>>,
-    /// `L_` constant name → the definitions it lists, sorted by name.
-    pub lists: BTreeMap<String, DefList>,
+    /// Entry name → pieces, sorted by name (see [`super::chunks::Chunked::entries`]).
+    pub entries: BTreeMap<String, Vec<Piece>>,
     /// Per product, per tool (catalogue order).
     pub tools: Vec<Vec<ToolSchemas>>,
 }
@@ -63,62 +49,11 @@ pub fn const_name(text: &str) -> String {
     format!("S_{}", hex::encode_upper(&digest[..8]))
 }
 
-/// `L_` + the first 16 hex digits of the sha256 of a definition list.
-fn list_name(defs: &DefList) -> String {
-    let mut h = Sha256::new();
-    for (name, text) in defs {
-        h.update(name.as_bytes());
-        h.update([0]);
-        h.update(text.as_bytes());
-        h.update([b'\n']);
-    }
-    format!("L_{}", hex::encode_upper(&h.finalize()[..8]))
-}
-
 fn json_text(v: &serde_json::Value) -> Result<String> {
     serde_json::to_string(v).map_err(|e| GenerateError::Emit {
         file: "src/schemas.rs".into(),
         message: e.to_string(),
     })
-}
-
-/// The constants of distinct schemas: each one's [`SchemaRef`], with the
-/// `(name, text)` constants and `(name, list)` definition lists it uses.
-#[derive(Default)]
-struct Interned {
-    refs: Vec<SchemaRef>,
-    texts: Vec<(String, Arc<str>)>,
-    lists: Vec<(String, DefList)>,
-}
-
-impl Interned {
-    fn text(&mut self, text: Arc<str>) -> String {
-        let name = const_name(&text);
-        self.texts.push((name.clone(), text));
-        name
-    }
-
-    /// Interns `text`, split at its root `$defs` when it has one.
-    fn schema(&mut self, text: &Arc<str>) -> SchemaRef {
-        let Some(split) = super::split::split_defs(text) else {
-            return SchemaRef {
-                root: self.text(Arc::clone(text)),
-                defs: None,
-            };
-        };
-        let root = self.text(Arc::from(split.root));
-        let defs: DefList = split
-            .defs
-            .into_iter()
-            .map(|(name, def)| (name, self.text(Arc::from(def))))
-            .collect();
-        let list = list_name(&defs);
-        self.lists.push((list.clone(), defs));
-        SchemaRef {
-            root,
-            defs: Some(list),
-        }
-    }
 }
 
 /// Distinct items by allocation, in first-use order: tools share the
@@ -148,53 +83,6 @@ impl<'a, T: ?Sized> Distinct<'a, T> {
 
 /// Indices of a tool's output schema and of each response's schema.
 type Uses = (Option<usize>, Vec<Option<usize>>);
-
-/// Interns `items` in parallel chunks (the result does not depend on
-/// scheduling: constants are named by content).
-fn intern_all<T: ?Sized + Sync + Send>(
-    items: &[&Arc<T>],
-    text: impl Fn(&Arc<T>) -> Result<Arc<str>> + Sync,
-) -> Result<Interned> {
-    let parts: Vec<Interned> = items
-        .par_chunks(64)
-        .map(|chunk| {
-            let mut out = Interned::default();
-            for item in chunk {
-                let t = text(item)?;
-                let r = out.schema(&t);
-                out.refs.push(r);
-            }
-            Ok(out)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let mut all = Interned::default();
-    for part in parts {
-        all.refs.extend(part.refs);
-        all.texts.extend(part.texts);
-        all.lists.extend(part.lists);
-    }
-    Ok(all)
-}
-
-/// Inserts `(name, value)` into `map`, refusing a different value under
-/// the same name (a 64-bit hash collision).
-fn insert_unique<V: PartialEq>(
-    map: &mut BTreeMap<String, V>,
-    name: String,
-    value: V,
-) -> Result<()> {
-    match map.get(&name) {
-        Some(existing) if *existing != value => Err(GenerateError::Emit {
-            file: "src/schemas.rs".into(),
-            message: format!("two schema texts hash to {name}"),
-        }),
-        Some(_) => Ok(()),
-        None => {
-            map.insert(name, value);
-            Ok(())
-        }
-    }
-}
 
 impl SchemaTable {
     /// Serialises and interns every output and response schema (in
@@ -229,32 +117,41 @@ impl SchemaTable {
             .par_iter()
             .map(|v| Arc::new(output_declaration(v)))
             .collect();
-        let outputs = intern_all(&outputs.items, |v| json_text(v).map(Arc::from))?;
-        let responses = intern_all(&responses.items, |t| Ok(Arc::clone(t)))?;
-        let mut table = SchemaTable::default();
-        for (name, text) in outputs.texts.into_iter().chain(responses.texts) {
-            insert_unique(&mut table.texts, name, text)?;
-        }
-        for (name, list) in outputs.lists.into_iter().chain(responses.lists) {
-            insert_unique(&mut table.lists, name, list)?;
-        }
-        table.tools = uses
+        let output_texts: Vec<Arc<str>> = outputs
+            .items
+            .par_iter()
+            .map(|v| json_text(v).map(Arc::from))
+            .collect::<Result<_>>()?;
+        let texts: Vec<&str> = output_texts
+            .iter()
+            .map(|t| &**t)
+            .chain(responses.items.iter().map(|t| &***t))
+            .collect();
+        let chunked = chunk_texts(&texts).map_err(|name| GenerateError::Emit {
+            file: "src/schemas.rs".into(),
+            message: format!("two schema texts hash to {name}"),
+        })?;
+        let (output_roots, response_roots) = chunked.roots.split_at(output_texts.len());
+        let table_tools = uses
             .into_iter()
             .map(|tools| {
                 tools
                     .into_iter()
                     .map(|(output, rs)| ToolSchemas {
-                        output: output.and_then(|i| outputs.refs.get(i).cloned()),
+                        output: output.and_then(|i| output_roots.get(i).cloned()),
                         output_declaration: output.and_then(|i| declarations.get(i).cloned()),
                         responses: rs
                             .into_iter()
-                            .map(|i| i.and_then(|i| responses.refs.get(i).cloned()))
+                            .map(|i| i.and_then(|i| response_roots.get(i).cloned()))
                             .collect(),
                     })
                     .collect()
             })
             .collect();
-        Ok(table)
+        Ok(SchemaTable {
+            entries: chunked.entries,
+            tools: table_tools,
+        })
     }
 
     /// The schemas of tool `tool` of product `product`.
@@ -262,40 +159,60 @@ impl SchemaTable {
         self.tools.get(product).and_then(|p| p.get(tool))
     }
 
-    /// `src/schemas.rs`: one `pub(crate) const` per text, then one per
-    /// definition list (one entry a line). Written directly (no token
-    /// round trip): it is the bulk of the crate's source.
+    /// The whole text of entry `name`, joined from its chunks.
+    pub fn text(&self, name: &str) -> Option<String> {
+        super::chunks::join(&self.entries, name)
+    }
+
+    /// `src/schemas.rs`: one `pub(crate) const` per entry, one a line, a
+    /// `SharedText` that is a literal (`T`) or the join (`J`) of literals
+    /// and other entries. Written directly (no token round trip): it is
+    /// the bulk of the crate's source.
     pub fn render(&self, header: &str) -> String {
-        let size: usize = self.texts.values().map(|t| t.len() + 64).sum::<usize>()
-            + self
-                .lists
-                .values()
-                .map(|l| l.iter().map(|(n, _)| n.len() + 40).sum::<usize>() + 64)
-                .sum::<usize>();
-        let mut out = String::with_capacity(size + 512);
+        let size: usize = self
+            .entries
+            .values()
+            .flatten()
+            .map(|p| match p {
+                Piece::Text(t) => t.len() + 12,
+                Piece::Chunk(_) => 20,
+            })
+            .sum::<usize>()
+            + self.entries.len() * 64;
+        let mut out = String::with_capacity(size + 1024);
         out.push_str(header);
         out.push_str(
-            "\n//! Output and response schemas as JSON text, shared by the tool modules:\n//! each distinct text once, named by its content hash. A schema with root\n//! `$defs` is its root text plus an `L_` list of `(name, definition)`\n//! pairs, which `toolforge_runtime::catalogue::assemble_schema` joins.\n\n",
+            "\n//! Output and response schemas as JSON text, shared by the tool modules:\n//! each distinct text once, named by its content hash, and cut into the\n//! parts it shares with other texts: `T` is literal text, `J` joins\n//! literals and other entries (`SharedText::text` puts one together).\n\n#[allow(unused_imports)]\nuse toolforge_runtime::catalogue::SharedText::{self, Joined as J, Text as T};\n\n",
         );
-        for (name, text) in &self.texts {
+        for (name, pieces) in &self.entries {
             out.push_str("pub(crate) const ");
             out.push_str(name);
-            out.push_str(": &str = ");
-            out.push_str(&raw_literal(text));
-            out.push_str(";\n");
-        }
-        for (name, list) in &self.lists {
-            out.push_str("pub(crate) const ");
-            out.push_str(name);
-            out.push_str(": &[(&str, &str)] = &[\n");
-            for (def, text) in list {
-                out.push_str("    (");
-                out.push_str(&proc_macro2::Literal::string(def).to_string());
-                out.push_str(", ");
-                out.push_str(text);
-                out.push_str("),\n");
+            out.push_str(": SharedText = ");
+            match &pieces[..] {
+                [Piece::Text(text)] => {
+                    out.push_str("T(");
+                    out.push_str(&raw_literal(text));
+                    out.push(')');
+                }
+                pieces => {
+                    out.push_str("J(&[");
+                    for (i, piece) in pieces.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        match piece {
+                            Piece::Text(text) => {
+                                out.push_str("T(");
+                                out.push_str(&raw_literal(text));
+                                out.push(')');
+                            }
+                            Piece::Chunk(c) => out.push_str(c),
+                        }
+                    }
+                    out.push_str("])");
+                }
             }
-            out.push_str("];\n");
+            out.push_str(";\n");
         }
         out
     }
@@ -311,24 +228,36 @@ mod tests {
         assert_ne!(const_name("{}"), const_name("{ }"));
         assert_eq!(const_name("{}").len(), 18);
         let table = SchemaTable {
-            texts: [("S_A".to_string(), Arc::from("{\"a\":\"\\n\"}"))].into(),
-            lists: [(
-                "L_B".to_string(),
-                vec![("n\"x".to_string(), "S_A".to_string())],
-            )]
+            entries: [
+                (
+                    "S_A".to_string(),
+                    vec![Piece::Text("{\"a\":\"\\n\"}".into())],
+                ),
+                (
+                    "S_B".to_string(),
+                    vec![
+                        Piece::Text("{\"x\":".into()),
+                        Piece::Chunk("S_A".into()),
+                        Piece::Text("}".into()),
+                    ],
+                ),
+            ]
             .into(),
             tools: Vec::new(),
         };
         let text = table.render("// header");
         assert!(text.starts_with("// header\n//! "), "{text}");
         assert!(
-            text.contains("pub(crate) const S_A: &str = r#\"{\"a\":\"\\n\"}\"#;"),
+            text.contains("pub(crate) const S_A: SharedText = T(r#\"{\"a\":\"\\n\"}\"#);"),
             "{text}"
         );
         assert!(
-            text.contains("pub(crate) const L_B: &[(&str, &str)] = &[\n    (\"n\\\"x\", S_A),\n];"),
+            text.contains(
+                "pub(crate) const S_B: SharedText = J(&[T(r#\"{\"x\":\"#), S_A, T(r#\"}\"#)]);"
+            ),
             "{text}"
         );
+        assert_eq!(table.text("S_B").unwrap(), "{\"x\":{\"a\":\"\\n\"}}");
         assert!(syn::parse_file(&text).is_ok());
     }
 }

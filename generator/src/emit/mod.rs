@@ -1,13 +1,13 @@
 //! Emission: IR + document → the files of the generated crate.
 
 pub mod artifacts;
+pub mod chunks;
 pub mod credentials;
 pub mod deferred;
 pub mod interned;
 pub mod layout;
 pub mod readme;
 pub mod rust;
-pub mod split;
 pub mod tool_doc;
 pub mod typescript;
 
@@ -157,7 +157,7 @@ pub fn emit_into(
         })
     };
     let table = interned::SchemaTable::build(cat)?;
-    let has_schemas = !table.texts.is_empty();
+    let has_schemas = !table.entries.is_empty();
     // Every large file is made on the rayon pool (which the calling thread
     // may belong to, as the CLI's does) while a writer thread hands
     // finished ones to the sink (which does I/O): no core waits for a

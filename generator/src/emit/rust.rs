@@ -6,7 +6,7 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
 use super::deferred::Deferred;
-use super::interned::{SchemaRef, ToolSchemas};
+use super::interned::ToolSchemas;
 use crate::error::{GenerateError, Result};
 use crate::ir::{
     BodyArgs, BodyKind, BodyShape, Catalogue, Envelope, HttpMethod, KeyLocation, Location, Product,
@@ -127,18 +127,10 @@ fn schemes_expr(schemes: &[Scheme]) -> (TokenStream, bool) {
     (expr, key_location)
 }
 
-/// `Some(crate::schemas::S_…)` and the `$defs` list (`crate::schemas::L_…`
-/// or `&[]`) of an interned schema.
-fn interned_ref(r: &SchemaRef) -> (TokenStream, TokenStream) {
-    let c = ident(&r.root);
-    let defs = match &r.defs {
-        Some(list) => {
-            let l = ident(list);
-            quote!(crate::schemas::#l)
-        }
-        None => quote!(&[]),
-    };
-    (quote!(Some(crate::schemas::#c)), defs)
+/// `Some(crate::schemas::S_…)`: an interned schema.
+fn interned_ref(name: &str) -> TokenStream {
+    let c = ident(name);
+    quote!(Some(crate::schemas::#c))
 }
 
 fn tool_tokens(
@@ -154,16 +146,16 @@ fn tool_tokens(
     let title = lit(&tool.title);
     let description = lit(&tool.description);
     let input_schema = deferred.text(json_text(&tool.input_schema)?);
-    let (output_schema, output_defs) = match (
+    let output_schema = match (
         &tool.output_schema,
         interned.and_then(|i| i.output.as_ref()),
     ) {
-        (Some(_), Some(r)) => interned_ref(r),
+        (Some(_), Some(name)) => interned_ref(name),
         (Some(s), None) => {
             let l = deferred.text(json_text(s)?);
-            (quote!(Some(#l)), quote!(&[]))
+            quote!(Some(toolforge_runtime::catalogue::SharedText::Text(#l)))
         }
-        (None, _) => (quote!(None), quote!(&[])),
+        (None, _) => quote!(None),
     };
     let a = tool.annotations;
     let (ro, de, id, ow) = (
@@ -234,16 +226,16 @@ fn tool_tokens(
         let name = interned
             .and_then(|t| t.responses.get(i))
             .and_then(Option::as_ref);
-        let (schema, defs) = match (&r.schema, name) {
-            (Some(_), Some(r)) => interned_ref(r),
+        let schema = match (&r.schema, name) {
+            (Some(_), Some(name)) => interned_ref(name),
             (Some(s), None) => {
                 let l = deferred.text(s.as_str().to_string());
-                (quote!(Some(#l)), quote!(&[]))
+                quote!(Some(toolforge_runtime::catalogue::SharedText::Text(#l)))
             }
-            (None, _) => (quote!(None), quote!(&[])),
+            (None, _) => quote!(None),
         };
         responses.push(quote!(ResponseDef {
-            status: #status, content_type: #ct, schema: #schema, schema_defs: #defs,
+            status: #status, content_type: #ct, schema: #schema,
         }));
     }
     let envelope = match tool.envelope {
@@ -278,7 +270,6 @@ fn tool_tokens(
             description: #description,
             input_schema: #input_schema,
             output_schema: #output_schema,
-            output_defs: #output_defs,
             annotations: Annotations { read_only: #ro, destructive: #de, idempotent: #id, open_world: #ow },
             permissions: &[#(#permissions),*],
             method: #method_t,

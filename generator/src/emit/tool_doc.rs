@@ -5,7 +5,7 @@
 use proc_macro2::Literal;
 
 use super::deferred::{Deferred, raw_literal};
-use super::interned::{SchemaRef, ToolSchemas};
+use super::interned::ToolSchemas;
 use super::layout::{Doc, tool_items};
 use crate::error::{GenerateError, Result};
 use crate::ir::{BodyArgs, BodyKind, Envelope, HttpMethod, Location, Style, Tool};
@@ -47,13 +47,18 @@ impl Texts<'_> {
     }
 }
 
-fn interned(r: &SchemaRef) -> (Doc, Doc) {
-    let defs = match &r.defs {
-        Some(list) => atom(format!("crate::schemas::{list}")),
-        None => Doc::Slice(Vec::new()),
-    };
-    (Doc::some(atom(format!("crate::schemas::{}", r.root))), defs)
+/// `Some(crate::schemas::S_…)`: an interned schema.
+fn interned(name: &str) -> Doc {
+    Doc::some(atom(format!("crate::schemas::{name}")))
 }
+
+/// `Some(SharedText::Text(…))`: a schema text written in place.
+fn literal_schema(text: Doc) -> Doc {
+    Doc::some(Doc::Call(LITERAL_SCHEMA, vec![text]))
+}
+
+/// The path of the literal `SharedText` variant, as both layouts write it.
+const LITERAL_SCHEMA: &str = "toolforge_runtime::catalogue::SharedText::Text";
 
 fn method(m: HttpMethod) -> &'static str {
     match m {
@@ -134,15 +139,11 @@ fn fields(
     texts: &mut Texts<'_>,
 ) -> Result<Vec<(&'static str, Doc)>> {
     let input_schema = texts.deferred(&json_text(&tool.input_schema)?);
-    let (output_schema, output_defs) =
-        match (&tool.output_schema, schemas.and_then(|i| i.output.as_ref())) {
-            (Some(_), Some(r)) => interned(r),
-            (Some(s), None) => (
-                Doc::some(texts.deferred(&json_text(s)?)),
-                Doc::Slice(Vec::new()),
-            ),
-            (None, _) => (atom("None"), Doc::Slice(Vec::new())),
-        };
+    let output_schema = match (&tool.output_schema, schemas.and_then(|i| i.output.as_ref())) {
+        (Some(_), Some(name)) => interned(name),
+        (Some(s), None) => literal_schema(texts.deferred(&json_text(s)?)),
+        (None, _) => atom("None"),
+    };
     let a = tool.annotations;
     let annotations = Doc::Struct(
         "Annotations",
@@ -190,13 +191,10 @@ fn fields(
         let name = schemas
             .and_then(|t| t.responses.get(i))
             .and_then(Option::as_ref);
-        let (schema, defs) = match (&r.schema, name) {
-            (Some(_), Some(r)) => interned(r),
-            (Some(s), None) => (
-                Doc::some(texts.deferred(s.as_str())),
-                Doc::Slice(Vec::new()),
-            ),
-            (None, _) => (atom("None"), Doc::Slice(Vec::new())),
+        let schema = match (&r.schema, name) {
+            (Some(_), Some(name)) => interned(name),
+            (Some(s), None) => literal_schema(texts.deferred(s.as_str())),
+            (None, _) => atom("None"),
         };
         let content_type = match &r.content_type {
             Some(ct) => Doc::some(Doc::str(ct)),
@@ -208,7 +206,6 @@ fn fields(
                 ("status", Doc::str(&r.status)),
                 ("content_type", content_type),
                 ("schema", schema),
-                ("schema_defs", defs),
             ],
         ));
     }
@@ -241,7 +238,6 @@ fn fields(
         ("description", Doc::str(&tool.description)),
         ("input_schema", input_schema),
         ("output_schema", output_schema),
-        ("output_defs", output_defs),
         ("annotations", annotations),
         ("permissions", strings(&tool.permissions)),
         ("method", atom(method(tool.method))),

@@ -59,7 +59,6 @@ fn def(
         description: leak(description),
         input_schema,
         output_schema: None,
-        output_defs: &[],
         annotations,
         permissions: &[],
         method: Method::Post,

@@ -43,7 +43,7 @@ fn call(tool: &'static ToolDef) -> Call<'static> {
 fn listing_tool() -> &'static ToolDef {
     custom(|t| {
         t.name = "dns_records_list";
-        t.output_schema = Some(r#"{"type":"object"}"#);
+        t.output_schema = Some(crate::catalogue::SharedText::Text(r#"{"type":"object"}"#));
         t.envelope = Envelope::Result { list: true };
         t.permissions = &["DNS Read"];
     })

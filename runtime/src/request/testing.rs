@@ -23,7 +23,6 @@ pub(crate) fn tool(
         description: "",
         input_schema: "{\"type\":\"object\"}",
         output_schema: None,
-        output_defs: &[],
         annotations: Annotations {
             read_only: false,
             destructive: false,

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::*;
-use crate::catalogue::ResponseDef;
+use crate::catalogue::{ResponseDef, SharedText};
 use crate::request::testing::custom;
 
 const SCHEMA: &str = r#"{"type":"object","required":["success","result"],"properties":{"success":{"type":"boolean"},"result":{"type":"array","items":{"type":"object","required":["id"],"properties":{"id":{"type":"string","maxLength":8},"tags":{"type":"object","additionalProperties":{"type":"integer"}}}}}}}"#;
@@ -18,14 +18,14 @@ fn tool() -> &'static ToolDef {
             ResponseDef {
                 status: "200",
                 content_type: Some("application/json"),
-                schema: Some(SCHEMA),
-                schema_defs: &[],
+                schema: Some(SharedText::Text(SCHEMA)),
             },
             ResponseDef {
                 status: "4XX",
                 content_type: Some("application/json"),
-                schema: Some(r#"{"type":"object","required":["errors"]}"#),
-                schema_defs: &[],
+                schema: Some(SharedText::Text(
+                    r#"{"type":"object","required":["errors"]}"#,
+                )),
             },
         ]));
     })
@@ -157,23 +157,25 @@ fn masking_keeps_declared_keys_only() {
     );
 }
 
-/// A response schema whose root `$defs` the generator lists apart (shared
-/// definitions, recursive schemas) is checked whole: the definitions are
-/// put back before the validator is built. Built from the root alone, the
-/// `$ref` did not resolve and every such response went unchecked.
+/// A response schema the generator cut into shared parts (its root `$defs`
+/// here, as for recursive schemas) is checked whole: the parts are joined
+/// before the validator is built. Built from the first part alone, the
+/// `$ref` would not resolve and the response would go unchecked.
 #[test]
-fn split_root_defs_are_put_back_before_checking() {
+fn joined_schemas_are_put_together_before_checking() {
     let tool = custom(|t| {
         t.name = "nodes_get";
         t.product = "nodes";
         t.responses = Box::leak(Box::new([ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(r##"{"$ref":"#/$defs/Node"}"##),
-            schema_defs: &[(
-                "Node",
-                r##"{"type":"object","required":["id"],"properties":{"id":{"type":"string"},"kids":{"type":"array","items":{"$ref":"#/$defs/Node"}}}}"##,
-            )],
+            schema: Some(SharedText::Joined(&[
+                SharedText::Text(r##"{"$ref":"#/$defs/Node","$defs":{"Node":"##),
+                SharedText::Text(
+                    r##"{"type":"object","required":["id"],"properties":{"id":{"type":"string"},"kids":{"type":"array","items":{"$ref":"#/$defs/Node"}}}}"##,
+                ),
+                SharedText::Text("}}"),
+            ])),
         }]));
     });
     let (checks, rx) = collecting(None);

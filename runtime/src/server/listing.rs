@@ -264,7 +264,7 @@ mod tests {
                 t.name = "a_list";
                 t.title = "List A";
                 t.input_schema = r#"{"type":"object","properties":{"x":{"type":"string"}}}"#;
-                t.output_schema = Some(r#"{"type":"object"}"#);
+                t.output_schema = Some(crate::catalogue::SharedText::Text(r#"{"type":"object"}"#));
             }),
             custom(|t| t.name = "b_get"),
         ]

@@ -41,7 +41,6 @@ fn tool(name: &'static str, product: &'static str) -> &'static ToolDef {
         description: "",
         input_schema: "{}",
         output_schema: None,
-        output_defs: &[],
         annotations: Annotations {
             read_only: true,
             destructive: false,

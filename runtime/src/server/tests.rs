@@ -131,7 +131,7 @@ fn catalogue() -> &'static Catalogue {
     let acct = custom(|t| {
         t.name = "acct_get";
         t.input_schema = r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32}},"additionalProperties":false}"#;
-        t.output_schema = Some(r#"{"type":"object"}"#);
+        t.output_schema = Some(crate::catalogue::SharedText::Text(r#"{"type":"object"}"#));
         t.annotations.read_only = true;
         t.envelope = Envelope::Result { list: false };
         t.permissions = &["Account Settings Read"];
@@ -144,7 +144,7 @@ fn catalogue() -> &'static Catalogue {
     let things = custom(|t| {
         t.name = "things_list";
         t.input_schema = r#"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"]},"account_or_zone_id":{"type":"string"}},"required":["account_or_zone"]}"#;
-        t.output_schema = Some(r#"{"type":"object"}"#);
+        t.output_schema = Some(crate::catalogue::SharedText::Text(r#"{"type":"object"}"#));
         t.annotations.read_only = true;
         t.envelope = Envelope::Result { list: true };
         t.permissions = &["Things Read"];

@@ -12,7 +12,7 @@
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::{Map, Value};
 
-use crate::catalogue::{Annotations, Catalogue, Envelope, Method, ToolDef};
+use crate::catalogue::{Annotations, Catalogue, Envelope, Method, SharedText, ToolDef};
 
 /// The tool's name.
 pub const NAME: &str = "whoami";
@@ -31,8 +31,7 @@ const fn def(name: &'static str) -> ToolDef {
         title: "Who am I",
         description: DESCRIPTION,
         input_schema: INPUT_SCHEMA,
-        output_schema: Some(OUTPUT_SCHEMA),
-        output_defs: &[],
+        output_schema: Some(SharedText::Text(OUTPUT_SCHEMA)),
         annotations: Annotations {
             read_only: true,
             destructive: false,

@@ -37,7 +37,6 @@ pub static DNS_LIST: ToolDef = ToolDef {
     description: "Lists a zone's DNS records.",
     input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string"}},"required":["zone_id"],"additionalProperties":false}"#,
     output_schema: None,
-    output_defs: &[],
     annotations: Annotations {
         read_only: true,
         destructive: false,

@@ -93,8 +93,9 @@ const fn tool(
         title: description,
         description,
         input_schema,
-        output_schema: Some(r#"{"type":"object"}"#),
-        output_defs: &[],
+        output_schema: Some(toolforge_runtime::catalogue::SharedText::Text(
+            r#"{"type":"object"}"#,
+        )),
         annotations,
         permissions,
         method,

@@ -95,7 +95,7 @@ fn precompressed_listing_decodes_to_the_same_message() {
             custom(move |t| {
                 t.name = Box::leak(format!("tool_{i}_list").into_boxed_str());
                 t.description = "Lists the things of a zone, page by page.";
-                t.output_schema = Some(r#"{"type":"object"}"#);
+                t.output_schema = Some(crate::catalogue::SharedText::Text(r#"{"type":"object"}"#));
             })
         })
         .collect();

@@ -1,0 +1,375 @@
+//! Subtrees shared across schema texts, emitted once.
+//!
+//! The output and response schemas of a large API repeat the same parts
+//! across tools: Stripe's `invoice` properties sit in sixty tools' output
+//! schemas, each time under other `$defs` names; Cloudflare's error
+//! envelope closes almost every response. [`chunk_texts`] cuts each distinct
+//! compact JSON text into pieces: literal text, and references to *chunks*,
+//! JSON objects or arrays of at least [`MIN_CHUNK_BYTES`] that occur in
+//! more than one place, each cut the same way. Joining the pieces gives back
+//! the exact text (`toolforge_runtime::catalogue::SharedText::text` does it
+//! in the server), so the split is a matter of storage only: every served
+//! schema stays byte for byte what it was.
+//!
+//! Entries are named by content (`S_` + 16 hex digits of a sha256), so a
+//! release that changes one shared part renames the entries on its path to
+//! the roots and no others. A text that needs no chunk is named by the
+//! digest of its text alone.
+
+use std::collections::BTreeMap;
+use std::hash::Hasher;
+
+use rustc_hash::{FxHashMap as HashMap, FxHasher};
+use sha2::{Digest, Sha256};
+
+/// Smallest object or array (encoded bytes) stored as a chunk of its own.
+pub const MIN_CHUNK_BYTES: usize = 128;
+
+/// Nesting past which a subtree is kept whole (not searched for chunks):
+/// bounds the recursion of the scan.
+const MAX_SCAN_DEPTH: usize = 256;
+
+/// One piece of an entry's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// Literal JSON text (not necessarily a whole value).
+    Text(String),
+    /// The whole text of the named entry.
+    Chunk(String),
+}
+
+/// Every entry the texts are made of.
+#[derive(Debug, Default)]
+pub struct Chunked {
+    /// Entry name → its pieces (never empty), sorted by name: each input
+    /// text's root and each shared chunk.
+    pub entries: BTreeMap<String, Vec<Piece>>,
+    /// The entry name of each input text, in input order.
+    pub roots: Vec<String>,
+}
+
+impl Chunked {
+    /// The whole text of entry `name`, joined from its pieces (`None` if
+    /// it names no entry).
+    pub fn text(&self, name: &str) -> Option<String> {
+        join(&self.entries, name)
+    }
+}
+
+/// The whole text of entry `name` of `entries`, joined from its pieces
+/// (`None` if it or an entry it refers to is missing).
+pub fn join(entries: &BTreeMap<String, Vec<Piece>>, name: &str) -> Option<String> {
+    fn push(entries: &BTreeMap<String, Vec<Piece>>, name: &str, out: &mut String) -> Option<()> {
+        for piece in entries.get(name)? {
+            match piece {
+                Piece::Text(t) => out.push_str(t),
+                Piece::Chunk(c) => push(entries, c, out)?,
+            }
+        }
+        Some(())
+    }
+    let mut out = String::new();
+    push(entries, name, &mut out)?;
+    Some(out)
+}
+
+/// A scanned subtree's part: literal text or a stored node.
+#[derive(Debug)]
+enum Part {
+    Text(Box<str>),
+    Node(usize),
+}
+
+/// A distinct subtree of at least [`MIN_CHUNK_BYTES`] (or a root).
+#[derive(Debug)]
+struct Node {
+    parts: Vec<Part>,
+    /// Occurrences in the parts of stored nodes.
+    refs: u32,
+    root: bool,
+}
+
+/// A nested node met by the scan: `(start, end, node)`.
+type Kid = (usize, usize, usize);
+
+#[derive(Debug, Default)]
+struct Table {
+    nodes: Vec<Node>,
+    /// Content hash → nodes with it (equal content is compared, so a
+    /// 64-bit collision only costs a comparison).
+    index: HashMap<u64, Vec<usize>>,
+}
+
+/// The parts of `text[start..end]` around its `kids`, in order, as
+/// `(literal range | node)` without copying.
+fn layout(start: usize, end: usize, kids: &[Kid]) -> Vec<Result<(usize, usize), usize>> {
+    let mut out = Vec::with_capacity(kids.len() * 2 + 1);
+    let mut at = start;
+    for &(s, e, node) in kids {
+        if at < s {
+            out.push(Ok((at, s)));
+        }
+        out.push(Err(node));
+        at = e;
+    }
+    if at < end {
+        out.push(Ok((at, end)));
+    }
+    out
+}
+
+impl Table {
+    /// The node of `text[start..end]` whose nested nodes are `kids`,
+    /// stored on first sight.
+    fn intern(&mut self, text: &str, start: usize, end: usize, kids: &[Kid]) -> usize {
+        let layout = layout(start, end, kids);
+        let mut h = FxHasher::default();
+        for part in &layout {
+            match *part {
+                Ok((s, e)) => {
+                    h.write_usize(e - s);
+                    h.write(&text.as_bytes()[s..e]);
+                }
+                Err(node) => {
+                    h.write_u8(0xff);
+                    h.write_usize(node);
+                }
+            }
+        }
+        let hash = h.finish();
+        let same = |node: &Node| {
+            node.parts.len() == layout.len()
+                && node.parts.iter().zip(&layout).all(|(a, b)| match (a, b) {
+                    (Part::Text(t), Ok((s, e))) => **t == text[*s..*e],
+                    (Part::Node(x), Err(y)) => x == y,
+                    _ => false,
+                })
+        };
+        if let Some(found) = self
+            .index
+            .get(&hash)
+            .and_then(|ids| ids.iter().copied().find(|&id| same(&self.nodes[id])))
+        {
+            return found;
+        }
+        let id = self.nodes.len();
+        let parts = layout
+            .into_iter()
+            .map(|part| match part {
+                Ok((s, e)) => Part::Text(text[s..e].into()),
+                Err(node) => {
+                    self.nodes[node].refs += 1;
+                    Part::Node(node)
+                }
+            })
+            .collect();
+        self.nodes.push(Node {
+            parts,
+            refs: 0,
+            root: false,
+        });
+        self.index.entry(hash).or_default().push(id);
+        id
+    }
+}
+
+/// Index just past the JSON string starting at `start` (a `"`).
+/// (`memchr2` skips the long runs of plain text in descriptions.)
+fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    while i < bytes.len() {
+        i += memchr::memchr2(b'\\', b'"', bytes.get(i..)?)?;
+        match bytes[i] {
+            b'\\' => i += 2,
+            _ => return Some(i + 1),
+        }
+    }
+    None
+}
+
+/// A scan of one compact JSON text (as `serde_json::to_string` writes it:
+/// no whitespace), interning its sizeable objects and arrays.
+struct Scan<'a, 'b> {
+    text: &'a str,
+    table: &'b mut Table,
+    /// Nodes found and not yet taken into an enclosing node.
+    kids: Vec<Kid>,
+}
+
+impl Scan<'_, '_> {
+    /// Index just past the value at `start`; `None` if the text is not
+    /// compact JSON there.
+    fn value(&mut self, start: usize, depth: usize) -> Option<usize> {
+        let bytes = self.text.as_bytes();
+        let close = match bytes.get(start)? {
+            b'"' => return string_end(bytes, start),
+            b'{' => b'}',
+            b'[' => b']',
+            _ => {
+                let len = bytes[start..]
+                    .iter()
+                    .position(|b| matches!(b, b',' | b'}' | b']'))
+                    .unwrap_or(bytes.len() - start);
+                return (len > 0).then_some(start + len);
+            }
+        };
+        if depth > MAX_SCAN_DEPTH {
+            return None;
+        }
+        let mark = self.kids.len();
+        let mut i = start + 1;
+        if bytes.get(i) == Some(&close) {
+            return Some(i + 1);
+        }
+        loop {
+            if close == b'}' {
+                if bytes.get(i) != Some(&b'"') {
+                    return None;
+                }
+                i = string_end(bytes, i)?;
+                if bytes.get(i) != Some(&b':') {
+                    return None;
+                }
+                i += 1;
+            }
+            i = self.value(i, depth + 1)?;
+            match bytes.get(i) {
+                Some(b',') => i += 1,
+                Some(&c) if c == close => break,
+                _ => return None,
+            }
+        }
+        let end = i + 1;
+        if end - start >= MIN_CHUNK_BYTES {
+            let node = self.table.intern(self.text, start, end, &self.kids[mark..]);
+            self.kids.truncate(mark);
+            self.kids.push((start, end, node));
+        }
+        Some(end)
+    }
+
+    /// The root node of the whole text (a whole-text literal when the
+    /// text is not compact JSON or nests too deep).
+    fn root(mut self) -> usize {
+        let len = self.text.len();
+        match self.value(0, 0) {
+            Some(end) if end == len => {
+                if let [(0, e, node)] = self.kids[..]
+                    && e == len
+                {
+                    return node;
+                }
+                let kids = std::mem::take(&mut self.kids);
+                self.table.intern(self.text, 0, len, &kids)
+            }
+            _ => self.table.intern(self.text, 0, len, &[]),
+        }
+    }
+}
+
+/// Cuts `texts` (compact JSON, as `serde_json::to_string` writes it) into
+/// shared entries (see the module docs). A text that is not compact JSON
+/// is one literal entry.
+///
+/// # Errors
+/// The name two different entries share (a 64-bit digest collision).
+pub fn chunk_texts(texts: &[&str]) -> Result<Chunked, String> {
+    let mut table = Table::default();
+    let roots: Vec<usize> = texts
+        .iter()
+        .map(|text| {
+            let root = Scan {
+                text,
+                table: &mut table,
+                kids: Vec::new(),
+            }
+            .root();
+            table.nodes[root].root = true;
+            root
+        })
+        .collect();
+    let mut namer = Namer {
+        names: vec![None; table.nodes.len()],
+        table: &table,
+        entries: BTreeMap::new(),
+        clash: None,
+    };
+    let roots = roots.into_iter().map(|root| namer.name(root)).collect();
+    match namer.clash {
+        Some(name) => Err(name),
+        None => Ok(Chunked {
+            entries: namer.entries,
+            roots,
+        }),
+    }
+}
+
+/// Whether a node is an entry of its own: a root, or met more than once.
+fn kept(node: &Node) -> bool {
+    node.root || node.refs > 1
+}
+
+/// Names kept nodes by the digest of their pieces.
+struct Namer<'a> {
+    table: &'a Table,
+    names: Vec<Option<String>>,
+    entries: BTreeMap<String, Vec<Piece>>,
+    /// A name two different entries hashed to.
+    clash: Option<String>,
+}
+
+impl Namer<'_> {
+    /// The name of kept node `id`, naming (and recording) it and the kept
+    /// nodes it refers to on first use.
+    fn name(&mut self, id: usize) -> String {
+        if let Some(name) = &self.names[id] {
+            return name.clone();
+        }
+        let mut pieces = Vec::new();
+        self.flatten(id, &mut pieces);
+        let mut digest = Sha256::new();
+        for piece in &pieces {
+            match piece {
+                Piece::Text(t) => digest.update(t.as_bytes()),
+                // NUL never occurs in JSON text: a chunk cannot read as text.
+                Piece::Chunk(c) => {
+                    digest.update([0]);
+                    digest.update(c.as_bytes());
+                    digest.update([0]);
+                }
+            }
+        }
+        let name = format!("S_{}", hex::encode_upper(&digest.finalize()[..8]));
+        if let Some(existing) = self.entries.get(&name) {
+            if *existing != pieces {
+                self.clash = Some(name.clone());
+            }
+        } else {
+            self.entries.insert(name.clone(), pieces);
+        }
+        self.names[id] = Some(name.clone());
+        name
+    }
+
+    /// Appends the pieces of node `id` to `out`: the parts of nodes met
+    /// once are taken in, kept nodes become chunk references.
+    fn flatten(&mut self, id: usize, out: &mut Vec<Piece>) {
+        let table = self.table;
+        for part in &table.nodes[id].parts {
+            match part {
+                Part::Text(t) => match out.last_mut() {
+                    Some(Piece::Text(last)) => last.push_str(t),
+                    _ => out.push(Piece::Text(t.to_string())),
+                },
+                Part::Node(n) if kept(&table.nodes[*n]) => {
+                    out.push(Piece::Chunk(self.name(*n)));
+                }
+                Part::Node(n) => self.flatten(*n, out),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "chunks_tests.rs"]
+mod tests;

@@ -1,0 +1,151 @@
+use super::*;
+use serde_json::json;
+
+fn big(tag: &str) -> serde_json::Value {
+    json!({
+        "type": "object",
+        "description": format!("{tag}: a part long enough to be worth a chunk of its own, {}", "x".repeat(64)),
+        "properties": {"id": {"type": "string"}, "n": {"type": "integer"}},
+    })
+}
+
+fn chunk(values: &[serde_json::Value]) -> (Vec<String>, Chunked) {
+    let texts: Vec<String> = values
+        .iter()
+        .map(|v| serde_json::to_string(v).unwrap())
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let chunked = chunk_texts(&refs).unwrap();
+    (texts, chunked)
+}
+
+fn chunks_of(chunked: &Chunked, name: &str) -> Vec<String> {
+    chunked.entries[name]
+        .iter()
+        .filter_map(|p| match p {
+            Piece::Chunk(c) => Some(c.clone()),
+            Piece::Text(_) => None,
+        })
+        .collect()
+}
+
+#[test]
+fn joining_the_pieces_gives_back_each_text() {
+    let shared = big("shared");
+    let values = vec![
+        json!({"a": shared, "b": [shared, {"c": "\"{[}]\\\u{1}é"}], "$defs": {"x": shared}}),
+        json!({"items": shared, "k": "\u{2028}"}),
+        json!({}),
+        json!([]),
+        json!("text"),
+        json!({"only": {"small": true}}),
+        json!({"empty": {}, "list": [[], {}, [1, 2.5, -3e-7, null, false]], "big": big("solo")}),
+    ];
+    let (texts, chunked) = chunk(&values);
+    assert_eq!(chunked.roots.len(), texts.len());
+    for (text, root) in texts.iter().zip(&chunked.roots) {
+        assert_eq!(chunked.text(root).as_deref(), Some(text.as_str()));
+    }
+    for pieces in chunked.entries.values() {
+        assert!(!pieces.is_empty());
+    }
+}
+
+#[test]
+fn a_part_met_twice_is_one_chunk_for_every_text() {
+    let shared = big("shared");
+    let (texts, chunked) = chunk(&[
+        json!({"a": shared, "z": 1}),
+        json!({"b": {"c": shared}, "z": 2}),
+    ]);
+    let first = chunks_of(&chunked, &chunked.roots[0]);
+    let second = chunks_of(&chunked, &chunked.roots[1]);
+    assert_eq!(first.len(), 1, "{:?}", chunked.entries);
+    assert_eq!(first, second);
+    assert_eq!(
+        chunked.text(&first[0]).unwrap(),
+        serde_json::to_string(&shared).unwrap()
+    );
+    // Two roots and the one shared part: `{"c": …}` is met once.
+    assert_eq!(chunked.entries.len(), 3);
+    assert!(texts.iter().all(|t| t.len() >= MIN_CHUNK_BYTES));
+}
+
+#[test]
+fn repeats_inside_one_text_are_shared_too() {
+    let shared = big("twice");
+    let (_, chunked) = chunk(&[json!({"a": shared, "b": shared})]);
+    let refs = chunks_of(&chunked, &chunked.roots[0]);
+    assert_eq!(refs.len(), 2);
+    assert_eq!(refs[0], refs[1]);
+    assert_eq!(chunked.entries.len(), 2);
+}
+
+#[test]
+fn parts_met_once_stay_in_their_text() {
+    let (texts, chunked) = chunk(&[json!({"a": big("one"), "b": [big("two")]})]);
+    assert_eq!(chunked.entries.len(), 1);
+    assert_eq!(
+        chunked.entries[&chunked.roots[0]],
+        vec![Piece::Text(texts[0].clone())]
+    );
+}
+
+#[test]
+fn a_text_without_chunks_is_named_by_its_digest() {
+    let (texts, chunked) = chunk(&[json!({"a": 1}), big("plain")]);
+    for (text, root) in texts.iter().zip(&chunked.roots) {
+        assert_eq!(*root, crate::emit::interned::const_name(text));
+    }
+}
+
+#[test]
+fn entries_do_not_depend_on_the_order_of_the_texts() {
+    let shared = big("shared");
+    let values = vec![
+        json!({"a": shared, "b": big("other")}),
+        json!({"x": [shared, big("other")]}),
+        json!({"y": big("other")}),
+    ];
+    let (_, forward) = chunk(&values);
+    let reversed: Vec<_> = values.iter().rev().cloned().collect();
+    let (_, backward) = chunk(&reversed);
+    assert_eq!(forward.entries, backward.entries);
+    let mut roots = backward.roots.clone();
+    roots.reverse();
+    assert_eq!(forward.roots, roots);
+}
+
+#[test]
+fn equal_texts_share_one_root_and_texts_may_be_any_string() {
+    let texts = [
+        "{\"a\":1}",
+        "{\"a\":1}",
+        "not json {",
+        "{ \"spaced\": 1 }",
+        "",
+        "[1,",
+    ];
+    let chunked = chunk_texts(&texts).unwrap();
+    assert_eq!(chunked.roots[0], chunked.roots[1]);
+    for (text, root) in texts.iter().zip(&chunked.roots) {
+        assert_eq!(chunked.text(root).as_deref(), Some(*text));
+    }
+}
+
+#[test]
+fn deep_texts_are_kept_whole() {
+    let mut v = big("leaf");
+    for _ in 0..(MAX_SCAN_DEPTH + 10) {
+        v = json!({ "items": v });
+    }
+    let text = serde_json::to_string(&v).unwrap();
+    let other = serde_json::to_string(&json!({"a": big("leaf")})).unwrap();
+    let chunked = chunk_texts(&[&text, &other]).unwrap();
+    assert_eq!(chunked.text(&chunked.roots[0]).unwrap(), text);
+    assert_eq!(chunked.text(&chunked.roots[1]).unwrap(), other);
+    assert_eq!(
+        chunked.entries[&chunked.roots[0]],
+        vec![Piece::Text(text.clone())]
+    );
+}
