@@ -2,7 +2,7 @@
 //! Tools of the `auth` product.
 use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ResponseDef, Route,
-    ToolDef,
+    SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 3 tools of this product, by name.
@@ -51,7 +51,9 @@ pub static GET_CURRENT_ACCOUNT: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[5]],
-    ts_declaration: "/** Returns the account and household behind the OpenID Connect identity. (GET /me) */\nget_current_account(args: {  }): Promise<{ id: string; email: string; display_name?: string; household?: string }>;",
+    ts_declaration: SharedText::Text(
+        "/** Returns the account and household behind the OpenID Connect identity. (GET /me) */\nget_current_account(args: {  }): Promise<{ id: string; email: string; display_name?: string; household?: string }>;",
+    ),
 };
 /// Builds the upstream request of [`GET_CURRENT_ACCOUNT`] from validated arguments.
 pub fn get_current_account(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -92,7 +94,9 @@ pub static GET_SERVICE_STATUS: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[],
-    ts_declaration: "/** Reports whether the service is up. Public; no credential is needed. (GET /status) */\nget_service_status(args: {  }): Promise<{ status: \"ok\" | \"degraded\" | \"down\"; version: string; region?: string }>;",
+    ts_declaration: SharedText::Text(
+        "/** Reports whether the service is up. Public; no credential is needed. (GET /status) */\nget_service_status(args: {  }): Promise<{ status: \"ok\" | \"degraded\" | \"down\"; version: string; region?: string }>;",
+    ),
 };
 /// Builds the upstream request of [`GET_SERVICE_STATUS`] from validated arguments.
 pub fn get_service_status(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -157,7 +161,9 @@ pub static ISSUE_TOKEN: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[],
-    ts_declaration: "/** Exchanges client credentials for a bearer token (OAuth 2 client credentials grant). The client authenticates with HTTP basic (client id and secret) or with `cli… (POST /oauth/token) */\nissue_token(args: { grant_type: \"client_credentials\"; scope?: string; client_id?: string; client_secret?: string }): Promise<{ access_token: string; token_type: \"Bearer\"; expires_in: number; scope?: string }>;",
+    ts_declaration: SharedText::Text(
+        "/** Exchanges client credentials for a bearer token (OAuth 2 client credentials grant). The client authenticates with HTTP basic (client id and secret) or with `cli… (POST /oauth/token) */\nissue_token(args: { grant_type: \"client_credentials\"; scope?: string; client_id?: string; client_secret?: string }): Promise<{ access_token: string; token_type: \"Bearer\"; expires_in: number; scope?: string }>;",
+    ),
 };
 /// Builds the upstream request of [`ISSUE_TOKEN`] from validated arguments.
 pub fn issue_token(args: &Args) -> Result<HttpRequest, BuildError> {

@@ -2,7 +2,7 @@
 //! Tools of the `items` product.
 use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
-    ParamStyle, ResponseDef, Route, ToolDef,
+    ParamStyle, ResponseDef, Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 6 tools of this product, by name.
@@ -81,7 +81,15 @@ pub static CREATE_ITEM: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1], &[2]],
-    ts_declaration: "/** Puts a new item on the shelves of a pantry. (POST /pantries/{pantryId}/items) */\ncreate_item(args: { pantryId: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string; reorder_level?: number }): Promise<{ id: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Puts a new item on the shelves of a pantry. (POST /pantries/{pantryId}/items) */\ncreate_item(args: { pantryId: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string; reorder_level?: number }): Promise<",
+            ),
+            crate::schemas::S_46DBA82D6B79CC4D,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`CREATE_ITEM`] from validated arguments.
 pub fn create_item(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -146,7 +154,9 @@ pub static DELETE_ITEM: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1], &[2]],
-    ts_declaration: "/** Takes an item off the shelves for good. (DELETE /pantries/{pantryId}/items/{itemId}) */\ndelete_item(args: { pantryId: string; itemId: string }): Promise<unknown>;",
+    ts_declaration: SharedText::Text(
+        "/** Takes an item off the shelves for good. (DELETE /pantries/{pantryId}/items/{itemId}) */\ndelete_item(args: { pantryId: string; itemId: string }): Promise<unknown>;",
+    ),
 };
 /// Builds the upstream request of [`DELETE_ITEM`] from validated arguments.
 pub fn delete_item(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -211,7 +221,15 @@ pub static GET_ITEM: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[3]],
-    ts_declaration: "/** One item. Authenticated with the API key in the query string (for shelf labels). (GET /pantries/{pantryId}/items/{itemId}) */\nget_item(args: { pantryId: string; itemId: string }): Promise<{ id: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** One item. Authenticated with the API key in the query string (for shelf labels). (GET /pantries/{pantryId}/items/{itemId}) */\nget_item(args: { pantryId: string; itemId: string }): Promise<",
+            ),
+            crate::schemas::S_46DBA82D6B79CC4D,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`GET_ITEM`] from validated arguments.
 pub fn get_item(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -321,7 +339,9 @@ pub static LIST_ITEMS: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1], &[2]],
-    ts_declaration: "/** Items in a pantry, optionally filtered by category, text or expiry date. (GET /pantries/{pantryId}/items) */\nlist_items(args: { pantryId: string; page?: number; per_page?: number; category?: Array<\"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\">; q?: string; expiring_before?: string; \"X-Request-Id\"?: string }): Promise<{ data: Array<{ id: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string }>; pagination: { page: number; per_page: number; total: number } }>;",
+    ts_declaration: SharedText::Text(
+        "/** Items in a pantry, optionally filtered by category, text or expiry date. (GET /pantries/{pantryId}/items) */\nlist_items(args: { pantryId: string; page?: number; per_page?: number; category?: Array<\"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\">; q?: string; expiring_before?: string; \"X-Request-Id\"?: string }): Promise<{ data: Array<{ id: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string }>; pagination: { page: number; per_page: number; total: number } }>;",
+    ),
 };
 /// Builds the upstream request of [`LIST_ITEMS`] from validated arguments.
 pub fn list_items(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -408,7 +428,15 @@ pub static REPLACE_ITEM: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1], &[2]],
-    ts_declaration: "/** Overwrites every field of an item. (PUT /pantries/{pantryId}/items/{itemId}) */\nreplace_item(args: { pantryId: string; itemId: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string; reorder_level?: number }): Promise<{ id: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Overwrites every field of an item. (PUT /pantries/{pantryId}/items/{itemId}) */\nreplace_item(args: { pantryId: string; itemId: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string; reorder_level?: number }): Promise<",
+            ),
+            crate::schemas::S_46DBA82D6B79CC4D,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`REPLACE_ITEM`] from validated arguments.
 pub fn replace_item(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -480,7 +508,9 @@ pub static UPLOAD_ITEM_PHOTO: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1]],
-    ts_declaration: "/** Stores a picture of the item (replacing any earlier one). (POST /pantries/{pantryId}/items/{itemId}/photo) */\nupload_item_photo(args: { pantryId: string; itemId: string; photo: string | { content: string; encoding?: \"utf8\" | \"base64\"; filename?: string; content_type?: string }; caption?: string }): Promise<{ url: string; caption?: string }>;",
+    ts_declaration: SharedText::Text(
+        "/** Stores a picture of the item (replacing any earlier one). (POST /pantries/{pantryId}/items/{itemId}/photo) */\nupload_item_photo(args: { pantryId: string; itemId: string; photo: string | { content: string; encoding?: \"utf8\" | \"base64\"; filename?: string; content_type?: string }; caption?: string }): Promise<{ url: string; caption?: string }>;",
+    ),
 };
 /// Builds the upstream request of [`UPLOAD_ITEM_PHOTO`] from validated arguments.
 pub fn upload_item_photo(args: &Args) -> Result<HttpRequest, BuildError> {

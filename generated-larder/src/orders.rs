@@ -2,7 +2,7 @@
 //! Tools of the `orders` product.
 use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
-    ParamStyle, ResponseDef, Route, ToolDef,
+    ParamStyle, ResponseDef, Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 5 tools of this product, by name.
@@ -70,7 +70,15 @@ pub static CANCEL_ORDER: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1], &[2]],
-    ts_declaration: "/** Cancels an order the supplier has not shipped yet. (POST /orders/{orderId}/cancel) */\ncancel_order(args: { orderId: string; reason?: string }): Promise<{ id: string; supplier_id: string; status: \"draft\" | \"placed\" | \"shipped\" | \"received\" | \"cancelled\"; lines: Array<{ sku: string; quantity: number }>; deliver_to?: string; created_at?: string }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Cancels an order the supplier has not shipped yet. (POST /orders/{orderId}/cancel) */\ncancel_order(args: { orderId: string; reason?: string }): Promise<",
+            ),
+            crate::schemas::S_FEDA478B5ABC47DC,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`CANCEL_ORDER`] from validated arguments.
 pub fn cancel_order(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -145,7 +153,15 @@ pub static CREATE_ORDER: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[4]],
-    ts_declaration: "/** Places a purchase order with a supplier. Repeating a key returns the first order. (POST /orders) */\ncreate_order(args: { \"Idempotency-Key\": string; supplier_id: string; deliver_to?: string; lines: Array<{ sku: string; quantity: number }>; note?: string }): Promise<{ id: string; supplier_id: string; status: \"draft\" | \"placed\" | \"shipped\" | \"received\" | \"cancelled\"; lines: Array<{ sku: string; quantity: number }>; deliver_to?: string; created_at?: string }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Places a purchase order with a supplier. Repeating a key returns the first order. (POST /orders) */\ncreate_order(args: { \"Idempotency-Key\": string; supplier_id: string; deliver_to?: string; lines: Array<{ sku: string; quantity: number }>; note?: string }): Promise<",
+            ),
+            crate::schemas::S_FEDA478B5ABC47DC,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`CREATE_ORDER`] from validated arguments.
 pub fn create_order(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -201,7 +217,15 @@ pub static GET_ORDER: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1], &[2]],
-    ts_declaration: "/** One purchase order with its lines. (GET /orders/{orderId}) */\nget_order(args: { orderId: string }): Promise<{ id: string; supplier_id: string; status: \"draft\" | \"placed\" | \"shipped\" | \"received\" | \"cancelled\"; lines: Array<{ sku: string; quantity: number }>; deliver_to?: string; created_at?: string }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** One purchase order with its lines. (GET /orders/{orderId}) */\nget_order(args: { orderId: string }): Promise<",
+            ),
+            crate::schemas::S_FEDA478B5ABC47DC,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`GET_ORDER`] from validated arguments.
 pub fn get_order(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -284,7 +308,9 @@ pub static LIST_ORDERS: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[4]],
-    ts_declaration: "/** Purchase orders, a page at a time. (GET /orders) */\nlist_orders(args: { page?: number; per_page?: number; status?: Array<\"draft\" | \"placed\" | \"shipped\" | \"received\" | \"cancelled\">; supplier_id?: string }): Promise<{ data: Array<{ id: string; supplier_id: string; status: \"draft\" | \"placed\" | \"shipped\" | \"received\" | \"cancelled\"; lines: any[]; deliver_to?: string; created_at?: string }>; pagination: { page: number; per_page: number; total: number } }>;",
+    ts_declaration: SharedText::Text(
+        "/** Purchase orders, a page at a time. (GET /orders) */\nlist_orders(args: { page?: number; per_page?: number; status?: Array<\"draft\" | \"placed\" | \"shipped\" | \"received\" | \"cancelled\">; supplier_id?: string }): Promise<{ data: Array<{ id: string; supplier_id: string; status: \"draft\" | \"placed\" | \"shipped\" | \"received\" | \"cancelled\"; lines: any[]; deliver_to?: string; created_at?: string }>; pagination: { page: number; per_page: number; total: number } }>;",
+    ),
 };
 /// Builds the upstream request of [`LIST_ORDERS`] from validated arguments.
 pub fn list_orders(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -353,7 +379,15 @@ pub static RECEIVE_ORDER: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1], &[2]],
-    ts_declaration: "/** Marks an order delivered and adds its lines to the pantry's stock. (POST /orders/{orderId}/receive) */\nreceive_order(args: { orderId: string; pantry_id: string; received_at?: string; missing_skus?: string[] }): Promise<{ id: string; supplier_id: string; status: \"draft\" | \"placed\" | \"shipped\" | \"received\" | \"cancelled\"; lines: Array<{ sku: string; quantity: number }>; deliver_to?: string; created_at?: string }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Marks an order delivered and adds its lines to the pantry's stock. (POST /orders/{orderId}/receive) */\nreceive_order(args: { orderId: string; pantry_id: string; received_at?: string; missing_skus?: string[] }): Promise<",
+            ),
+            crate::schemas::S_FEDA478B5ABC47DC,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`RECEIVE_ORDER`] from validated arguments.
 pub fn receive_order(args: &Args) -> Result<HttpRequest, BuildError> {

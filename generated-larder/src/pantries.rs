@@ -2,7 +2,7 @@
 //! Tools of the `pantries` product.
 use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
-    ParamStyle, ResponseDef, Route, ToolDef,
+    ParamStyle, ResponseDef, Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 5 tools of this product, by name.
@@ -72,7 +72,15 @@ pub static CREATE_PANTRY: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[4]],
-    ts_declaration: "/** Adds a new storage place. (POST /pantries) */\ncreate_pantry(args: { name: string; kind: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string; shared?: boolean }): Promise<{ id: string; name: string; kind: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string; item_count?: number; created_at?: string }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Adds a new storage place. (POST /pantries) */\ncreate_pantry(args: { name: string; kind: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string; shared?: boolean }): Promise<",
+            ),
+            crate::schemas::S_8A5470C6E4AF6A1B,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`CREATE_PANTRY`] from validated arguments.
 pub fn create_pantry(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -142,7 +150,9 @@ pub static DELETE_PANTRY: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[0, 2]],
-    ts_declaration: "/** Removes a pantry and everything in it. Destructive, so it needs two credentials at once: the account password (HTTP basic) and an API key. (DELETE /pantries/{pantryId}) */\ndelete_pantry(args: { pantryId: string; \"If-Match\": string }): Promise<unknown>;",
+    ts_declaration: SharedText::Text(
+        "/** Removes a pantry and everything in it. Destructive, so it needs two credentials at once: the account password (HTTP basic) and an API key. (DELETE /pantries/{pantryId}) */\ndelete_pantry(args: { pantryId: string; \"If-Match\": string }): Promise<unknown>;",
+    ),
 };
 /// Builds the upstream request of [`DELETE_PANTRY`] from validated arguments.
 pub fn delete_pantry(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -198,7 +208,15 @@ pub static GET_PANTRY: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[], &[1]],
-    ts_declaration: "/** One pantry. Shared pantries can be read without a credential; a bearer token also shows private ones. (GET /pantries/{pantryId}) */\nget_pantry(args: { pantryId: string }): Promise<{ id: string; name: string; kind: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string; item_count?: number; created_at?: string }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** One pantry. Shared pantries can be read without a credential; a bearer token also shows private ones. (GET /pantries/{pantryId}) */\nget_pantry(args: { pantryId: string }): Promise<",
+            ),
+            crate::schemas::S_8A5470C6E4AF6A1B,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`GET_PANTRY`] from validated arguments.
 pub fn get_pantry(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -286,7 +304,9 @@ pub static LIST_PANTRIES: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1], &[2]],
-    ts_declaration: "/** Pantries of the account, a page at a time. (GET /pantries) */\nlist_pantries(args: { page?: number; per_page?: number; sort?: \"name\" | \"created_at\" | \"item_count\"; kind?: Array<\"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"> }): Promise<{ data: Array<{ id: string; name: string; kind: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string; item_count?: number; created_at?: string }>; pagination: { page: number; per_page: number; total: number } }>;",
+    ts_declaration: SharedText::Text(
+        "/** Pantries of the account, a page at a time. (GET /pantries) */\nlist_pantries(args: { page?: number; per_page?: number; sort?: \"name\" | \"created_at\" | \"item_count\"; kind?: Array<\"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"> }): Promise<{ data: Array<{ id: string; name: string; kind: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string; item_count?: number; created_at?: string }>; pagination: { page: number; per_page: number; total: number } }>;",
+    ),
 };
 /// Builds the upstream request of [`LIST_PANTRIES`] from validated arguments.
 pub fn list_pantries(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -356,7 +376,15 @@ pub static UPDATE_PANTRY: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1], &[2]],
-    ts_declaration: "/** Renames a pantry or changes its kind or notes. (PATCH /pantries/{pantryId}) */\nupdate_pantry(args: { pantryId: string; name?: string; kind?: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string }): Promise<{ id: string; name: string; kind: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string; item_count?: number; created_at?: string }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Renames a pantry or changes its kind or notes. (PATCH /pantries/{pantryId}) */\nupdate_pantry(args: { pantryId: string; name?: string; kind?: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string }): Promise<",
+            ),
+            crate::schemas::S_8A5470C6E4AF6A1B,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`UPDATE_PANTRY`] from validated arguments.
 pub fn update_pantry(args: &Args) -> Result<HttpRequest, BuildError> {

@@ -2,7 +2,7 @@
 //! Tools of the `reports` product.
 use toolforge_runtime::catalogue::{
     Annotations, Envelope, Method, ParamDef, ParamLocation, ParamStyle, ResponseDef,
-    Route, ToolDef,
+    Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 3 tools of this product, by name.
@@ -61,7 +61,9 @@ pub static EXPORT_INVENTORY: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[4], &[3]],
-    ts_declaration: "/** Every item of every pantry as CSV, for spreadsheets. (GET /reports/inventory) */\nexport_inventory(args: { pantry_id?: string[] }): Promise<unknown>;",
+    ts_declaration: SharedText::Text(
+        "/** Every item of every pantry as CSV, for spreadsheets. (GET /reports/inventory) */\nexport_inventory(args: { pantry_id?: string[] }): Promise<unknown>;",
+    ),
 };
 /// Builds the upstream request of [`EXPORT_INVENTORY`] from validated arguments.
 pub fn export_inventory(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -135,7 +137,15 @@ pub static GET_SPEND_REPORT: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[4]],
-    ts_declaration: "/** Money spent on orders over a period, per supplier. (GET /reports/spend) */\nget_spend_report(args: { from: string; to: string; currency?: \"GBP\" | \"EUR\" | \"USD\" }): Promise<{ period: { from: string; to: string }; rows: Array<{ key: string; quantity: number; value: number }> }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Money spent on orders over a period, per supplier. (GET /reports/spend) */\nget_spend_report(args: { from: string; to: string; currency?: \"GBP\" | \"EUR\" | \"USD\" }): Promise<",
+            ),
+            crate::schemas::S_63A87C7A89933849,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`GET_SPEND_REPORT`] from validated arguments.
 pub fn get_spend_report(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -209,7 +219,15 @@ pub static GET_WASTE_REPORT: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[5]],
-    ts_declaration: "/** What was thrown away over a period, grouped as asked. Signed-in users only. (GET /reports/waste) */\nget_waste_report(args: { from: string; to: string; group_by?: \"item\" | \"category\" | \"pantry\" | \"week\" }): Promise<{ period: { from: string; to: string }; rows: Array<{ key: string; quantity: number; value: number }> }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** What was thrown away over a period, grouped as asked. Signed-in users only. (GET /reports/waste) */\nget_waste_report(args: { from: string; to: string; group_by?: \"item\" | \"category\" | \"pantry\" | \"week\" }): Promise<",
+            ),
+            crate::schemas::S_63A87C7A89933849,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`GET_WASTE_REPORT`] from validated arguments.
 pub fn get_waste_report(args: &Args) -> Result<HttpRequest, BuildError> {

@@ -2,7 +2,7 @@
 //! Tools of the `stock` product.
 use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
-    ParamStyle, ResponseDef, Route, ToolDef,
+    ParamStyle, ResponseDef, Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 4 tools of this product, by name.
@@ -76,7 +76,9 @@ pub static CREATE_STOCK_ADJUSTMENT: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1], &[2]],
-    ts_declaration: "/** Records that some of an item was used, wasted, found or bought. (POST /pantries/{pantryId}/stock/adjustments) */\ncreate_stock_adjustment(args: { pantryId: string; item_id: string; delta: number; reason: \"used\" | \"wasted\" | \"bought\" | \"found\" | \"counted\"; note?: string }): Promise<{ id: string; item_id: string; delta: number; reason: \"used\" | \"wasted\" | \"bought\" | \"found\" | \"counted\"; note?: string; at: string }>;",
+    ts_declaration: SharedText::Text(
+        "/** Records that some of an item was used, wasted, found or bought. (POST /pantries/{pantryId}/stock/adjustments) */\ncreate_stock_adjustment(args: { pantryId: string; item_id: string; delta: number; reason: \"used\" | \"wasted\" | \"bought\" | \"found\" | \"counted\"; note?: string }): Promise<{ id: string; item_id: string; delta: number; reason: \"used\" | \"wasted\" | \"bought\" | \"found\" | \"counted\"; note?: string; at: string }>;",
+    ),
 };
 /// Builds the upstream request of [`CREATE_STOCK_ADJUSTMENT`] from validated arguments.
 pub fn create_stock_adjustment(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -163,7 +165,9 @@ pub static LIST_STOCK_ADJUSTMENTS: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1], &[2]],
-    ts_declaration: "/** Changes to stock levels, newest first, with cursor pagination. (GET /pantries/{pantryId}/stock/adjustments) */\nlist_stock_adjustments(args: { pantryId: string; cursor?: string; limit?: number; since?: string; reason?: Array<\"used\" | \"wasted\" | \"bought\" | \"found\" | \"counted\"> }): Promise<{ data: Array<{ id: string; item_id: string; delta: number; reason: \"used\" | \"wasted\" | \"bought\" | \"found\" | \"counted\"; note?: string; at: string }>; next_cursor?: string | null }>;",
+    ts_declaration: SharedText::Text(
+        "/** Changes to stock levels, newest first, with cursor pagination. (GET /pantries/{pantryId}/stock/adjustments) */\nlist_stock_adjustments(args: { pantryId: string; cursor?: string; limit?: number; since?: string; reason?: Array<\"used\" | \"wasted\" | \"bought\" | \"found\" | \"counted\"> }): Promise<{ data: Array<{ id: string; item_id: string; delta: number; reason: \"used\" | \"wasted\" | \"bought\" | \"found\" | \"counted\"; note?: string; at: string }>; next_cursor?: string | null }>;",
+    ),
 };
 /// Builds the upstream request of [`LIST_STOCK_ADJUSTMENTS`] from validated arguments.
 pub fn list_stock_adjustments(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -237,7 +241,9 @@ pub static LIST_STOCK_LEVELS: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[6]],
-    ts_declaration: "/** How much of each item is left, with the low-stock flag. Used by the household web app, which authenticates with its session cookie. (GET /pantries/{pantryId}/stock) */\nlist_stock_levels(args: { pantryId: string; low_only?: boolean; larder_units?: \"metric\" | \"imperial\" }): Promise<{ levels: Array<{ item_id: string; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; reorder_level?: number; low: boolean }> }>;",
+    ts_declaration: SharedText::Text(
+        "/** How much of each item is left, with the low-stock flag. Used by the household web app, which authenticates with its session cookie. (GET /pantries/{pantryId}/stock) */\nlist_stock_levels(args: { pantryId: string; low_only?: boolean; larder_units?: \"metric\" | \"imperial\" }): Promise<{ levels: Array<{ item_id: string; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; reorder_level?: number; low: boolean }> }>;",
+    ),
 };
 /// Builds the upstream request of [`LIST_STOCK_LEVELS`] from validated arguments.
 pub fn list_stock_levels(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -306,7 +312,9 @@ pub static TRANSFER_STOCK: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1], &[2]],
-    ts_declaration: "/** Moves a quantity of an item from this pantry to another one. (POST /pantries/{pantryId}/stock/transfers) */\ntransfer_stock(args: { pantryId: string; item_id: string; to_pantry_id: string; quantity: number }): Promise<{ from: { item_id: string; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; reorder_level?: number; low: boolean }; to: { item_id: string; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; reorder_level?: number; low: boolean } }>;",
+    ts_declaration: SharedText::Text(
+        "/** Moves a quantity of an item from this pantry to another one. (POST /pantries/{pantryId}/stock/transfers) */\ntransfer_stock(args: { pantryId: string; item_id: string; to_pantry_id: string; quantity: number }): Promise<{ from: { item_id: string; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; reorder_level?: number; low: boolean }; to: { item_id: string; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; reorder_level?: number; low: boolean } }>;",
+    ),
 };
 /// Builds the upstream request of [`TRANSFER_STOCK`] from validated arguments.
 pub fn transfer_stock(args: &Args) -> Result<HttpRequest, BuildError> {

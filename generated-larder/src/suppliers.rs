@@ -2,7 +2,7 @@
 //! Tools of the `suppliers` product.
 use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
-    ParamStyle, ResponseDef, Route, ToolDef,
+    ParamStyle, ResponseDef, Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 5 tools of this product, by name.
@@ -69,7 +69,15 @@ pub static CREATE_SUPPLIER: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Registers a supplier. Needs the account password (HTTP basic). (POST /suppliers) */\ncreate_supplier(args: { name: string; country: string; email?: string; phone?: string; sells?: Array<\"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\">; address?: { line1: string; line2?: string; city: string; postcode?: string } }): Promise<{ id: string; name: string; country: string; email?: string; sells?: Array<\"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"> }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Registers a supplier. Needs the account password (HTTP basic). (POST /suppliers) */\ncreate_supplier(args: { name: string; country: string; email?: string; phone?: string; sells?: Array<\"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\">; address?: { line1: string; line2?: string; city: string; postcode?: string } }): Promise<",
+            ),
+            crate::schemas::S_7772AD6F5B523E4C,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`CREATE_SUPPLIER`] from validated arguments.
 pub fn create_supplier(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -125,7 +133,15 @@ pub static GET_SUPPLIER: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1], &[2]],
-    ts_declaration: "/** One supplier. (GET /suppliers/{supplierId}) */\nget_supplier(args: { supplierId: string }): Promise<{ id: string; name: string; country: string; email?: string; sells?: Array<\"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"> }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** One supplier. (GET /suppliers/{supplierId}) */\nget_supplier(args: { supplierId: string }): Promise<",
+            ),
+            crate::schemas::S_7772AD6F5B523E4C,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`GET_SUPPLIER`] from validated arguments.
 pub fn get_supplier(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -199,7 +215,9 @@ pub static LIST_SUPPLIER_CATALOGUE: ToolDef = ToolDef {
     envelope: Envelope::Wrapped,
     deprecated: false,
     security: &[&[3], &[6]],
-    ts_declaration: "/** What a supplier sells and at what price. API key in the query, or the web session. (GET /suppliers/{supplierId}/catalogue) */\nlist_supplier_catalogue(args: { supplierId: string; category?: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; max_price?: number }): Promise<{ result?: Array<{ sku: string; name: string; category?: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; unit_price: number; currency: string }> }>;",
+    ts_declaration: SharedText::Text(
+        "/** What a supplier sells and at what price. API key in the query, or the web session. (GET /suppliers/{supplierId}/catalogue) */\nlist_supplier_catalogue(args: { supplierId: string; category?: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; max_price?: number }): Promise<{ result?: Array<{ sku: string; name: string; category?: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; unit_price: number; currency: string }> }>;",
+    ),
 };
 /// Builds the upstream request of [`LIST_SUPPLIER_CATALOGUE`] from validated arguments.
 pub fn list_supplier_catalogue(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -277,7 +295,9 @@ pub static LIST_SUPPLIERS: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[3]],
-    ts_declaration: "/** Suppliers known to the account. Takes the API key in the query string. (GET /suppliers) */\nlist_suppliers(args: { page?: number; per_page?: number; country?: string; sells?: Array<\"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"> }): Promise<{ data: Array<{ id: string; name: string; country: string; email?: string; sells?: Array<\"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"> }>; pagination: { page: number; per_page: number; total: number } }>;",
+    ts_declaration: SharedText::Text(
+        "/** Suppliers known to the account. Takes the API key in the query string. (GET /suppliers) */\nlist_suppliers(args: { page?: number; per_page?: number; country?: string; sells?: Array<\"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"> }): Promise<{ data: Array<{ id: string; name: string; country: string; email?: string; sells?: Array<\"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"> }>; pagination: { page: number; per_page: number; total: number } }>;",
+    ),
 };
 /// Builds the upstream request of [`LIST_SUPPLIERS`] from validated arguments.
 pub fn list_suppliers(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -342,7 +362,15 @@ pub static UPDATE_SUPPLIER: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1], &[2]],
-    ts_declaration: "/** Changes a supplier's contact details or categories. (PATCH /suppliers/{supplierId}) */\nupdate_supplier(args: { supplierId: string; name?: string; email?: string; sells?: Array<\"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"> }): Promise<{ id: string; name: string; country: string; email?: string; sells?: Array<\"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"> }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Changes a supplier's contact details or categories. (PATCH /suppliers/{supplierId}) */\nupdate_supplier(args: { supplierId: string; name?: string; email?: string; sells?: Array<\"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"> }): Promise<",
+            ),
+            crate::schemas::S_7772AD6F5B523E4C,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`UPDATE_SUPPLIER`] from validated arguments.
 pub fn update_supplier(args: &Args) -> Result<HttpRequest, BuildError> {

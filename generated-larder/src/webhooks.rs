@@ -2,7 +2,7 @@
 //! Tools of the `webhooks` product.
 use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
-    ParamStyle, ResponseDef, Route, ToolDef,
+    ParamStyle, ResponseDef, Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 4 tools of this product, by name.
@@ -66,7 +66,9 @@ pub static CREATE_WEBHOOK: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1]],
-    ts_declaration: "/** Asks Larder to POST the chosen events to a URL, signed with the given secret. (POST /webhooks) */\ncreate_webhook(args: { url: string; events: Array<\"stock.low\" | \"item.expiring\" | \"order.shipped\" | \"order.received\">; secret?: string; active?: boolean }): Promise<{ id: string; url: string; events: Array<\"stock.low\" | \"item.expiring\" | \"order.shipped\" | \"order.received\">; active: boolean }>;",
+    ts_declaration: SharedText::Text(
+        "/** Asks Larder to POST the chosen events to a URL, signed with the given secret. (POST /webhooks) */\ncreate_webhook(args: { url: string; events: Array<\"stock.low\" | \"item.expiring\" | \"order.shipped\" | \"order.received\">; secret?: string; active?: boolean }): Promise<{ id: string; url: string; events: Array<\"stock.low\" | \"item.expiring\" | \"order.shipped\" | \"order.received\">; active: boolean }>;",
+    ),
 };
 /// Builds the upstream request of [`CREATE_WEBHOOK`] from validated arguments.
 pub fn create_webhook(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -122,7 +124,9 @@ pub static DELETE_WEBHOOK: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1]],
-    ts_declaration: "/** Stops sending events to this callback. (DELETE /webhooks/{webhookId}) */\ndelete_webhook(args: { webhookId: string }): Promise<unknown>;",
+    ts_declaration: SharedText::Text(
+        "/** Stops sending events to this callback. (DELETE /webhooks/{webhookId}) */\ndelete_webhook(args: { webhookId: string }): Promise<unknown>;",
+    ),
 };
 /// Builds the upstream request of [`DELETE_WEBHOOK`] from validated arguments.
 pub fn delete_webhook(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -163,7 +167,9 @@ pub static LIST_WEBHOOKS: ToolDef = ToolDef {
     envelope: Envelope::Wrapped,
     deprecated: false,
     security: &[&[1]],
-    ts_declaration: "/** Registered callbacks. (GET /webhooks) */\nlist_webhooks(args: {  }): Promise<{ result?: Array<{ id: string; url: string; events: Array<\"stock.low\" | \"item.expiring\" | \"order.shipped\" | \"order.received\">; active: boolean }> }>;",
+    ts_declaration: SharedText::Text(
+        "/** Registered callbacks. (GET /webhooks) */\nlist_webhooks(args: {  }): Promise<{ result?: Array<{ id: string; url: string; events: Array<\"stock.low\" | \"item.expiring\" | \"order.shipped\" | \"order.received\">; active: boolean }> }>;",
+    ),
 };
 /// Builds the upstream request of [`LIST_WEBHOOKS`] from validated arguments.
 pub fn list_webhooks(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -223,7 +229,9 @@ pub static SEND_TEST_EVENT: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[1]],
-    ts_declaration: "/** Delivers a sample event of the given type to the webhook now. (POST /webhooks/{webhookId}/test) */\nsend_test_event(args: { webhookId: string; event: \"stock.low\" | \"item.expiring\" | \"order.shipped\" | \"order.received\" }): Promise<{ delivery_id: string }>;",
+    ts_declaration: SharedText::Text(
+        "/** Delivers a sample event of the given type to the webhook now. (POST /webhooks/{webhookId}/test) */\nsend_test_event(args: { webhookId: string; event: \"stock.low\" | \"item.expiring\" | \"order.shipped\" | \"order.received\" }): Promise<{ delivery_id: string }>;",
+    ),
 };
 /// Builds the upstream request of [`SEND_TEST_EVENT`] from validated arguments.
 pub fn send_test_event(args: &Args) -> Result<HttpRequest, BuildError> {

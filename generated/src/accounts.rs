@@ -2,7 +2,7 @@
 //! Tools of the `accounts` product.
 use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
-    ParamStyle, ResponseDef, Route, ToolDef,
+    ParamStyle, ResponseDef, Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 3 tools of this product, by name.
@@ -57,7 +57,15 @@ pub static ACCOUNTS_GET: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Fetches one account with its settings. (GET /accounts/{account_id}) */\naccounts_get(args: { account_id?: string }): Promise<{ result?: { id: string; name: string; type?: \"standard\" | \"enterprise\"; created_on?: string; settings?: { enforce_twofactor?: boolean; abuse_contact_email?: string | null } } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Fetches one account with its settings. (GET /accounts/{account_id}) */\naccounts_get(args: { account_id?: string }): Promise<",
+            ),
+            crate::schemas::S_59C67D914E5B544F,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`ACCOUNTS_GET`] from validated arguments.
 pub fn accounts_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -140,7 +148,9 @@ pub static ACCOUNTS_LIST: ToolDef = ToolDef {
     envelope: Envelope::Result { list: true },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Returns the accounts that the calling token is a member of. (GET /accounts) */\naccounts_list(args: { name?: string; page?: number; per_page?: number; direction?: \"asc\" | \"desc\" }): Promise<{ result?: Array<{ id: string; name: string; type?: \"standard\" | \"enterprise\"; created_on?: string; settings?: { enforce_twofactor?: any; abuse_contact_email?: any } }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
+    ts_declaration: SharedText::Text(
+        "/** Returns the accounts that the calling token is a member of. (GET /accounts) */\naccounts_list(args: { name?: string; page?: number; per_page?: number; direction?: \"asc\" | \"desc\" }): Promise<{ result?: Array<{ id: string; name: string; type?: \"standard\" | \"enterprise\"; created_on?: string; settings?: { enforce_twofactor?: any; abuse_contact_email?: any } }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
+    ),
 };
 /// Builds the upstream request of [`ACCOUNTS_LIST`] from validated arguments.
 pub fn accounts_list(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -214,7 +224,15 @@ pub static ACCOUNTS_UPDATE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Replaces the name and settings of an account. (PUT /accounts/{account_id}) */\naccounts_update(args: { account_id?: string; \"If-Match\"?: string; name: string; type?: \"standard\" | \"enterprise\"; settings?: { enforce_twofactor?: boolean; abuse_contact_email?: string | null } }): Promise<{ result?: { id: string; name: string; type?: \"standard\" | \"enterprise\"; created_on?: string; settings?: { enforce_twofactor?: boolean; abuse_contact_email?: string | null } } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Replaces the name and settings of an account. (PUT /accounts/{account_id}) */\naccounts_update(args: { account_id?: string; \"If-Match\"?: string; name: string; type?: \"standard\" | \"enterprise\"; settings?: { enforce_twofactor?: boolean; abuse_contact_email?: string | null } }): Promise<",
+            ),
+            crate::schemas::S_59C67D914E5B544F,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`ACCOUNTS_UPDATE`] from validated arguments.
 pub fn accounts_update(args: &Args) -> Result<HttpRequest, BuildError> {

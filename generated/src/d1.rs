@@ -2,7 +2,7 @@
 //! Tools of the `d1` product.
 use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
-    ParamStyle, ResponseDef, Route, ToolDef,
+    ParamStyle, ResponseDef, Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 6 tools of this product, by name.
@@ -91,7 +91,9 @@ pub static ACCOUNT_D1_DATABASE_GET: ToolDef = ToolDef {
     envelope: Envelope::Result { list: true },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Lists the D1 databases of an account. (GET /accounts/{account_id}/d1/database) */\naccount_d1_database_get(args: { account_id?: string; name?: string; page?: number; per_page?: number }): Promise<{ result?: Array<{ uuid?: string; name?: string; version?: string; created_at?: string; num_tables?: number; file_size?: number }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
+    ts_declaration: SharedText::Text(
+        "/** Lists the D1 databases of an account. (GET /accounts/{account_id}/d1/database) */\naccount_d1_database_get(args: { account_id?: string; name?: string; page?: number; per_page?: number }): Promise<{ result?: Array<{ uuid?: string; name?: string; version?: string; created_at?: string; num_tables?: number; file_size?: number }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
+    ),
 };
 /// Builds the upstream request of [`ACCOUNT_D1_DATABASE_GET`] from validated arguments.
 pub fn account_d1_database_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -156,7 +158,15 @@ pub static ACCOUNT_D1_DATABASE_ID_GET: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Returns size and table count of one D1 database. (GET /accounts/{account_id}/d1/database/{database_id}) */\naccount_d1_database_id_get(args: { account_id?: string; database_id: string }): Promise<{ result?: { uuid?: string; name?: string; version?: string; created_at?: string; num_tables?: number; file_size?: number } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Returns size and table count of one D1 database. (GET /accounts/{account_id}/d1/database/{database_id}) */\naccount_d1_database_id_get(args: { account_id?: string; database_id: string }): Promise<",
+            ),
+            crate::schemas::S_AE708EAE54686FAD,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`ACCOUNT_D1_DATABASE_ID_GET`] from validated arguments.
 pub fn account_d1_database_id_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -221,7 +231,15 @@ pub static D1_DATABASE_CREATE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Creates an empty D1 database. (POST /accounts/{account_id}/d1/database) */\nd1_database_create(args: { account_id?: string; name: string; primary_location_hint?: \"wnam\" | \"enam\" | \"weur\" | \"eeur\" | \"apac\" | \"oc\" }): Promise<{ result?: { uuid?: string; name?: string; version?: string; created_at?: string; num_tables?: number; file_size?: number } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Creates an empty D1 database. (POST /accounts/{account_id}/d1/database) */\nd1_database_create(args: { account_id?: string; name: string; primary_location_hint?: \"wnam\" | \"enam\" | \"weur\" | \"eeur\" | \"apac\" | \"oc\" }): Promise<",
+            ),
+            crate::schemas::S_AE708EAE54686FAD,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`D1_DATABASE_CREATE`] from validated arguments.
 pub fn d1_database_create(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -286,7 +304,9 @@ pub static D1_DATABASE_DELETE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Permanently removes a D1 database and its data. (DELETE /accounts/{account_id}/d1/database/{database_id}) */\nd1_database_delete(args: { account_id?: string; database_id: string }): Promise<{ result?: Record<string, any> | null }>;",
+    ts_declaration: SharedText::Text(
+        "/** Permanently removes a D1 database and its data. (DELETE /accounts/{account_id}/d1/database/{database_id}) */\nd1_database_delete(args: { account_id?: string; database_id: string }): Promise<{ result?: Record<string, any> | null }>;",
+    ),
 };
 /// Builds the upstream request of [`D1_DATABASE_DELETE`] from validated arguments.
 pub fn d1_database_delete(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -358,7 +378,9 @@ pub static D1_DATABASE_QUERY: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Runs SQL against a D1 database and returns rows as objects. (POST /accounts/{account_id}/d1/database/{database_id}/query) */\nd1_database_query(args: { account_id?: string; database_id: string; sql: string; params?: string[] }): Promise<{ result?: Array<{ results?: any[]; success?: boolean; meta?: { changed_db?: any; changes?: any; duration?: any; last_row_id?: any; rows_read?: any; rows_written?: any; size_after?: any } }> }>;",
+    ts_declaration: SharedText::Text(
+        "/** Runs SQL against a D1 database and returns rows as objects. (POST /accounts/{account_id}/d1/database/{database_id}/query) */\nd1_database_query(args: { account_id?: string; database_id: string; sql: string; params?: string[] }): Promise<{ result?: Array<{ results?: any[]; success?: boolean; meta?: { changed_db?: any; changes?: any; duration?: any; last_row_id?: any; rows_read?: any; rows_written?: any; size_after?: any } }> }>;",
+    ),
 };
 /// Builds the upstream request of [`D1_DATABASE_QUERY`] from validated arguments.
 pub fn d1_database_query(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -430,7 +452,9 @@ pub static D1_DATABASE_RAW: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Runs SQL and returns rows as arrays with a separate column list. (POST /accounts/{account_id}/d1/database/{database_id}/raw) */\nd1_database_raw(args: { account_id?: string; database_id: string; sql: string; params?: string[] }): Promise<{ result?: Array<{ results?: { columns?: any; rows?: any }; success?: boolean; meta?: { changed_db?: any; changes?: any; duration?: any; last_row_id?: any; rows_read?: any; rows_written?: any; size_after?: any } }> }>;",
+    ts_declaration: SharedText::Text(
+        "/** Runs SQL and returns rows as arrays with a separate column list. (POST /accounts/{account_id}/d1/database/{database_id}/raw) */\nd1_database_raw(args: { account_id?: string; database_id: string; sql: string; params?: string[] }): Promise<{ result?: Array<{ results?: { columns?: any; rows?: any }; success?: boolean; meta?: { changed_db?: any; changes?: any; duration?: any; last_row_id?: any; rows_read?: any; rows_written?: any; size_after?: any } }> }>;",
+    ),
 };
 /// Builds the upstream request of [`D1_DATABASE_RAW`] from validated arguments.
 pub fn d1_database_raw(args: &Args) -> Result<HttpRequest, BuildError> {

@@ -2,7 +2,7 @@
 //! Tools of the `dns_records` product.
 use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
-    ParamStyle, ResponseDef, Route, ToolDef,
+    ParamStyle, ResponseDef, Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 9 tools of this product, by name.
@@ -74,7 +74,15 @@ pub static DNS_RECORDS_CREATE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Adds a DNS record of the given type to a zone. (POST /zones/{zone_id}/dns_records) */\ndns_records_create(args: { zone_id: string; body: { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"A\"; content: string } | { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"AAAA\"; content: string } | { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"CNAME\"; content: string } | { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"MX\"; content: string; priority: number } | { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"TXT\"; content: string } }): Promise<{ result?: { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"A\"; content: any } | { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"AAAA\"; content: any } | { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"CNAME\"; content: any } | { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"MX\"; content: any; priority: any } | { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"TXT\"; content: any } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Adds a DNS record of the given type to a zone. (POST /zones/{zone_id}/dns_records) */\ndns_records_create(args: { zone_id: string; body: { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"A\"; content: string } | { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"AAAA\"; content: string } | { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"CNAME\"; content: string } | { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"MX\"; content: string; priority: number } | { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"TXT\"; content: string } }): Promise<",
+            ),
+            crate::schemas::S_6808382E5AE0BF57,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`DNS_RECORDS_CREATE`] from validated arguments.
 pub fn dns_records_create(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -139,7 +147,9 @@ pub static DNS_RECORDS_DELETE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Removes a DNS record from the zone. (DELETE /zones/{zone_id}/dns_records/{dns_record_id}) */\ndns_records_delete(args: { zone_id: string; dns_record_id: string }): Promise<{ result?: { id: string } | null }>;",
+    ts_declaration: SharedText::Text(
+        "/** Removes a DNS record from the zone. (DELETE /zones/{zone_id}/dns_records/{dns_record_id}) */\ndns_records_delete(args: { zone_id: string; dns_record_id: string }): Promise<{ result?: { id: string } | null }>;",
+    ),
 };
 /// Builds the upstream request of [`DNS_RECORDS_DELETE`] from validated arguments.
 pub fn dns_records_delete(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -222,7 +232,15 @@ pub static DNS_RECORDS_EDIT: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Changes only the supplied fields of a DNS record. (PATCH /zones/{zone_id}/dns_records/{dns_record_id}) */\ndns_records_edit(args: { zone_id: string; dns_record_id: string; type?: \"A\" | \"AAAA\" | \"CNAME\" | \"MX\" | \"TXT\"; name?: string; content?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: string[]; priority?: number }): Promise<{ result?: { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"A\"; content: any } | { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"AAAA\"; content: any } | { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"CNAME\"; content: any } | { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"MX\"; content: any; priority: any } | { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"TXT\"; content: any } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Changes only the supplied fields of a DNS record. (PATCH /zones/{zone_id}/dns_records/{dns_record_id}) */\ndns_records_edit(args: { zone_id: string; dns_record_id: string; type?: \"A\" | \"AAAA\" | \"CNAME\" | \"MX\" | \"TXT\"; name?: string; content?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: string[]; priority?: number }): Promise<",
+            ),
+            crate::schemas::S_6808382E5AE0BF57,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`DNS_RECORDS_EDIT`] from validated arguments.
 pub fn dns_records_edit(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -278,7 +296,9 @@ pub static DNS_RECORDS_EXPORT_GET: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Downloads every record of the zone as a BIND zone file. (GET /zones/{zone_id}/dns_records/export) */\ndns_records_export_get(args: { zone_id: string }): Promise<unknown>;",
+    ts_declaration: SharedText::Text(
+        "/** Downloads every record of the zone as a BIND zone file. (GET /zones/{zone_id}/dns_records/export) */\ndns_records_export_get(args: { zone_id: string }): Promise<unknown>;",
+    ),
 };
 /// Builds the upstream request of [`DNS_RECORDS_EXPORT_GET`] from validated arguments.
 pub fn dns_records_export_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -343,7 +363,15 @@ pub static DNS_RECORDS_GET: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Fetches one DNS record. (GET /zones/{zone_id}/dns_records/{dns_record_id}) */\ndns_records_get(args: { zone_id: string; dns_record_id: string }): Promise<{ result?: { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"A\"; content: any } | { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"AAAA\"; content: any } | { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"CNAME\"; content: any } | { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"MX\"; content: any; priority: any } | { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"TXT\"; content: any } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Fetches one DNS record. (GET /zones/{zone_id}/dns_records/{dns_record_id}) */\ndns_records_get(args: { zone_id: string; dns_record_id: string }): Promise<",
+            ),
+            crate::schemas::S_6808382E5AE0BF57,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`DNS_RECORDS_GET`] from validated arguments.
 pub fn dns_records_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -406,7 +434,15 @@ pub static DNS_RECORDS_IMPORT: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Creates records from an uploaded BIND zone file. (POST /zones/{zone_id}/dns_records/import) */\ndns_records_import(args: { zone_id: string; file: string | { content: string; encoding?: \"utf8\" | \"base64\"; filename?: string; content_type?: string }; proxied?: \"true\" | \"false\" }): Promise<{ result?: { recs_added?: number; total_records_parsed?: number } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Creates records from an uploaded BIND zone file. (POST /zones/{zone_id}/dns_records/import) */\ndns_records_import(args: { zone_id: string; file: string | { content: string; encoding?: \"utf8\" | \"base64\"; filename?: string; content_type?: string }; proxied?: \"true\" | \"false\" }): Promise<",
+            ),
+            crate::schemas::S_60425CBAABD6A19D,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`DNS_RECORDS_IMPORT`] from validated arguments.
 pub fn dns_records_import(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -615,7 +651,9 @@ pub static DNS_RECORDS_LIST: ToolDef = ToolDef {
     envelope: Envelope::Result { list: true },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Lists a zone's DNS records, filtered and sorted as requested. (GET /zones/{zone_id}/dns_records) */\ndns_records_list(args: { zone_id: string; name?: string; type?: \"A\" | \"AAAA\" | \"CNAME\" | \"MX\" | \"TXT\"; content?: string; proxied?: boolean; match?: \"any\" | \"all\"; comment?: string; \"comment.contains\"?: string; tag?: string; \"tag.present\"?: string; tag_match?: \"any\" | \"all\"; types?: Array<\"A\" | \"AAAA\" | \"CNAME\" | \"MX\" | \"TXT\">; created_on?: { gte?: string; lte?: string }; search?: string; page?: number; per_page?: number; order?: \"type\" | \"name\" | \"content\" | \"ttl\" | \"proxied\"; direction?: \"asc\" | \"desc\" }): Promise<{ result?: any[]; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
+    ts_declaration: SharedText::Text(
+        "/** Lists a zone's DNS records, filtered and sorted as requested. (GET /zones/{zone_id}/dns_records) */\ndns_records_list(args: { zone_id: string; name?: string; type?: \"A\" | \"AAAA\" | \"CNAME\" | \"MX\" | \"TXT\"; content?: string; proxied?: boolean; match?: \"any\" | \"all\"; comment?: string; \"comment.contains\"?: string; tag?: string; \"tag.present\"?: string; tag_match?: \"any\" | \"all\"; types?: Array<\"A\" | \"AAAA\" | \"CNAME\" | \"MX\" | \"TXT\">; created_on?: { gte?: string; lte?: string }; search?: string; page?: number; per_page?: number; order?: \"type\" | \"name\" | \"content\" | \"ttl\" | \"proxied\"; direction?: \"asc\" | \"desc\" }): Promise<{ result?: any[]; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
+    ),
 };
 /// Builds the upstream request of [`DNS_RECORDS_LIST`] from validated arguments.
 pub fn dns_records_list(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -671,7 +709,15 @@ pub static DNS_RECORDS_SCAN: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Looks up common records for the zone's domain and adds what it finds. (POST /zones/{zone_id}/dns_records/scan) */\ndns_records_scan(args: { zone_id: string }): Promise<{ result?: { recs_added?: number; total_records_parsed?: number } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Looks up common records for the zone's domain and adds what it finds. (POST /zones/{zone_id}/dns_records/scan) */\ndns_records_scan(args: { zone_id: string }): Promise<",
+            ),
+            crate::schemas::S_60425CBAABD6A19D,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`DNS_RECORDS_SCAN`] from validated arguments.
 pub fn dns_records_scan(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -743,7 +789,15 @@ pub static DNS_RECORDS_UPDATE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Replaces a DNS record entirely with the supplied one. (PUT /zones/{zone_id}/dns_records/{dns_record_id}) */\ndns_records_update(args: { zone_id: string; dns_record_id: string; body: { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"A\"; content: string } | { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"AAAA\"; content: string } | { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"CNAME\"; content: string } | { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"MX\"; content: string; priority: number } | { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"TXT\"; content: string } }): Promise<{ result?: { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"A\"; content: any } | { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"AAAA\"; content: any } | { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"CNAME\"; content: any } | { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"MX\"; content: any; priority: any } | { id?: any; name?: any; ttl?: any; proxied?: any; comment?: any; tags?: any; proxiable?: any; created_on?: any; modified_on?: any } & { type: \"TXT\"; content: any } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Replaces a DNS record entirely with the supplied one. (PUT /zones/{zone_id}/dns_records/{dns_record_id}) */\ndns_records_update(args: { zone_id: string; dns_record_id: string; body: { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"A\"; content: string } | { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"AAAA\"; content: string } | { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"CNAME\"; content: string } | { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"MX\"; content: string; priority: number } | { name?: string; ttl?: number; proxied?: boolean; comment?: string | null; tags?: any[] } & { type: \"TXT\"; content: string } }): Promise<",
+            ),
+            crate::schemas::S_6808382E5AE0BF57,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`DNS_RECORDS_UPDATE`] from validated arguments.
 pub fn dns_records_update(args: &Args) -> Result<HttpRequest, BuildError> {

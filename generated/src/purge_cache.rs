@@ -2,7 +2,7 @@
 //! Tools of the `purge_cache` product.
 use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
-    ParamStyle, ResponseDef, Route, ToolDef,
+    ParamStyle, ResponseDef, Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 1 tools of this product, by name.
@@ -64,7 +64,9 @@ pub static PURGE_CACHE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Evicts cached content for a zone by URL, tag, host, prefix or entirely. (POST /zones/{zone_id}/purge_cache) */\npurge_cache(args: { zone_id: string; body: { files: string[] } | { tags: string[] } | { hosts: string[] } | { prefixes: string[] } | { purge_everything: boolean } }): Promise<{ result?: { id: string } | null }>;",
+    ts_declaration: SharedText::Text(
+        "/** Evicts cached content for a zone by URL, tag, host, prefix or entirely. (POST /zones/{zone_id}/purge_cache) */\npurge_cache(args: { zone_id: string; body: { files: string[] } | { tags: string[] } | { hosts: string[] } | { prefixes: string[] } | { purge_everything: boolean } }): Promise<{ result?: { id: string } | null }>;",
+    ),
 };
 /// Builds the upstream request of [`PURGE_CACHE`] from validated arguments.
 pub fn purge_cache(args: &Args) -> Result<HttpRequest, BuildError> {

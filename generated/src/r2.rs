@@ -2,7 +2,7 @@
 //! Tools of the `r2` product.
 use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
-    ParamStyle, ResponseDef, Route, ToolDef,
+    ParamStyle, ResponseDef, Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 4 tools of this product, by name.
@@ -84,7 +84,15 @@ pub static R2_BUCKETS_CREATE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Creates a new, empty R2 bucket. (POST /accounts/{account_id}/r2/buckets) */\nr2_buckets_create(args: { account_id?: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\"; name: string; locationHint?: \"apac\" | \"eeur\" | \"enam\" | \"weur\" | \"wnam\"; storageClass?: \"Standard\" | \"InfrequentAccess\" }): Promise<{ result?: { name?: string; creation_date?: string; location?: \"apac\" | \"eeur\" | \"enam\" | \"weur\" | \"wnam\" | null; storage_class?: \"Standard\" | \"InfrequentAccess\"; jurisdiction?: \"default\" | \"eu\" | \"fedramp\" } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Creates a new, empty R2 bucket. (POST /accounts/{account_id}/r2/buckets) */\nr2_buckets_create(args: { account_id?: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\"; name: string; locationHint?: \"apac\" | \"eeur\" | \"enam\" | \"weur\" | \"wnam\"; storageClass?: \"Standard\" | \"InfrequentAccess\" }): Promise<",
+            ),
+            crate::schemas::S_D53721F7029643A3,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`R2_BUCKETS_CREATE`] from validated arguments.
 pub fn r2_buckets_create(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -158,7 +166,9 @@ pub static R2_BUCKETS_DELETE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Deletes a bucket, which must already be empty. (DELETE /accounts/{account_id}/r2/buckets/{bucket_name}) */\nr2_buckets_delete(args: { account_id?: string; bucket_name: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\" }): Promise<{ result?: Record<string, any> | null }>;",
+    ts_declaration: SharedText::Text(
+        "/** Deletes a bucket, which must already be empty. (DELETE /accounts/{account_id}/r2/buckets/{bucket_name}) */\nr2_buckets_delete(args: { account_id?: string; bucket_name: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\" }): Promise<{ result?: Record<string, any> | null }>;",
+    ),
 };
 /// Builds the upstream request of [`R2_BUCKETS_DELETE`] from validated arguments.
 pub fn r2_buckets_delete(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -232,7 +242,15 @@ pub static R2_BUCKETS_GET: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Returns the location and storage class of one bucket. (GET /accounts/{account_id}/r2/buckets/{bucket_name}) */\nr2_buckets_get(args: { account_id?: string; bucket_name: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\" }): Promise<{ result?: { name?: string; creation_date?: string; location?: \"apac\" | \"eeur\" | \"enam\" | \"weur\" | \"wnam\" | null; storage_class?: \"Standard\" | \"InfrequentAccess\"; jurisdiction?: \"default\" | \"eu\" | \"fedramp\" } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Returns the location and storage class of one bucket. (GET /accounts/{account_id}/r2/buckets/{bucket_name}) */\nr2_buckets_get(args: { account_id?: string; bucket_name: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\" }): Promise<",
+            ),
+            crate::schemas::S_D53721F7029643A3,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`R2_BUCKETS_GET`] from validated arguments.
 pub fn r2_buckets_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -351,7 +369,9 @@ pub static R2_BUCKETS_LIST: ToolDef = ToolDef {
     envelope: Envelope::Result { list: true },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Lists the R2 buckets of an account in name order. (GET /accounts/{account_id}/r2/buckets) */\nr2_buckets_list(args: { account_id?: string; name_contains?: string; start_after?: string; per_page?: number; order?: \"name\"; direction?: \"asc\" | \"desc\"; cursor?: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\" }): Promise<{ result?: Array<{ name?: string; creation_date?: string; location?: \"apac\" | \"eeur\" | \"enam\" | \"weur\" | \"wnam\" | null; storage_class?: \"Standard\" | \"InfrequentAccess\"; jurisdiction?: \"default\" | \"eu\" | \"fedramp\" }>; result_info?: { cursor?: string; per_page?: number } }>;",
+    ts_declaration: SharedText::Text(
+        "/** Lists the R2 buckets of an account in name order. (GET /accounts/{account_id}/r2/buckets) */\nr2_buckets_list(args: { account_id?: string; name_contains?: string; start_after?: string; per_page?: number; order?: \"name\"; direction?: \"asc\" | \"desc\"; cursor?: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\" }): Promise<{ result?: Array<{ name?: string; creation_date?: string; location?: \"apac\" | \"eeur\" | \"enam\" | \"weur\" | \"wnam\" | null; storage_class?: \"Standard\" | \"InfrequentAccess\"; jurisdiction?: \"default\" | \"eu\" | \"fedramp\" }>; result_info?: { cursor?: string; per_page?: number } }>;",
+    ),
 };
 /// Builds the upstream request of [`R2_BUCKETS_LIST`] from validated arguments.
 pub fn r2_buckets_list(args: &Args) -> Result<HttpRequest, BuildError> {

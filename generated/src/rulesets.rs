@@ -2,7 +2,7 @@
 //! Tools of the `rulesets` product.
 use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
-    ParamStyle, ResponseDef, Route, ToolDef,
+    ParamStyle, ResponseDef, Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 11 tools of this product, by name.
@@ -97,7 +97,17 @@ pub static RULESETS_CREATE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Creates a ruleset with its rules in an account or a zone. (POST /{account_or_zone}/{account_or_zone_id}/rulesets) */\nrulesets_create(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; rules?: Array<{ action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }> }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            crate::schemas::S_6BED77FC38B79191,
+            crate::schemas::S_522572E6DDE246DA,
+            SharedText::Text(
+                "/** Creates a ruleset with its rules in an account or a zone. (POST /{account_or_zone}/{account_or_zone_id}/rulesets) */\nrulesets_create(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; rules?: Array<{ action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }> }): Promise<",
+            ),
+            crate::schemas::S_1EE1EA7C2E5F8E91,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`RULESETS_CREATE`] from validated arguments.
 pub fn rulesets_create(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -175,7 +185,9 @@ pub static RULESETS_DELETE: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Deletes every version of a ruleset. (DELETE /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}) */\nrulesets_delete(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string }): Promise<unknown>;",
+    ts_declaration: SharedText::Text(
+        "/** Deletes every version of a ruleset. (DELETE /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}) */\nrulesets_delete(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string }): Promise<unknown>;",
+    ),
 };
 /// Builds the upstream request of [`RULESETS_DELETE`] from validated arguments.
 pub fn rulesets_delete(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -253,7 +265,17 @@ pub static RULESETS_GET: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Returns the latest version of a ruleset with its rules. (GET /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}) */\nrulesets_get(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            crate::schemas::S_6BED77FC38B79191,
+            crate::schemas::S_522572E6DDE246DA,
+            SharedText::Text(
+                "/** Returns the latest version of a ruleset with its rules. (GET /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}) */\nrulesets_get(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string }): Promise<",
+            ),
+            crate::schemas::S_1EE1EA7C2E5F8E91,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`RULESETS_GET`] from validated arguments.
 pub fn rulesets_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -340,7 +362,15 @@ pub static RULESETS_LIST: ToolDef = ToolDef {
     envelope: Envelope::Result { list: true },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Lists the rulesets of an account or a zone, without their rules. (GET /{account_or_zone}/{account_or_zone_id}/rulesets) */\nrulesets_list(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; page?: number; per_page?: number }): Promise<{ result?: Array<{ id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Lists the rulesets of an account or a zone, without their rules. (GET /{account_or_zone}/{account_or_zone_id}/rulesets) */\nrulesets_list(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; page?: number; per_page?: number }): Promise<",
+            ),
+            crate::schemas::S_265E5E446865F8EF,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`RULESETS_LIST`] from validated arguments.
 pub fn rulesets_list(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -418,7 +448,17 @@ pub static RULESETS_PHASES_ENTRYPOINT_GET: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Returns the entry point ruleset that runs first in a phase. (GET /{account_or_zone}/{account_or_zone_id}/rulesets/phases/{ruleset_phase}/entrypoint) */\nrulesets_phases_entrypoint_get(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_phase: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\" }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            crate::schemas::S_6BED77FC38B79191,
+            crate::schemas::S_522572E6DDE246DA,
+            SharedText::Text(
+                "/** Returns the entry point ruleset that runs first in a phase. (GET /{account_or_zone}/{account_or_zone_id}/rulesets/phases/{ruleset_phase}/entrypoint) */\nrulesets_phases_entrypoint_get(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_phase: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\" }): Promise<",
+            ),
+            crate::schemas::S_1EE1EA7C2E5F8E91,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`RULESETS_PHASES_ENTRYPOINT_GET`] from validated arguments.
 pub fn rulesets_phases_entrypoint_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -511,7 +551,17 @@ pub static RULESETS_PHASES_ENTRYPOINT_UPDATE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Replaces the rules of a phase's entry point ruleset, creating it if missing. (PUT /{account_or_zone}/{account_or_zone_id}/rulesets/phases/{ruleset_phase}/entrypoint) */\nrulesets_phases_entrypoint_update(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_phase: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; rules?: Array<{ action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }> }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            crate::schemas::S_6BED77FC38B79191,
+            crate::schemas::S_522572E6DDE246DA,
+            SharedText::Text(
+                "/** Replaces the rules of a phase's entry point ruleset, creating it if missing. (PUT /{account_or_zone}/{account_or_zone_id}/rulesets/phases/{ruleset_phase}/entrypoint) */\nrulesets_phases_entrypoint_update(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_phase: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; rules?: Array<{ action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }> }): Promise<",
+            ),
+            crate::schemas::S_1EE1EA7C2E5F8E91,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`RULESETS_PHASES_ENTRYPOINT_UPDATE`] from validated arguments.
 pub fn rulesets_phases_entrypoint_update(
@@ -609,7 +659,17 @@ pub static RULESETS_RULES_CREATE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Appends or inserts one rule into a ruleset. (POST /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/rules) */\nrulesets_rules_create(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            crate::schemas::S_6BED77FC38B79191,
+            crate::schemas::S_522572E6DDE246DA,
+            SharedText::Text(
+                "/** Appends or inserts one rule into a ruleset. (POST /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/rules) */\nrulesets_rules_create(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }): Promise<",
+            ),
+            crate::schemas::S_1EE1EA7C2E5F8E91,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`RULESETS_RULES_CREATE`] from validated arguments.
 pub fn rulesets_rules_create(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -696,7 +756,17 @@ pub static RULESETS_RULES_DELETE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Removes one rule from a ruleset. (DELETE /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/rules/{rule_id}) */\nrulesets_rules_delete(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; rule_id: string }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            crate::schemas::S_6BED77FC38B79191,
+            crate::schemas::S_522572E6DDE246DA,
+            SharedText::Text(
+                "/** Removes one rule from a ruleset. (DELETE /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/rules/{rule_id}) */\nrulesets_rules_delete(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; rule_id: string }): Promise<",
+            ),
+            crate::schemas::S_1EE1EA7C2E5F8E91,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`RULESETS_RULES_DELETE`] from validated arguments.
 pub fn rulesets_rules_delete(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -801,7 +871,17 @@ pub static RULESETS_RULES_EDIT: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Changes one rule of a ruleset. (PATCH /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/rules/{rule_id}) */\nrulesets_rules_edit(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; rule_id: string; action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            crate::schemas::S_6BED77FC38B79191,
+            crate::schemas::S_522572E6DDE246DA,
+            SharedText::Text(
+                "/** Changes one rule of a ruleset. (PATCH /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/rules/{rule_id}) */\nrulesets_rules_edit(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; rule_id: string; action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }): Promise<",
+            ),
+            crate::schemas::S_1EE1EA7C2E5F8E91,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`RULESETS_RULES_EDIT`] from validated arguments.
 pub fn rulesets_rules_edit(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -894,7 +974,17 @@ pub static RULESETS_UPDATE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "type RulesetsExpression = { field?: string; operator?: \"eq\" | \"ne\" | \"lt\" | \"le\" | \"gt\" | \"ge\" | \"contains\" | \"matches\" | \"in\"; value?: string; and?: RulesetsExpression[]; or?: RulesetsExpression[]; not?: RulesetsExpression; group?: RulesetsExpressionGroup };\ntype RulesetsExpressionGroup = { label?: string; negate?: boolean; expression: RulesetsExpression };\n/** Replaces a ruleset's description and rules, creating a new version. (PUT /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}) */\nrulesets_update(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; rules?: Array<{ action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }> }): Promise<{ result?: { id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string } & { rules?: any[] } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            crate::schemas::S_6BED77FC38B79191,
+            crate::schemas::S_522572E6DDE246DA,
+            SharedText::Text(
+                "/** Replaces a ruleset's description and rules, creating a new version. (PUT /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}) */\nrulesets_update(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; rules?: Array<{ action?: \"block\" | \"challenge\" | \"js_challenge\" | \"managed_challenge\" | \"log\" | \"skip\" | \"execute\" | \"rewrite\" | \"redirect\" | \"route\" | \"set_config\" | \"score\"; action_parameters?: Record<string, any>; description?: string; enabled?: boolean; expression?: string; expression_tree?: RulesetsExpression; logging?: { enabled: boolean }; ref?: string }> }): Promise<",
+            ),
+            crate::schemas::S_1EE1EA7C2E5F8E91,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`RULESETS_UPDATE`] from validated arguments.
 pub fn rulesets_update(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -990,7 +1080,15 @@ pub static RULESETS_VERSIONS_LIST: ToolDef = ToolDef {
     envelope: Envelope::Result { list: true },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Lists the stored versions of a ruleset. (GET /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/versions) */\nrulesets_versions_list(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; page?: number; per_page?: number }): Promise<{ result?: Array<{ id: any; name?: string; description?: string; kind?: \"managed\" | \"custom\" | \"root\" | \"zone\"; phase?: \"ddos_l7\" | \"http_config_settings\" | \"http_ratelimit\" | \"http_request_cache_settings\" | \"http_request_dynamic_redirect\" | \"http_request_firewall_custom\" | \"http_request_firewall_managed\" | \"http_request_late_transform\" | \"http_request_origin\" | \"http_request_redirect\" | \"http_request_transform\" | \"http_response_headers_transform\"; version: string; last_updated: string }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Lists the stored versions of a ruleset. (GET /{account_or_zone}/{account_or_zone_id}/rulesets/{ruleset_id}/versions) */\nrulesets_versions_list(args: { account_or_zone: \"accounts\" | \"zones\"; account_or_zone_id?: string; ruleset_id: string; page?: number; per_page?: number }): Promise<",
+            ),
+            crate::schemas::S_265E5E446865F8EF,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`RULESETS_VERSIONS_LIST`] from validated arguments.
 pub fn rulesets_versions_list(args: &Args) -> Result<HttpRequest, BuildError> {

@@ -2,7 +2,7 @@
 //! Tools of the `settings` product.
 use toolforge_runtime::catalogue::{
     Annotations, Envelope, Method, ParamDef, ParamLocation, ParamStyle, ResponseDef,
-    Route, ToolDef,
+    Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 1 tools of this product, by name.
@@ -57,7 +57,9 @@ pub static SETTINGS_LIST: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Returns every setting of a zone with its current value. (GET /zones/{zone_id}/settings) */\nsettings_list(args: { zone_id: string }): Promise<{ result?: Array<{ id: string; value: any; editable?: boolean; modified_on?: string | null }> }>;",
+    ts_declaration: SharedText::Text(
+        "/** Returns every setting of a zone with its current value. (GET /zones/{zone_id}/settings) */\nsettings_list(args: { zone_id: string }): Promise<{ result?: Array<{ id: string; value: any; editable?: boolean; modified_on?: string | null }> }>;",
+    ),
 };
 /// Builds the upstream request of [`SETTINGS_LIST`] from validated arguments.
 pub fn settings_list(args: &Args) -> Result<HttpRequest, BuildError> {

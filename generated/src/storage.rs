@@ -2,7 +2,7 @@
 //! Tools of the `storage` product.
 use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
-    ParamStyle, ResponseDef, Route, ToolDef,
+    ParamStyle, ResponseDef, Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 13 tools of this product, by name.
@@ -87,7 +87,9 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: true,
     security: &[&[0]],
-    ts_declaration: "/** Deprecated: Older form of bulk deletion that sends the key list with a DELETE request. (DELETE /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk) */\naccount_storage_kv_namespaces_bulk_delete(args: { account_id?: string; namespace_id: string; body: string[] }): Promise<{ result?: Record<string, any> | null }>;",
+    ts_declaration: SharedText::Text(
+        "/** Deprecated: Older form of bulk deletion that sends the key list with a DELETE request. (DELETE /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk) */\naccount_storage_kv_namespaces_bulk_delete(args: { account_id?: string; namespace_id: string; body: string[] }): Promise<{ result?: Record<string, any> | null }>;",
+    ),
 };
 /// Builds the upstream request of [`ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE`] from validated arguments.
 pub fn account_storage_kv_namespaces_bulk_delete(
@@ -161,7 +163,9 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_ID_BULK_DELETE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Removes up to ten thousand keys in one request. (POST /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk/delete) */\naccount_storage_kv_namespaces_id_bulk_delete(args: { account_id?: string; namespace_id: string; body: string[] }): Promise<{ result?: Record<string, any> | null }>;",
+    ts_declaration: SharedText::Text(
+        "/** Removes up to ten thousand keys in one request. (POST /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk/delete) */\naccount_storage_kv_namespaces_id_bulk_delete(args: { account_id?: string; namespace_id: string; body: string[] }): Promise<{ result?: Record<string, any> | null }>;",
+    ),
 };
 /// Builds the upstream request of [`ACCOUNT_STORAGE_KV_NAMESPACES_ID_BULK_DELETE`] from validated arguments.
 pub fn account_storage_kv_namespaces_id_bulk_delete(
@@ -235,7 +239,9 @@ pub static STORAGE_KV_NAMESPACES_BULK_UPDATE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Stores up to ten thousand key-value pairs in one request. (PUT /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk) */\nstorage_kv_namespaces_bulk_update(args: { account_id?: string; namespace_id: string; body: Array<{ key: string; value: string; base64?: boolean; expiration?: number; expiration_ttl?: number; metadata?: Record<string, any> }> }): Promise<{ result?: Record<string, any> | null }>;",
+    ts_declaration: SharedText::Text(
+        "/** Stores up to ten thousand key-value pairs in one request. (PUT /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/bulk) */\nstorage_kv_namespaces_bulk_update(args: { account_id?: string; namespace_id: string; body: Array<{ key: string; value: string; base64?: boolean; expiration?: number; expiration_ttl?: number; metadata?: Record<string, any> }> }): Promise<{ result?: Record<string, any> | null }>;",
+    ),
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_BULK_UPDATE`] from validated arguments.
 pub fn storage_kv_namespaces_bulk_update(
@@ -300,7 +306,15 @@ pub static STORAGE_KV_NAMESPACES_CREATE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Creates an empty KV namespace with the given title. (POST /accounts/{account_id}/storage/kv/namespaces) */\nstorage_kv_namespaces_create(args: { account_id?: string; title: string }): Promise<{ result?: { id: string; title: string; supports_url_encoding?: boolean } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Creates an empty KV namespace with the given title. (POST /accounts/{account_id}/storage/kv/namespaces) */\nstorage_kv_namespaces_create(args: { account_id?: string; title: string }): Promise<",
+            ),
+            crate::schemas::S_061A65FAE96CBDB6,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_CREATE`] from validated arguments.
 pub fn storage_kv_namespaces_create(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -365,7 +379,9 @@ pub static STORAGE_KV_NAMESPACES_DELETE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Deletes a KV namespace together with all of its keys. (DELETE /accounts/{account_id}/storage/kv/namespaces/{namespace_id}) */\nstorage_kv_namespaces_delete(args: { account_id?: string; namespace_id: string }): Promise<{ result?: Record<string, any> | null }>;",
+    ts_declaration: SharedText::Text(
+        "/** Deletes a KV namespace together with all of its keys. (DELETE /accounts/{account_id}/storage/kv/namespaces/{namespace_id}) */\nstorage_kv_namespaces_delete(args: { account_id?: string; namespace_id: string }): Promise<{ result?: Record<string, any> | null }>;",
+    ),
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_DELETE`] from validated arguments.
 pub fn storage_kv_namespaces_delete(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -430,7 +446,15 @@ pub static STORAGE_KV_NAMESPACES_GET: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Fetches one KV namespace. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}) */\nstorage_kv_namespaces_get(args: { account_id?: string; namespace_id: string }): Promise<{ result?: { id: string; title: string; supports_url_encoding?: boolean } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Fetches one KV namespace. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}) */\nstorage_kv_namespaces_get(args: { account_id?: string; namespace_id: string }): Promise<",
+            ),
+            crate::schemas::S_061A65FAE96CBDB6,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_GET`] from validated arguments.
 pub fn storage_kv_namespaces_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -522,7 +546,9 @@ pub static STORAGE_KV_NAMESPACES_KEYS_LIST: ToolDef = ToolDef {
     envelope: Envelope::Result { list: true },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Lists key names in a namespace, resumable with a cursor. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/keys) */\nstorage_kv_namespaces_keys_list(args: { account_id?: string; namespace_id: string; limit?: number; prefix?: string; cursor?: string }): Promise<{ result?: Array<{ name: string; expiration?: number; metadata?: Record<string, any> }>; result_info?: { count?: number; cursor?: string } }>;",
+    ts_declaration: SharedText::Text(
+        "/** Lists key names in a namespace, resumable with a cursor. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/keys) */\nstorage_kv_namespaces_keys_list(args: { account_id?: string; namespace_id: string; limit?: number; prefix?: string; cursor?: string }): Promise<{ result?: Array<{ name: string; expiration?: number; metadata?: Record<string, any> }>; result_info?: { count?: number; cursor?: string } }>;",
+    ),
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_KEYS_LIST`] from validated arguments.
 pub fn storage_kv_namespaces_keys_list(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -614,7 +640,9 @@ pub static STORAGE_KV_NAMESPACES_LIST: ToolDef = ToolDef {
     envelope: Envelope::Result { list: true },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Lists the KV namespaces of an account. (GET /accounts/{account_id}/storage/kv/namespaces) */\nstorage_kv_namespaces_list(args: { account_id?: string; page?: number; per_page?: number; order?: \"id\" | \"title\"; direction?: \"asc\" | \"desc\" }): Promise<{ result?: Array<{ id: string; title: string; supports_url_encoding?: boolean }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
+    ts_declaration: SharedText::Text(
+        "/** Lists the KV namespaces of an account. (GET /accounts/{account_id}/storage/kv/namespaces) */\nstorage_kv_namespaces_list(args: { account_id?: string; page?: number; per_page?: number; order?: \"id\" | \"title\"; direction?: \"asc\" | \"desc\" }): Promise<{ result?: Array<{ id: string; title: string; supports_url_encoding?: boolean }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
+    ),
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_LIST`] from validated arguments.
 pub fn storage_kv_namespaces_list(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -688,7 +716,9 @@ pub static STORAGE_KV_NAMESPACES_METADATA_GET: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Returns the JSON metadata stored alongside a key. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/metadata/{key_name}) */\nstorage_kv_namespaces_metadata_get(args: { account_id?: string; namespace_id: string; key_name: string }): Promise<{ result?: Record<string, any> }>;",
+    ts_declaration: SharedText::Text(
+        "/** Returns the JSON metadata stored alongside a key. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/metadata/{key_name}) */\nstorage_kv_namespaces_metadata_get(args: { account_id?: string; namespace_id: string; key_name: string }): Promise<{ result?: Record<string, any> }>;",
+    ),
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_METADATA_GET`] from validated arguments.
 pub fn storage_kv_namespaces_metadata_get(
@@ -773,7 +803,9 @@ pub static STORAGE_KV_NAMESPACES_UPDATE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Gives a KV namespace a new title. (PUT /accounts/{account_id}/storage/kv/namespaces/{namespace_id}) */\nstorage_kv_namespaces_update(args: { account_id?: string; namespace_id: string; namespace_id_query?: string; title: string; namespace_id_body?: string }): Promise<{ result?: Record<string, any> | null }>;",
+    ts_declaration: SharedText::Text(
+        "/** Gives a KV namespace a new title. (PUT /accounts/{account_id}/storage/kv/namespaces/{namespace_id}) */\nstorage_kv_namespaces_update(args: { account_id?: string; namespace_id: string; namespace_id_query?: string; title: string; namespace_id_body?: string }): Promise<{ result?: Record<string, any> | null }>;",
+    ),
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_UPDATE`] from validated arguments.
 pub fn storage_kv_namespaces_update(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -847,7 +879,9 @@ pub static STORAGE_KV_NAMESPACES_VALUES_DELETE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Removes one key and its value. (DELETE /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}) */\nstorage_kv_namespaces_values_delete(args: { account_id?: string; namespace_id: string; key_name: string }): Promise<{ result?: Record<string, any> | null }>;",
+    ts_declaration: SharedText::Text(
+        "/** Removes one key and its value. (DELETE /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}) */\nstorage_kv_namespaces_values_delete(args: { account_id?: string; namespace_id: string; key_name: string }): Promise<{ result?: Record<string, any> | null }>;",
+    ),
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_VALUES_DELETE`] from validated arguments.
 pub fn storage_kv_namespaces_values_delete(
@@ -923,7 +957,9 @@ pub static STORAGE_KV_NAMESPACES_VALUES_GET: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Returns the stored bytes of one key. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}) */\nstorage_kv_namespaces_values_get(args: { account_id?: string; namespace_id: string; key_name: string }): Promise<unknown>;",
+    ts_declaration: SharedText::Text(
+        "/** Returns the stored bytes of one key. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}) */\nstorage_kv_namespaces_values_get(args: { account_id?: string; namespace_id: string; key_name: string }): Promise<unknown>;",
+    ),
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_VALUES_GET`] from validated arguments.
 pub fn storage_kv_namespaces_values_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -1022,7 +1058,9 @@ pub static STORAGE_KV_NAMESPACES_VALUES_UPDATE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Stores a value and optional metadata under a key, replacing what was there. (PUT /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}) */\nstorage_kv_namespaces_values_update(args: { account_id?: string; namespace_id: string; key_name: string; expiration?: number; expiration_ttl?: number; value: string; metadata?: string }): Promise<{ result?: Record<string, any> | null }>;",
+    ts_declaration: SharedText::Text(
+        "/** Stores a value and optional metadata under a key, replacing what was there. (PUT /accounts/{account_id}/storage/kv/namespaces/{namespace_id}/values/{key_name}) */\nstorage_kv_namespaces_values_update(args: { account_id?: string; namespace_id: string; key_name: string; expiration?: number; expiration_ttl?: number; value: string; metadata?: string }): Promise<{ result?: Record<string, any> | null }>;",
+    ),
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_VALUES_UPDATE`] from validated arguments.
 pub fn storage_kv_namespaces_values_update(

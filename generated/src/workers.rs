@@ -2,7 +2,7 @@
 //! Tools of the `workers` product.
 use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
-    ParamStyle, ResponseDef, Route, ToolDef,
+    ParamStyle, ResponseDef, Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 7 tools of this product, by name.
@@ -99,7 +99,15 @@ pub static WORKERS_SCRIPTS_CONTENT_UPDATE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Uploads new code for an existing Worker without touching its settings. (PUT /accounts/{account_id}/workers/scripts/{script_name}/content) */\nworkers_scripts_content_update(args: { account_id?: string; script_name: string; \"CF-WORKER-BODY-PART\"?: string; \"CF-WORKER-MAIN-MODULE-PART\"?: string; metadata?: { body_part?: string; main_module?: string }; files?: Array<string | { content: string; encoding?: \"utf8\" | \"base64\"; filename?: string; content_type?: string }> }): Promise<{ result?: { id?: string; etag?: string; created_on?: string; modified_on?: string; has_modules?: boolean; logpush?: boolean; usage_model?: \"standard\" | \"bundled\" | \"unbound\"; tail_consumers?: Array<{ service: any; environment?: any; namespace?: any }> | null } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Uploads new code for an existing Worker without touching its settings. (PUT /accounts/{account_id}/workers/scripts/{script_name}/content) */\nworkers_scripts_content_update(args: { account_id?: string; script_name: string; \"CF-WORKER-BODY-PART\"?: string; \"CF-WORKER-MAIN-MODULE-PART\"?: string; metadata?: { body_part?: string; main_module?: string }; files?: Array<string | { content: string; encoding?: \"utf8\" | \"base64\"; filename?: string; content_type?: string }> }): Promise<",
+            ),
+            crate::schemas::S_603A07C268EAE2D6,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_CONTENT_UPDATE`] from validated arguments.
 pub fn workers_scripts_content_update(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -173,7 +181,9 @@ pub static WORKERS_SCRIPTS_DELETE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Removes a Worker script from the account. (DELETE /accounts/{account_id}/workers/scripts/{script_name}) */\nworkers_scripts_delete(args: { account_id?: string; script_name: string; force?: boolean }): Promise<{ result?: Record<string, any> | null }>;",
+    ts_declaration: SharedText::Text(
+        "/** Removes a Worker script from the account. (DELETE /accounts/{account_id}/workers/scripts/{script_name}) */\nworkers_scripts_delete(args: { account_id?: string; script_name: string; force?: boolean }): Promise<{ result?: Record<string, any> | null }>;",
+    ),
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_DELETE`] from validated arguments.
 pub fn workers_scripts_delete(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -238,7 +248,9 @@ pub static WORKERS_SCRIPTS_GET: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Returns the raw source of a Worker script. (GET /accounts/{account_id}/workers/scripts/{script_name}) */\nworkers_scripts_get(args: { account_id?: string; script_name: string }): Promise<unknown>;",
+    ts_declaration: SharedText::Text(
+        "/** Returns the raw source of a Worker script. (GET /accounts/{account_id}/workers/scripts/{script_name}) */\nworkers_scripts_get(args: { account_id?: string; script_name: string }): Promise<unknown>;",
+    ),
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_GET`] from validated arguments.
 pub fn workers_scripts_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -321,7 +333,9 @@ pub static WORKERS_SCRIPTS_LIST: ToolDef = ToolDef {
     envelope: Envelope::Result { list: true },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Lists the Worker scripts deployed in an account. (GET /accounts/{account_id}/workers/scripts) */\nworkers_scripts_list(args: { account_id?: string; tags?: string[]; page?: number; per_page?: number }): Promise<{ result?: Array<{ id?: string; etag?: string; created_on?: string; modified_on?: string; has_modules?: boolean; logpush?: boolean; usage_model?: \"standard\" | \"bundled\" | \"unbound\"; tail_consumers?: any[] | null }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
+    ts_declaration: SharedText::Text(
+        "/** Lists the Worker scripts deployed in an account. (GET /accounts/{account_id}/workers/scripts) */\nworkers_scripts_list(args: { account_id?: string; tags?: string[]; page?: number; per_page?: number }): Promise<{ result?: Array<{ id?: string; etag?: string; created_on?: string; modified_on?: string; has_modules?: boolean; logpush?: boolean; usage_model?: \"standard\" | \"bundled\" | \"unbound\"; tail_consumers?: any[] | null }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
+    ),
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_LIST`] from validated arguments.
 pub fn workers_scripts_list(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -393,7 +407,15 @@ pub static WORKERS_SCRIPTS_SETTINGS_EDIT: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Changes only the supplied settings of a Worker. (PATCH /accounts/{account_id}/workers/scripts/{script_name}/settings) */\nworkers_scripts_settings_edit(args: { account_id?: string; script_name: string; settings?: { logpush?: boolean; tail_consumers?: Array<{ service: string; environment?: string; namespace?: string }>; observability?: { enabled: boolean; head_sampling_rate?: number } } }): Promise<{ result?: { logpush?: boolean; tail_consumers?: Array<{ service: any; environment?: any; namespace?: any }>; observability?: { enabled: boolean; head_sampling_rate?: number } } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Changes only the supplied settings of a Worker. (PATCH /accounts/{account_id}/workers/scripts/{script_name}/settings) */\nworkers_scripts_settings_edit(args: { account_id?: string; script_name: string; settings?: { logpush?: boolean; tail_consumers?: Array<{ service: string; environment?: string; namespace?: string }>; observability?: { enabled: boolean; head_sampling_rate?: number } } }): Promise<",
+            ),
+            crate::schemas::S_FA91B156F4DE0CCC,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_SETTINGS_EDIT`] from validated arguments.
 pub fn workers_scripts_settings_edit(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -458,7 +480,15 @@ pub static WORKERS_SCRIPTS_SETTINGS_LIST: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Returns logging, tail and observability settings of a Worker. (GET /accounts/{account_id}/workers/scripts/{script_name}/settings) */\nworkers_scripts_settings_list(args: { account_id?: string; script_name: string }): Promise<{ result?: { logpush?: boolean; tail_consumers?: Array<{ service: any; environment?: any; namespace?: any }>; observability?: { enabled: boolean; head_sampling_rate?: number } } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Returns logging, tail and observability settings of a Worker. (GET /accounts/{account_id}/workers/scripts/{script_name}/settings) */\nworkers_scripts_settings_list(args: { account_id?: string; script_name: string }): Promise<",
+            ),
+            crate::schemas::S_FA91B156F4DE0CCC,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_SETTINGS_LIST`] from validated arguments.
 pub fn workers_scripts_settings_list(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -530,7 +560,15 @@ pub static WORKERS_SCRIPTS_UPDATE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Creates or replaces a Worker from its metadata and module files. (PUT /accounts/{account_id}/workers/scripts/{script_name}) */\nworkers_scripts_update(args: { account_id?: string; script_name: string; metadata: { main_module?: string; body_part?: string; compatibility_date?: string; compatibility_flags?: string[]; bindings?: Array<{ type: string; name: string }>; keep_bindings?: string[]; logpush?: boolean; tags?: string[]; usage_model?: \"standard\" | \"bundled\" | \"unbound\" }; files?: Array<string | { content: string; encoding?: \"utf8\" | \"base64\"; filename?: string; content_type?: string }> }): Promise<{ result?: { id?: string; etag?: string; created_on?: string; modified_on?: string; has_modules?: boolean; logpush?: boolean; usage_model?: \"standard\" | \"bundled\" | \"unbound\"; tail_consumers?: Array<{ service: any; environment?: any; namespace?: any }> | null } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Creates or replaces a Worker from its metadata and module files. (PUT /accounts/{account_id}/workers/scripts/{script_name}) */\nworkers_scripts_update(args: { account_id?: string; script_name: string; metadata: { main_module?: string; body_part?: string; compatibility_date?: string; compatibility_flags?: string[]; bindings?: Array<{ type: string; name: string }>; keep_bindings?: string[]; logpush?: boolean; tags?: string[]; usage_model?: \"standard\" | \"bundled\" | \"unbound\" }; files?: Array<string | { content: string; encoding?: \"utf8\" | \"base64\"; filename?: string; content_type?: string }> }): Promise<",
+            ),
+            crate::schemas::S_603A07C268EAE2D6,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_UPDATE`] from validated arguments.
 pub fn workers_scripts_update(args: &Args) -> Result<HttpRequest, BuildError> {

@@ -2,7 +2,7 @@
 //! Tools of the `zones` product.
 use toolforge_runtime::catalogue::{
     Annotations, BodyArgs, BodyDef, BodyKind, Envelope, Method, ParamDef, ParamLocation,
-    ParamStyle, ResponseDef, Route, ToolDef,
+    ParamStyle, ResponseDef, Route, SharedText, ToolDef,
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 5 tools of this product, by name.
@@ -62,7 +62,15 @@ pub static ZONES_CREATE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Adds a domain to an account as a new zone. (POST /zones) */\nzones_create(args: { name: string; type?: \"full\" | \"partial\" | \"secondary\"; account: { id: string } }): Promise<{ result?: { id: string; name: string; status: \"initializing\" | \"pending\" | \"active\" | \"moved\"; paused?: boolean; type?: \"full\" | \"partial\" | \"secondary\"; account?: { id?: string; name?: string }; name_servers?: string[]; original_registrar?: string | null; activated_on?: string | null; plan?: any; created_on?: string; modified_on?: string } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Adds a domain to an account as a new zone. (POST /zones) */\nzones_create(args: { name: string; type?: \"full\" | \"partial\" | \"secondary\"; account: { id: string } }): Promise<",
+            ),
+            crate::schemas::S_FB3504DF92198AB7,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`ZONES_CREATE`] from validated arguments.
 pub fn zones_create(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -118,7 +126,9 @@ pub static ZONES_DELETE: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Removes a zone and everything configured on it. (DELETE /zones/{zone_id}) */\nzones_delete(args: { zone_id: string }): Promise<{ result?: { id: string } | null }>;",
+    ts_declaration: SharedText::Text(
+        "/** Removes a zone and everything configured on it. (DELETE /zones/{zone_id}) */\nzones_delete(args: { zone_id: string }): Promise<{ result?: { id: string } | null }>;",
+    ),
 };
 /// Builds the upstream request of [`ZONES_DELETE`] from validated arguments.
 pub fn zones_delete(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -188,7 +198,15 @@ pub static ZONES_EDIT: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Changes the plan, type or vanity name servers of a zone. (PATCH /zones/{zone_id}) */\nzones_edit(args: { zone_id: string; paused?: boolean; plan?: { id?: string }; type?: \"full\" | \"partial\" | \"secondary\"; vanity_name_servers?: string[] }): Promise<{ result?: { id: string; name: string; status: \"initializing\" | \"pending\" | \"active\" | \"moved\"; paused?: boolean; type?: \"full\" | \"partial\" | \"secondary\"; account?: { id?: string; name?: string }; name_servers?: string[]; original_registrar?: string | null; activated_on?: string | null; plan?: any; created_on?: string; modified_on?: string } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Changes the plan, type or vanity name servers of a zone. (PATCH /zones/{zone_id}) */\nzones_edit(args: { zone_id: string; paused?: boolean; plan?: { id?: string }; type?: \"full\" | \"partial\" | \"secondary\"; vanity_name_servers?: string[] }): Promise<",
+            ),
+            crate::schemas::S_FB3504DF92198AB7,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`ZONES_EDIT`] from validated arguments.
 pub fn zones_edit(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -244,7 +262,15 @@ pub static ZONES_GET: ToolDef = ToolDef {
     envelope: Envelope::Result { list: false },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Fetches one zone by identifier. (GET /zones/{zone_id}) */\nzones_get(args: { zone_id: string }): Promise<{ result?: { id: string; name: string; status: \"initializing\" | \"pending\" | \"active\" | \"moved\"; paused?: boolean; type?: \"full\" | \"partial\" | \"secondary\"; account?: { id?: string; name?: string }; name_servers?: string[]; original_registrar?: string | null; activated_on?: string | null; plan?: any; created_on?: string; modified_on?: string } }>;",
+    ts_declaration: SharedText::Joined(
+        &[
+            SharedText::Text(
+                "/** Fetches one zone by identifier. (GET /zones/{zone_id}) */\nzones_get(args: { zone_id: string }): Promise<",
+            ),
+            crate::schemas::S_FB3504DF92198AB7,
+            SharedText::Text(">;"),
+        ],
+    ),
 };
 /// Builds the upstream request of [`ZONES_GET`] from validated arguments.
 pub fn zones_get(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -372,7 +398,9 @@ pub static ZONES_LIST: ToolDef = ToolDef {
     envelope: Envelope::Result { list: true },
     deprecated: false,
     security: &[&[0]],
-    ts_declaration: "/** Lists zones visible to the token, with optional filters. (GET /zones) */\nzones_list(args: { name?: string; status?: \"initializing\" | \"pending\" | \"active\" | \"moved\"; \"account.id\"?: string; \"account.name\"?: string; page?: number; per_page?: number; order?: \"name\" | \"status\" | \"account.id\" | \"account.name\"; direction?: \"asc\" | \"desc\"; match?: \"any\" | \"all\" }): Promise<{ result?: Array<{ id: string; name: string; status: \"initializing\" | \"pending\" | \"active\" | \"moved\"; paused?: boolean; type?: \"full\" | \"partial\" | \"secondary\"; account?: { id?: any; name?: any }; name_servers?: any[]; original_registrar?: string | null; activated_on?: string | null; plan?: any; created_on?: string; modified_on?: string }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
+    ts_declaration: SharedText::Text(
+        "/** Lists zones visible to the token, with optional filters. (GET /zones) */\nzones_list(args: { name?: string; status?: \"initializing\" | \"pending\" | \"active\" | \"moved\"; \"account.id\"?: string; \"account.name\"?: string; page?: number; per_page?: number; order?: \"name\" | \"status\" | \"account.id\" | \"account.name\"; direction?: \"asc\" | \"desc\"; match?: \"any\" | \"all\" }): Promise<{ result?: Array<{ id: string; name: string; status: \"initializing\" | \"pending\" | \"active\" | \"moved\"; paused?: boolean; type?: \"full\" | \"partial\" | \"secondary\"; account?: { id?: any; name?: any }; name_servers?: any[]; original_registrar?: string | null; activated_on?: string | null; plan?: any; created_on?: string; modified_on?: string }>; result_info?: { page?: number; per_page?: number; count?: number; total_count?: number; total_pages?: number } }>;",
+    ),
 };
 /// Builds the upstream request of [`ZONES_LIST`] from validated arguments.
 pub fn zones_list(args: &Args) -> Result<HttpRequest, BuildError> {

@@ -91,7 +91,7 @@ pub struct ToolDef {
     pub security: crate::security::Requirement,
     /// TypeScript declaration of the tool as a `codemode` method (with the
     /// type aliases it uses), for the `code` mode's tool description.
-    pub ts_declaration: &'static str,
+    pub ts_declaration: SharedText,
 }
 
 impl ToolDef {

@@ -22,7 +22,8 @@
 //! ```
 //! use serde_json::json;
 //! use toolforge_runtime::catalogue::{
-//!     Annotations, Envelope, Method, ParamDef, ParamLocation, ParamStyle, Route, ToolDef,
+//!     Annotations, Envelope, Method, ParamDef, ParamLocation, ParamStyle, Route, SharedText,
+//!     ToolDef,
 //! };
 //!
 //! static TOOL: ToolDef = ToolDef {
@@ -46,7 +47,7 @@
 //!     envelope: Envelope::None,
 //!     deprecated: false,
 //!     security: &[],
-//!     ts_declaration: "",
+//!     ts_declaration: SharedText::Text(""),
 //! };
 //!
 //! let args = json!({"zone_id": "a/b", "per_page": 50});

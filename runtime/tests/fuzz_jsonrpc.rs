@@ -675,7 +675,7 @@ static DNS_LIST: ToolDef = ToolDef {
     envelope: Envelope::Result { list: true },
     deprecated: false,
     security: &[],
-    ts_declaration: "",
+    ts_declaration: toolforge_runtime::catalogue::SharedText::Text(""),
 };
 
 static CATALOGUE: Catalogue = Catalogue {

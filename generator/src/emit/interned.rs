@@ -14,11 +14,12 @@ use sha2::{Digest, Sha256};
 
 use super::chunks::{Piece, chunk_texts};
 use super::deferred::raw_literal;
-use super::typescript::{OutputDeclaration, output_declaration};
+use super::typescript::{OutputDeclaration, output_declaration, tool_declaration_parts};
 use crate::error::{GenerateError, Result};
 use crate::ir::Catalogue;
 
-// Keys are allocation addresses: Fx is deterministic and cheap.
+// Keys are allocation addresses and texts, never iterated into the output
+// in hash order: Fx is deterministic and cheap.
 use rustc_hash::FxHashMap as HashMap;
 
 /// The interned constants a tool refers to (entry names of
@@ -29,9 +30,9 @@ pub struct ToolSchemas {
     pub output: Option<String>,
     /// Each response's schema (parallel to `Tool::responses`).
     pub responses: Vec<Option<String>>,
-    /// The TypeScript declaration part of the output schema, made once
-    /// for all tools sharing it.
-    pub output_declaration: Option<Arc<OutputDeclaration>>,
+    /// The tool's TypeScript declaration, its parts that other tools
+    /// repeat (type aliases, output types) as entries.
+    pub declaration: Vec<Piece>,
 }
 
 /// Every interned text, plus which constants each tool uses.
@@ -84,6 +85,62 @@ impl<'a, T: ?Sized> Distinct<'a, T> {
 /// Indices of a tool's output schema and of each response's schema.
 type Uses = (Option<usize>, Vec<Option<usize>>);
 
+/// Shortest declaration part worth an entry of its own.
+const MIN_SHARED_PART: usize = 64;
+
+/// Each tool's declaration (per product, per tool) as pieces: the parts
+/// of at least [`MIN_SHARED_PART`] bytes that more than one tool declares
+/// (Stripe's `type Invoice = …` alias lines, an output type many tools
+/// return) become entries of `entries`, the rest stays literal.
+fn share_parts(
+    parts: &[Vec<Vec<String>>],
+    entries: &mut BTreeMap<String, Vec<Piece>>,
+) -> Result<Vec<Vec<Vec<Piece>>>> {
+    let mut counts: HashMap<&str, u32> = HashMap::default();
+    for part in parts.iter().flatten().flatten() {
+        if part.len() >= MIN_SHARED_PART {
+            *counts.entry(part).or_default() += 1;
+        }
+    }
+    let mut names: HashMap<&str, String> = HashMap::default();
+    for (&part, _) in counts.iter().filter(|(_, n)| **n > 1) {
+        let name = const_name(part);
+        let pieces = vec![Piece::Text(part.to_string())];
+        match entries.get(&name) {
+            Some(existing) if *existing != pieces => {
+                return Err(GenerateError::Emit {
+                    file: "src/schemas.rs".into(),
+                    message: format!("two texts hash to {name}"),
+                });
+            }
+            Some(_) => {}
+            None => {
+                entries.insert(name.clone(), pieces);
+            }
+        }
+        names.insert(part, name);
+    }
+    Ok(parts
+        .iter()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|tool| {
+                    let mut out: Vec<Piece> = Vec::new();
+                    for part in tool {
+                        match (names.get(part.as_str()), out.last_mut()) {
+                            (Some(name), _) => out.push(Piece::Chunk(name.clone())),
+                            (None, Some(Piece::Text(last))) => last.push_str(part),
+                            (None, _) => out.push(Piece::Text(part.clone())),
+                        }
+                    }
+                    out
+                })
+                .collect()
+        })
+        .collect())
+}
+
 impl SchemaTable {
     /// Serialises and interns every output and response schema (in
     /// parallel; the result does not depend on scheduling).
@@ -132,14 +189,33 @@ impl SchemaTable {
             message: format!("two schema texts hash to {name}"),
         })?;
         let (output_roots, response_roots) = chunked.roots.split_at(output_texts.len());
+        let mut entries = chunked.entries;
+        let parts: Vec<Vec<Vec<String>>> = cat
+            .products
+            .par_iter()
+            .zip(&uses)
+            .map(|(product, uses)| {
+                product
+                    .tools
+                    .iter()
+                    .zip(uses)
+                    .map(|(t, (output, _))| {
+                        let output = output.and_then(|i| declarations.get(i)).map(|d| &**d);
+                        tool_declaration_parts(t, output)
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut declared = share_parts(&parts, &mut entries)?.into_iter();
         let table_tools = uses
             .into_iter()
             .map(|tools| {
+                let mut declared = declared.next().unwrap_or_default().into_iter();
                 tools
                     .into_iter()
                     .map(|(output, rs)| ToolSchemas {
                         output: output.and_then(|i| output_roots.get(i).cloned()),
-                        output_declaration: output.and_then(|i| declarations.get(i).cloned()),
+                        declaration: declared.next().unwrap_or_default(),
                         responses: rs
                             .into_iter()
                             .map(|i| i.and_then(|i| response_roots.get(i).cloned()))
@@ -149,7 +225,7 @@ impl SchemaTable {
             })
             .collect();
         Ok(SchemaTable {
-            entries: chunked.entries,
+            entries,
             tools: table_tools,
         })
     }

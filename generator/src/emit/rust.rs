@@ -5,6 +5,7 @@
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
+use super::chunks::Piece;
 use super::deferred::Deferred;
 use super::interned::ToolSchemas;
 use crate::error::{GenerateError, Result};
@@ -133,6 +134,31 @@ fn interned_ref(name: &str) -> TokenStream {
     quote!(Some(crate::schemas::#c))
 }
 
+/// A tool's `ts_declaration`: one literal, or the join of literals and the
+/// shared `crate::schemas` entries of its pieces.
+fn declaration_tokens(pieces: &[Piece]) -> TokenStream {
+    match pieces {
+        [] => quote!(SharedText::Text("")),
+        [Piece::Text(t)] => {
+            let t = lit(t);
+            quote!(SharedText::Text(#t))
+        }
+        pieces => {
+            let items = pieces.iter().map(|p| match p {
+                Piece::Text(t) => {
+                    let t = lit(t);
+                    quote!(SharedText::Text(#t))
+                }
+                Piece::Chunk(c) => {
+                    let c = ident(c);
+                    quote!(crate::schemas::#c)
+                }
+            });
+            quote!(SharedText::Joined(&[#(#items),*]))
+        }
+    }
+}
+
 fn tool_tokens(
     tool: &Tool,
     interned: Option<&ToolSchemas>,
@@ -245,11 +271,13 @@ fn tool_tokens(
     };
     let deprecated = tool.deprecated;
     let security = requirement(&tool.security);
-    let output_declaration = interned.and_then(|i| i.output_declaration.as_deref());
-    let ts_declaration = lit(&super::typescript::tool_declaration_with(
-        tool,
-        output_declaration,
-    ));
+    let ts_declaration = match interned {
+        Some(i) => declaration_tokens(&i.declaration),
+        None => {
+            let text = lit(&super::typescript::tool_declaration(tool));
+            quote!(SharedText::Text(#text))
+        }
+    };
     let static_doc = format!(
         " `{} {}`: {}",
         tool.method.upper(),
@@ -390,7 +418,7 @@ fn module_head(product: &Product) -> TokenStream {
     quote! {
         #![doc = #doc]
         use toolforge_runtime::catalogue::{
-            Annotations, #body_use Envelope, Method, #param_use #resp_use Route, ToolDef,
+            Annotations, #body_use Envelope, Method, #param_use #resp_use Route, SharedText, ToolDef,
         };
         use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 

@@ -4,6 +4,7 @@
 
 use proc_macro2::Literal;
 
+use super::chunks::Piece;
 use super::deferred::{Deferred, raw_literal};
 use super::interned::ToolSchemas;
 use super::layout::{Doc, tool_items};
@@ -59,6 +60,31 @@ fn literal_schema(text: Doc) -> Doc {
 
 /// The path of the literal `SharedText` variant, as both layouts write it.
 const LITERAL_SCHEMA: &str = "toolforge_runtime::catalogue::SharedText::Text";
+
+/// `SharedText::Text(…)`.
+fn text_call(text: Doc) -> Doc {
+    Doc::Call("SharedText::Text", vec![text])
+}
+
+/// A tool's `ts_declaration`, as `rust::declaration_tokens` writes it.
+fn declaration(pieces: &[Piece]) -> Doc {
+    match pieces {
+        [] => text_call(Doc::str("")),
+        [Piece::Text(t)] => text_call(Doc::str(t)),
+        pieces => Doc::Call(
+            "SharedText::Joined",
+            vec![Doc::Slice(
+                pieces
+                    .iter()
+                    .map(|p| match p {
+                        Piece::Text(t) => text_call(Doc::str(t)),
+                        Piece::Chunk(c) => atom(format!("crate::schemas::{c}")),
+                    })
+                    .collect(),
+            )],
+        ),
+    }
+}
 
 fn method(m: HttpMethod) -> &'static str {
     match m {
@@ -228,8 +254,10 @@ fn fields(
             })
             .collect(),
     );
-    let output_declaration = schemas.and_then(|i| i.output_declaration.as_deref());
-    let ts = super::typescript::tool_declaration_with(tool, output_declaration);
+    let ts = match schemas {
+        Some(i) => declaration(&i.declaration),
+        None => text_call(Doc::str(&super::typescript::tool_declaration(tool))),
+    };
     Ok(vec![
         ("name", Doc::str(&tool.name)),
         ("operation_id", Doc::str(&tool.operation_id)),
@@ -248,7 +276,7 @@ fn fields(
         ("envelope", envelope),
         ("deprecated", boolean(tool.deprecated)),
         ("security", security),
-        ("ts_declaration", Doc::str(&ts)),
+        ("ts_declaration", ts),
     ])
 }
 

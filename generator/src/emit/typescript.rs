@@ -3,8 +3,6 @@
 //! (`codemode.dns_records_list(args)`), so the model writes calls that
 //! type-check against the real schemas.
 
-use std::fmt::Write;
-
 use serde_json::{Map, Value};
 
 use crate::ir::Tool;
@@ -309,7 +307,14 @@ pub fn tool_declaration(t: &Tool) -> String {
 /// [`tool_declaration`] given the [`OutputDeclaration`] of the tool's
 /// output schema, when already made.
 pub fn tool_declaration_with(t: &Tool, output: Option<&OutputDeclaration>) -> String {
-    let mut out = String::new();
+    tool_declaration_parts(t, output).concat()
+}
+
+/// [`tool_declaration_with`] in the parts tools may share: each alias line
+/// (with its newline), the method's doc line and head up to `Promise<`,
+/// the output type, and the closing `>;`.
+pub fn tool_declaration_parts(t: &Tool, output: Option<&OutputDeclaration>) -> Vec<String> {
+    let mut parts = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
     let inlined;
     let (input_schema, view, input_defs) = match SharedView::new(&t.input_schema) {
@@ -326,8 +331,9 @@ pub fn tool_declaration_with(t: &Tool, output: Option<&OutputDeclaration>) -> St
     for (k, v) in input_defs {
         if !seen.contains(&k) {
             seen.push(k);
-            out.push_str(&alias(k, &ts(v, 1, &view, 0)));
-            out.push('\n');
+            let mut line = alias(k, &ts(v, 1, &view, 0));
+            line.push('\n');
+            parts.push(line);
         }
     }
     let made;
@@ -342,21 +348,21 @@ pub fn tool_declaration_with(t: &Tool, output: Option<&OutputDeclaration>) -> St
     for (k, alias) in output.iter().flat_map(|o| &o.aliases) {
         if !seen.contains(&k.as_str()) {
             seen.push(k);
-            out.push_str(alias);
-            out.push('\n');
+            parts.push(format!("{alias}\n"));
         }
     }
     let input = ts(input_schema, 0, &view, 0);
     let output = output.map_or("unknown", |o| o.ty.as_str());
-    let _ = writeln!(
-        out,
-        "/** {} ({} {}) */",
+    parts.push(format!(
+        "/** {} ({} {}) */\n{}(args: {input}): Promise<",
         doc_line(&t.description),
         t.method.upper(),
-        t.path
-    );
-    let _ = write!(out, "{}(args: {input}): Promise<{output}>;", t.name);
-    out
+        t.path,
+        t.name
+    ));
+    parts.push(output.to_string());
+    parts.push(">;".to_string());
+    parts
 }
 
 #[cfg(test)]

@@ -69,7 +69,7 @@ fn def(
         envelope: Envelope::None,
         deprecated: false,
         security: &[],
-        ts_declaration: "",
+        ts_declaration: crate::catalogue::SharedText::Text(""),
     }))
 }
 
@@ -145,10 +145,11 @@ Example: {example}"#
 /// The `declare const codemode: {…}` block of `tools`: type aliases first
 /// (each once), then one method per tool.
 pub fn declarations(tools: &[&'static ToolDef]) -> String {
-    let mut aliases: BTreeSet<&str> = BTreeSet::new();
+    let mut aliases: BTreeSet<String> = BTreeSet::new();
     let mut methods = String::new();
     for tool in tools {
-        if tool.ts_declaration.trim().is_empty() {
+        let declaration = tool.ts_declaration.text();
+        if declaration.trim().is_empty() {
             methods.push_str(&format!(
                 "  /** {} */\n  {}(args: Record<string, any>): Promise<any>;\n",
                 tool.title.replace("*/", "* /"),
@@ -156,9 +157,9 @@ pub fn declarations(tools: &[&'static ToolDef]) -> String {
             ));
             continue;
         }
-        for line in tool.ts_declaration.lines() {
+        for line in declaration.lines() {
             if line.starts_with("type ") {
-                aliases.insert(line);
+                aliases.insert(line.to_string());
             } else if !line.trim().is_empty() {
                 methods.push_str("  ");
                 methods.push_str(line);
@@ -168,7 +169,7 @@ pub fn declarations(tools: &[&'static ToolDef]) -> String {
     }
     let mut out = String::new();
     for alias in aliases {
-        out.push_str(alias);
+        out.push_str(&alias);
         out.push('\n');
     }
     out.push_str("declare const codemode: {\n");

@@ -38,7 +38,7 @@ pub(crate) fn tool(
         envelope: Envelope::None,
         deprecated: false,
         security: &[],
-        ts_declaration: "",
+        ts_declaration: crate::catalogue::SharedText::Text(""),
     }))
 }
 

@@ -59,7 +59,7 @@ fn tool(name: &'static str, product: &'static str) -> &'static ToolDef {
         envelope: Envelope::None,
         deprecated: false,
         security: &[],
-        ts_declaration: "",
+        ts_declaration: crate::catalogue::SharedText::Text(""),
     }))
 }
 

@@ -47,7 +47,7 @@ const fn def(name: &'static str) -> ToolDef {
         envelope: Envelope::None,
         deprecated: false,
         security: &[],
-        ts_declaration: "",
+        ts_declaration: crate::catalogue::SharedText::Text(""),
     }
 }
 

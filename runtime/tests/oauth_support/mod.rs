@@ -63,7 +63,7 @@ pub static DNS_LIST: ToolDef = ToolDef {
     envelope: Envelope::Result { list: true },
     deprecated: false,
     security: &[],
-    ts_declaration: "",
+    ts_declaration: toolforge_runtime::catalogue::SharedText::Text(""),
 };
 
 pub static CATALOGUE: Catalogue = Catalogue {

@@ -106,7 +106,7 @@ const fn tool(
         envelope: Envelope::Result { list },
         deprecated: false,
         security: &[],
-        ts_declaration,
+        ts_declaration: toolforge_runtime::catalogue::SharedText::Text(ts_declaration),
     }
 }
 
