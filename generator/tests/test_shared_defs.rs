@@ -51,6 +51,22 @@ fn check_generated(config: &str, g: &toolforge_generator::Generated) -> usize {
     for (p, product) in g.catalogue.products.iter().enumerate() {
         for (t, tool) in product.tools.iter().enumerate() {
             let refs = table.tool(p, t).unwrap();
+            let mut declaration = String::new();
+            for piece in &refs.declaration {
+                match piece {
+                    Piece::Text(text) => declaration.push_str(text),
+                    Piece::Chunk(name) => {
+                        split += 1;
+                        declaration.push_str(&rebuild(&table, name));
+                    }
+                }
+            }
+            assert_eq!(
+                declaration,
+                toolforge_generator::emit::typescript::tool_declaration(tool),
+                "{config}: {} declaration",
+                tool.name
+            );
             match (&tool.output_schema, &refs.output) {
                 (Some(schema), Some(r)) => {
                     let today = serde_json::to_string(schema).unwrap();

@@ -40,6 +40,13 @@ fn check(config: &str, catalogue: &Catalogue) -> usize {
     for tool in g.catalogue.tools() {
         let def = catalogue.tool(&tool.name).unwrap();
         count += 1;
+        assert_eq!(
+            def.ts_declaration.text(),
+            toolforge_generator::emit::typescript::tool_declaration(tool),
+            "{}: TypeScript declaration",
+            tool.name
+        );
+        shared += usize::from(joined(Some(def.ts_declaration)));
         let want = tool
             .output_schema
             .as_ref()
