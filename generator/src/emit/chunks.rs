@@ -100,20 +100,28 @@ struct Table {
     index: HashMap<u64, Vec<usize>>,
 }
 
-/// The parts of `text[start..end]` around its `kids`, in order, as
-/// `(literal range | node)` without copying.
-fn layout(start: usize, end: usize, kids: &[Kid]) -> Vec<Result<(usize, usize), usize>> {
+/// A part of a scanned subtree, before it is stored: a literal byte range
+/// of the text, or a nested node.
+#[derive(Debug, Clone, Copy)]
+enum Span {
+    Literal(usize, usize),
+    Node(usize),
+}
+
+/// The parts of `text[start..end]` around its `kids`, in order, without
+/// copying.
+fn layout(start: usize, end: usize, kids: &[Kid]) -> Vec<Span> {
     let mut out = Vec::with_capacity(kids.len() * 2 + 1);
     let mut at = start;
     for &(s, e, node) in kids {
         if at < s {
-            out.push(Ok((at, s)));
+            out.push(Span::Literal(at, s));
         }
-        out.push(Err(node));
+        out.push(Span::Node(node));
         at = e;
     }
     if at < end {
-        out.push(Ok((at, end)));
+        out.push(Span::Literal(at, end));
     }
     out
 }
@@ -126,11 +134,11 @@ impl Table {
         let mut h = FxHasher::default();
         for part in &layout {
             match *part {
-                Ok((s, e)) => {
+                Span::Literal(s, e) => {
                     h.write_usize(e - s);
                     h.write(&text.as_bytes()[s..e]);
                 }
-                Err(node) => {
+                Span::Node(node) => {
                     h.write_u8(0xff);
                     h.write_usize(node);
                 }
@@ -140,8 +148,8 @@ impl Table {
         let same = |node: &Node| {
             node.parts.len() == layout.len()
                 && node.parts.iter().zip(&layout).all(|(a, b)| match (a, b) {
-                    (Part::Text(t), Ok((s, e))) => **t == text[*s..*e],
-                    (Part::Node(x), Err(y)) => x == y,
+                    (Part::Text(t), Span::Literal(s, e)) => **t == text[*s..*e],
+                    (Part::Node(x), Span::Node(y)) => x == y,
                     _ => false,
                 })
         };
@@ -156,9 +164,10 @@ impl Table {
         let parts = layout
             .into_iter()
             .map(|part| match part {
-                Ok((s, e)) => Part::Text(text[s..e].into()),
-                Err(node) => {
-                    self.nodes[node].refs += 1;
+                Span::Literal(s, e) => Part::Text(text[s..e].into()),
+                Span::Node(node) => {
+                    let refs = &mut self.nodes[node].refs;
+                    *refs = refs.saturating_add(1);
                     Part::Node(node)
                 }
             })

@@ -88,11 +88,12 @@ impl Doc {
         }
     }
 
-    /// The width of the one-line layout; `None` when it depends on
-    /// whether widths count bytes or characters (non-ASCII text).
-    fn width(&self) -> Option<usize> {
-        let bytes = self.width_in(true);
-        (bytes == self.width_in(false)).then_some(bytes)
+    /// `decide` applied to the width of the one-line layout; `None` when
+    /// the answer depends on whether widths count bytes or characters
+    /// (non-ASCII text that sits near a threshold).
+    fn by_width(&self, decide: impl Fn(usize) -> Option<bool>) -> Option<bool> {
+        let bytes = decide(self.width_in(true))?;
+        (bytes == decide(self.width_in(false))?).then_some(bytes)
     }
 
     /// Whether the doc may be laid out on one line at all: a struct
@@ -109,8 +110,7 @@ impl Doc {
         match self {
             Doc::Atom(_) | Doc::Deferred { .. } => Some(true),
             Doc::Struct(_, fields) => {
-                let width = self.width()?;
-                if width <= STRUCT_MAX_WIDTH {
+                if self.by_width(|w| Some(w <= STRUCT_MAX_WIDTH))? {
                     let mut all = true;
                     for (_, value) in fields {
                         all &= value.may_be_flat()?;
@@ -130,7 +130,7 @@ impl Doc {
         if !self.may_be_flat()? {
             return Some(false);
         }
-        fits(col, self.width()?, suffix)
+        self.by_width(|w| fits(col, w, suffix))
     }
 
     /// The one-line layout.
@@ -225,7 +225,8 @@ impl Doc {
                         arg.render(out, indent, col + f.len() + 1, suffix + 1)?;
                         out.push(')');
                     }
-                    [Doc::Slice(_)] => {
+                    // Any other arguments go one a line (`Text(\n "…",\n)`).
+                    _ => {
                         out.push_str(f);
                         out.push_str("(\n");
                         for arg in args {
@@ -234,7 +235,6 @@ impl Doc {
                         pad(out, indent);
                         out.push(')');
                     }
-                    _ => return None,
                 }
                 Some(())
             }
@@ -344,6 +344,17 @@ mod tests {
         // Too close to the margin to predict.
         let edge = Doc::Slice(vec![Doc::str(&"z".repeat(67))]);
         assert!(rendered(&edge, 4, 17).is_none());
+        // Non-ASCII text: decided when bytes and characters agree, else not.
+        let long = Doc::Call("T", vec![Doc::str(&format!("é{}", "x".repeat(120)))]);
+        assert_eq!(
+            rendered(&long, 4, 20).unwrap(),
+            format!("T(\n        \"é{}\",\n    )", "x".repeat(120))
+        );
+        let short = Doc::Call("T", vec![Doc::str("é…")]);
+        assert_eq!(rendered(&short, 4, 20).unwrap(), "T(\"é…\")");
+        // At the margin, and wider in bytes than in characters: unpredictable.
+        let edge = Doc::Call("T", vec![Doc::str(&format!("{}ééé", "x".repeat(61)))]);
+        assert!(rendered(&edge, 4, 20).is_none());
         let envelope = Doc::Struct("Envelope::Result", vec![("list", Doc::Atom("true".into()))]);
         assert_eq!(
             rendered(&envelope, 4, 14).unwrap(),
