@@ -19,6 +19,7 @@
 use std::collections::BTreeMap;
 use std::hash::Hasher;
 
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHasher};
 use sha2::{Digest, Sha256};
 
@@ -86,7 +87,6 @@ struct Node {
     parts: Vec<Part>,
     /// Occurrences in the parts of stored nodes.
     refs: u32,
-    root: bool,
 }
 
 /// A nested node met by the scan: `(start, end, node)`.
@@ -100,43 +100,41 @@ struct Table {
     index: HashMap<u64, Vec<usize>>,
 }
 
-/// A part of a scanned subtree, before it is stored: a literal byte range
-/// of the text, or a nested node.
+/// A part of a subtree before it is stored: literal text (borrowed from
+/// the text being scanned, or from a table being merged), or a node.
 #[derive(Debug, Clone, Copy)]
-enum Span {
-    Literal(usize, usize),
+enum Span<'t> {
+    Literal(&'t str),
     Node(usize),
 }
 
 /// The parts of `text[start..end]` around its `kids`, in order, without
 /// copying.
-fn layout(start: usize, end: usize, kids: &[Kid]) -> Vec<Span> {
+fn layout<'t>(text: &'t str, start: usize, end: usize, kids: &[Kid]) -> Vec<Span<'t>> {
     let mut out = Vec::with_capacity(kids.len() * 2 + 1);
     let mut at = start;
     for &(s, e, node) in kids {
         if at < s {
-            out.push(Span::Literal(at, s));
+            out.push(Span::Literal(&text[at..s]));
         }
         out.push(Span::Node(node));
         at = e;
     }
     if at < end {
-        out.push(Span::Literal(at, end));
+        out.push(Span::Literal(&text[at..end]));
     }
     out
 }
 
 impl Table {
-    /// The node of `text[start..end]` whose nested nodes are `kids`,
-    /// stored on first sight.
-    fn intern(&mut self, text: &str, start: usize, end: usize, kids: &[Kid]) -> usize {
-        let layout = layout(start, end, kids);
+    /// The node made of `spans`, stored on first sight.
+    fn intern(&mut self, spans: &[Span<'_>]) -> usize {
         let mut h = FxHasher::default();
-        for part in &layout {
-            match *part {
-                Span::Literal(s, e) => {
-                    h.write_usize(e - s);
-                    h.write(&text.as_bytes()[s..e]);
+        for span in spans {
+            match *span {
+                Span::Literal(t) => {
+                    h.write_usize(t.len());
+                    h.write(t.as_bytes());
                 }
                 Span::Node(node) => {
                     h.write_u8(0xff);
@@ -146,9 +144,9 @@ impl Table {
         }
         let hash = h.finish();
         let same = |node: &Node| {
-            node.parts.len() == layout.len()
-                && node.parts.iter().zip(&layout).all(|(a, b)| match (a, b) {
-                    (Part::Text(t), Span::Literal(s, e)) => **t == text[*s..*e],
+            node.parts.len() == spans.len()
+                && node.parts.iter().zip(spans).all(|(a, b)| match (a, b) {
+                    (Part::Text(t), Span::Literal(u)) => **t == **u,
                     (Part::Node(x), Span::Node(y)) => x == y,
                     _ => false,
                 })
@@ -161,10 +159,10 @@ impl Table {
             return found;
         }
         let id = self.nodes.len();
-        let parts = layout
-            .into_iter()
-            .map(|part| match part {
-                Span::Literal(s, e) => Part::Text(text[s..e].into()),
+        let parts = spans
+            .iter()
+            .map(|span| match *span {
+                Span::Literal(t) => Part::Text(t.into()),
                 Span::Node(node) => {
                     let refs = &mut self.nodes[node].refs;
                     *refs = refs.saturating_add(1);
@@ -172,13 +170,60 @@ impl Table {
                 }
             })
             .collect();
-        self.nodes.push(Node {
-            parts,
-            refs: 0,
-            root: false,
-        });
+        self.nodes.push(Node { parts, refs: 0 });
         self.index.entry(hash).or_default().push(id);
         id
+    }
+
+    /// Stores every node of `other` here; returns each one's id here.
+    /// (A node's parts only name nodes stored before it, so one pass in
+    /// order finds each child already mapped.)
+    fn absorb(&mut self, other: &Table) -> Vec<usize> {
+        let mut map = Vec::with_capacity(other.nodes.len());
+        let mut spans = Vec::new();
+        for node in &other.nodes {
+            spans.clear();
+            spans.extend(node.parts.iter().map(|part| match part {
+                Part::Text(t) => Span::Literal(t),
+                Part::Node(n) => Span::Node(map[*n]),
+            }));
+            map.push(self.intern(&spans));
+        }
+        map
+    }
+}
+
+/// The texts scanned by one worker: its table and `(input index, root)`
+/// of each text.
+#[derive(Debug, Default)]
+struct Batch {
+    table: Table,
+    roots: Vec<(usize, usize)>,
+}
+
+impl Batch {
+    fn scan(mut self, index: usize, text: &str) -> Self {
+        let root = Scan {
+            text,
+            table: &mut self.table,
+            kids: Vec::new(),
+        }
+        .root();
+        self.roots.push((index, root));
+        self
+    }
+
+    /// Both batches in one table (the larger one absorbs the other).
+    fn merge(self, other: Batch) -> Batch {
+        let (mut big, small) = if self.table.nodes.len() >= other.table.nodes.len() {
+            (self, other)
+        } else {
+            (other, self)
+        };
+        let map = big.table.absorb(&small.table);
+        big.roots
+            .extend(small.roots.into_iter().map(|(i, root)| (i, map[root])));
+        big
     }
 }
 
@@ -250,7 +295,9 @@ impl Scan<'_, '_> {
         }
         let end = i + 1;
         if end - start >= MIN_CHUNK_BYTES {
-            let node = self.table.intern(self.text, start, end, &self.kids[mark..]);
+            let node = self
+                .table
+                .intern(&layout(self.text, start, end, &self.kids[mark..]));
             self.kids.truncate(mark);
             self.kids.push((start, end, node));
         }
@@ -269,9 +316,9 @@ impl Scan<'_, '_> {
                     return node;
                 }
                 let kids = std::mem::take(&mut self.kids);
-                self.table.intern(self.text, 0, len, &kids)
+                self.table.intern(&layout(self.text, 0, len, &kids))
             }
-            _ => self.table.intern(self.text, 0, len, &[]),
+            _ => self.table.intern(&[Span::Literal(self.text)]),
         }
     }
 }
@@ -283,23 +330,25 @@ impl Scan<'_, '_> {
 /// # Errors
 /// The name two different entries share (a 64-bit digest collision).
 pub fn chunk_texts(texts: &[&str]) -> Result<Chunked, String> {
-    let mut table = Table::default();
-    let roots: Vec<usize> = texts
-        .iter()
-        .map(|text| {
-            let root = Scan {
-                text,
-                table: &mut table,
-                kids: Vec::new(),
-            }
-            .root();
-            table.nodes[root].root = true;
-            root
-        })
-        .collect();
+    // Scanned in parallel into per-worker tables, then merged: the merge
+    // costs the distinct content, the scan every byte. Entries depend only
+    // on content, never on how the texts were split.
+    let batch = texts
+        .par_iter()
+        .enumerate()
+        .fold(Batch::default, |batch, (i, text)| batch.scan(i, text))
+        .reduce(Batch::default, Batch::merge);
+    let table = batch.table;
+    let mut roots = vec![0; texts.len()];
+    let mut is_root = vec![false; table.nodes.len()];
+    for (i, root) in batch.roots {
+        roots[i] = root;
+        is_root[root] = true;
+    }
     let mut namer = Namer {
         names: vec![None; table.nodes.len()],
         table: &table,
+        is_root: &is_root,
         entries: BTreeMap::new(),
         clash: None,
     };
@@ -313,14 +362,10 @@ pub fn chunk_texts(texts: &[&str]) -> Result<Chunked, String> {
     }
 }
 
-/// Whether a node is an entry of its own: a root, or met more than once.
-fn kept(node: &Node) -> bool {
-    node.root || node.refs > 1
-}
-
 /// Names kept nodes by the digest of their pieces.
 struct Namer<'a> {
     table: &'a Table,
+    is_root: &'a [bool],
     names: Vec<Option<String>>,
     entries: BTreeMap<String, Vec<Piece>>,
     /// A name two different entries hashed to.
@@ -328,6 +373,12 @@ struct Namer<'a> {
 }
 
 impl Namer<'_> {
+    /// Whether node `id` is an entry of its own: a root, or met more than
+    /// once.
+    fn kept(&self, id: usize) -> bool {
+        self.is_root[id] || self.table.nodes[id].refs > 1
+    }
+
     /// The name of kept node `id`, naming (and recording) it and the kept
     /// nodes it refers to on first use.
     fn name(&mut self, id: usize) -> String {
@@ -370,7 +421,7 @@ impl Namer<'_> {
                     Some(Piece::Text(last)) => last.push_str(t),
                     _ => out.push(Piece::Text(t.to_string())),
                 },
-                Part::Node(n) if kept(&table.nodes[*n]) => {
+                Part::Node(n) if self.kept(*n) => {
                     out.push(Piece::Chunk(self.name(*n)));
                 }
                 Part::Node(n) => self.flatten(*n, out),
