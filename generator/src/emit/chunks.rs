@@ -338,8 +338,13 @@ pub fn chunk_texts(texts: &[&str]) -> Result<Chunked, String> {
         .enumerate()
         .fold(Batch::default, |batch, (i, text)| batch.scan(i, text))
         .reduce(Batch::default, Batch::merge);
+    name_all(batch, texts.len())
+}
+
+/// The entries of `batch`, which scanned `count` texts.
+fn name_all(batch: Batch, count: usize) -> Result<Chunked, String> {
     let table = batch.table;
-    let mut roots = vec![0; texts.len()];
+    let mut roots = vec![0; count];
     let mut is_root = vec![false; table.nodes.len()];
     for (i, root) in batch.roots {
         roots[i] = root;

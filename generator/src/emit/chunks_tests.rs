@@ -149,3 +149,39 @@ fn deep_texts_are_kept_whole() {
         vec![Piece::Text(text.clone())]
     );
 }
+
+#[test]
+fn merged_worker_tables_give_the_entries_of_one_scan() {
+    let values: Vec<serde_json::Value> = (0..300)
+        .map(|i| {
+            json!({
+                "a": big(&format!("part {}", i % 7)),
+                "b": [big(&format!("part {}", i % 11)), {"n": i}],
+                "c": {"d": big("everywhere"), "e": big(&format!("own {i}"))},
+            })
+        })
+        .collect();
+    let texts: Vec<String> = values
+        .iter()
+        .map(|v| serde_json::to_string(v).unwrap())
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let parallel = chunk_texts(&refs).unwrap();
+    let one = refs
+        .iter()
+        .enumerate()
+        .fold(Batch::default(), |b, (i, t)| b.scan(i, t));
+    let sequential = name_all(one, refs.len()).unwrap();
+    assert_eq!(parallel.entries, sequential.entries);
+    assert_eq!(parallel.roots, sequential.roots);
+    // Two halves merged either way round give the same entries too.
+    let (left, right) = refs.split_at(150);
+    let half = |part: &[&str], from: usize| {
+        part.iter()
+            .enumerate()
+            .fold(Batch::default(), |b, (i, t)| b.scan(from + i, t))
+    };
+    let merged = name_all(half(right, 150).merge(half(left, 0)), refs.len()).unwrap();
+    assert_eq!(merged.entries, sequential.entries);
+    assert_eq!(merged.roots, sequential.roots);
+}
