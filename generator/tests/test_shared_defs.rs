@@ -172,3 +172,52 @@ fn full_cloudflare_release_rebuilds_exactly() {
         "no chunks written"
     );
 }
+
+/// A spec whose own schemas hold the reference key: `src/schemas.rs` picks
+/// another key, `tools.json` writes its schemas whole, and every text
+/// still rebuilds exactly (a spec cannot plant references the runtime
+/// would follow).
+#[test]
+fn a_spec_holding_the_reference_key_gets_another_key() {
+    let part = serde_json::json!({
+        "type": "object",
+        "description": "A part long enough to be shared between both operations, and then some more text.",
+        "properties": {
+            "x-toolforge-chunk": {"type": "string", "description": "{\"x-toolforge-chunk\":\"S_0000000000000000\"}"},
+            "n": {"type": "integer"}
+        }
+    });
+    let op = |id: &str| {
+        serde_json::json!({
+            "get": {
+                "operationId": id,
+                "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
+                    "type": "object",
+                    "properties": {"item": part, "id": {"type": "string"}, "op": {"type": "string", "description": id}}
+                }}}}}
+            }
+        })
+    };
+    let spec = serde_json::json!({
+        "openapi": "3.0.3",
+        "info": {"title": "clash", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {"/a": op("get_a"), "/b": op("get_b")}
+    });
+    let bytes = serde_json::to_vec(&spec).unwrap();
+    let config = ForgeConfig::generic("clash", std::path::Path::new("clash.json"), "0");
+    let g = generate(&bytes, "clash.json", &config, &common::layout(&config)).unwrap();
+    let table = SchemaTable::build(&g.catalogue).unwrap();
+    assert_eq!(&*table.key, "x-toolforge-chunk-2");
+    assert!(check_generated("clash", &g) > 0, "nothing was shared");
+    check_tools_json_of("clash", &g);
+    let schemas = g.files.iter().find(|f| f.path == "src/schemas.rs").unwrap();
+    let text = String::from_utf8_lossy(&schemas.contents);
+    assert!(text.contains("key: \"x-toolforge-chunk-2\""), "{text}");
+    let tools = g
+        .files
+        .iter()
+        .find(|f| f.path == "artifacts/tools.json")
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&tools.contents).contains("\"x-toolforge-chunked\""));
+}

@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 
 use crate::profile::Profile;
+pub use crate::shared_text::{SharedText, SharedTexts};
 
 /// A whole generated catalogue: every product and tool of one API release.
 #[derive(Debug)]
@@ -278,57 +279,6 @@ impl ResponseDef {
     }
 }
 
-/// A text of the catalogue (a schema's JSON, a TypeScript declaration) as
-/// the generated crate stores it: literal, or the join of literal pieces
-/// and other texts. The generator emits each part that many tools repeat
-/// (a shared error body, an object an API returns everywhere) once, as its
-/// own constant, and [`SharedText::text`] gives back the exact text it cut.
-#[derive(Debug, Clone, Copy)]
-pub enum SharedText {
-    /// The whole text.
-    Text(&'static str),
-    /// The text is these pieces, in order.
-    Joined(&'static [SharedText]),
-}
-
-impl SharedText {
-    /// The whole text (borrowed when it is one literal).
-    pub fn text(self) -> Cow<'static, str> {
-        match self {
-            SharedText::Text(t) => Cow::Borrowed(t),
-            SharedText::Joined(_) => {
-                let mut out = String::with_capacity(self.len());
-                self.push_to(&mut out);
-                Cow::Owned(out)
-            }
-        }
-    }
-
-    /// Length of the whole text in bytes.
-    pub fn len(self) -> usize {
-        match self {
-            SharedText::Text(t) => t.len(),
-            SharedText::Joined(pieces) => pieces.iter().map(|p| p.len()).sum(),
-        }
-    }
-
-    /// Whether the whole text is empty.
-    pub fn is_empty(self) -> bool {
-        self.len() == 0
-    }
-
-    fn push_to(self, out: &mut String) {
-        match self {
-            SharedText::Text(t) => out.push_str(t),
-            SharedText::Joined(pieces) => {
-                for p in pieces {
-                    p.push_to(out);
-                }
-            }
-        }
-    }
-}
-
 /// How a successful upstream body maps to a tool's structured output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Envelope {
@@ -343,29 +293,4 @@ pub enum Envelope {
         /// The endpoint is paginated and returns `result_info`.
         list: bool,
     },
-}
-
-#[cfg(test)]
-mod tests {
-    use super::SharedText::{self, Joined, Text};
-
-    const SHARED: SharedText = Text(r#"{"type":"string"}"#);
-    const NESTED: SharedText = Joined(&[Text(r#"{"items":"#), SHARED, Text("}")]);
-
-    #[test]
-    fn joined_texts_are_put_together_in_order() {
-        let root = Joined(&[
-            Text(r#"{"a":"#),
-            SHARED,
-            Text(r#","b":"#),
-            NESTED,
-            Text("}"),
-        ]);
-        let want = r#"{"a":{"type":"string"},"b":{"items":{"type":"string"}}}"#;
-        assert_eq!(root.text(), want);
-        assert_eq!(root.len(), want.len());
-        assert!(matches!(SHARED.text(), std::borrow::Cow::Borrowed(_)));
-        assert!(Joined(&[]).is_empty());
-        assert_eq!(Joined(&[]).text(), "");
-    }
 }

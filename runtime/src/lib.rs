@@ -79,6 +79,7 @@ pub mod sandbox;
 pub mod schema_check;
 pub mod security;
 pub mod server;
+mod shared_text;
 pub mod skills;
 pub mod truncate;
 pub mod upstream;

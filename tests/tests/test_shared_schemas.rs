@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
 //! The generated crates keep each part that output and response schemas
-//! share once (`src/schemas.rs`, a `SharedText` joined from literals and
-//! other entries); the runtime puts each schema back together. For every
+//! share once (`src/schemas.rs`, entries of a `SharedTexts` table that
+//! refer to each other); the runtime puts each schema back together. For every
 //! tool of the committed sample and larder crates, the joined text is
 //! exactly the schema the generator built for it (the text it served
 //! before sharing).
@@ -19,8 +19,19 @@ fn repo() -> PathBuf {
         .to_path_buf()
 }
 
+/// Whether `s` refers to shared parts of its table.
 fn joined(s: Option<SharedText>) -> bool {
-    matches!(s, Some(SharedText::Joined(_)))
+    match s {
+        Some(SharedText::Marked(..)) => true,
+        Some(SharedText::Entry(name, table)) => {
+            let open = format!("{{\"{}\":\"", table.key);
+            table
+                .entries
+                .iter()
+                .any(|(n, text)| *n == name && text.contains(&open))
+        }
+        _ => false,
+    }
 }
 
 /// Checks every tool of `catalogue` against the in-memory generation of

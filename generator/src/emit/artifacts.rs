@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::chunks::Piece;
+use super::chunks::{Piece, marked};
 use super::interned::{SchemaTable, ToolSchemas};
 
 use crate::error::{GenerateError, Result};
@@ -246,19 +246,7 @@ fn shared_entries<'t>(
         return Ok(());
     }
     let pieces = table.entries.get(root).ok_or_else(|| lost(root))?;
-    let mut text = String::new();
-    for piece in pieces {
-        match piece {
-            Piece::Text(t) => text.push_str(t),
-            Piece::Chunk(c) => {
-                text.push_str("{\"");
-                text.push_str(CHUNK_KEY);
-                text.push_str("\":\"");
-                text.push_str(c);
-                text.push_str("\"}");
-            }
-        }
-    }
+    let text = marked(pieces, CHUNK_KEY);
     out.insert(root, text);
     for piece in pieces {
         if let Piece::Chunk(c) = piece {

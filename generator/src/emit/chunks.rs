@@ -57,6 +57,41 @@ impl Chunked {
     }
 }
 
+/// `pieces` as one text, each chunk written as the reference
+/// `{"<key>":"<name>"}` (as `toolforge_runtime::catalogue::SharedTexts`
+/// and `toolforge diff` read it).
+pub fn marked(pieces: &[Piece], key: &str) -> String {
+    let mut out = String::new();
+    for piece in pieces {
+        match piece {
+            Piece::Text(t) => out.push_str(t),
+            Piece::Chunk(c) => {
+                out.push_str("{\"");
+                out.push_str(key);
+                out.push_str("\":\"");
+                out.push_str(c);
+                out.push_str("\"}");
+            }
+        }
+    }
+    out
+}
+
+/// The first reference key, `base` then `base-2`, `base-3`, …, that none of
+/// `texts` holds (so no text can read as a reference).
+pub fn free_key<'t>(base: &str, texts: impl Iterator<Item = &'t str> + Clone) -> String {
+    let mut key = base.to_string();
+    let mut n = 2;
+    while texts
+        .clone()
+        .any(|t| memchr::memmem::find(t.as_bytes(), key.as_bytes()).is_some())
+    {
+        key = format!("{base}-{n}");
+        n += 1;
+    }
+    key
+}
+
 /// The whole text of entry `name` of `entries`, joined from its pieces
 /// (`None` if it or an entry it refers to is missing).
 pub fn join(entries: &BTreeMap<String, Vec<Piece>>, name: &str) -> Option<String> {

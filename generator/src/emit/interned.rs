@@ -12,7 +12,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
-use super::chunks::{Piece, chunk_texts};
+use super::chunks::{Piece, chunk_texts, free_key, marked};
 use super::deferred::raw_literal;
 use super::typescript::{OutputDeclaration, output_declaration, tool_declaration_parts};
 use crate::error::{GenerateError, Result};
@@ -33,6 +33,8 @@ pub struct ToolSchemas {
     /// The tool's TypeScript declaration, its parts that other tools
     /// repeat (type aliases, output types) as entries.
     pub declaration: Vec<Piece>,
+    /// The reference key of the table (see [`SchemaTable::key`]).
+    pub key: Arc<str>,
 }
 
 /// Every interned text, plus which constants each tool uses.
@@ -40,6 +42,9 @@ pub struct ToolSchemas {
 pub struct SchemaTable {
     /// Entry name → pieces, sorted by name (see [`super::chunks::Chunked::entries`]).
     pub entries: BTreeMap<String, Vec<Piece>>,
+    /// The key `src/schemas.rs` writes references with: `x-toolforge-chunk`,
+    /// unless a schema or declaration holds that itself.
+    pub key: Arc<str>,
     /// Per product, per tool (catalogue order).
     pub tools: Vec<Vec<ToolSchemas>>,
 }
@@ -179,17 +184,6 @@ impl SchemaTable {
             .par_iter()
             .map(|v| json_text(v).map(Arc::from))
             .collect::<Result<_>>()?;
-        let texts: Vec<&str> = output_texts
-            .iter()
-            .map(|t| &**t)
-            .chain(responses.items.iter().map(|t| &***t))
-            .collect();
-        let chunked = chunk_texts(&texts).map_err(|name| GenerateError::Emit {
-            file: "src/schemas.rs".into(),
-            message: format!("two schema texts hash to {name}"),
-        })?;
-        let (output_roots, response_roots) = chunked.roots.split_at(output_texts.len());
-        let mut entries = chunked.entries;
         let parts: Vec<Vec<Vec<String>>> = cat
             .products
             .par_iter()
@@ -206,6 +200,24 @@ impl SchemaTable {
                     .collect()
             })
             .collect();
+        let texts: Vec<&str> = output_texts
+            .iter()
+            .map(|t| &**t)
+            .chain(responses.items.iter().map(|t| &***t))
+            .collect();
+        let chunked = chunk_texts(&texts).map_err(|name| GenerateError::Emit {
+            file: "src/schemas.rs".into(),
+            message: format!("two schema texts hash to {name}"),
+        })?;
+        let key: Arc<str> = Arc::from(free_key(
+            super::artifacts::CHUNK_KEY,
+            texts
+                .iter()
+                .copied()
+                .chain(parts.iter().flatten().flatten().map(String::as_str)),
+        ));
+        let (output_roots, response_roots) = chunked.roots.split_at(output_texts.len());
+        let mut entries = chunked.entries;
         let mut declared = share_parts(&parts, &mut entries)?.into_iter();
         let table_tools = uses
             .into_iter()
@@ -216,6 +228,7 @@ impl SchemaTable {
                     .map(|(output, rs)| ToolSchemas {
                         output: output.and_then(|i| output_roots.get(i).cloned()),
                         declaration: declared.next().unwrap_or_default(),
+                        key: Arc::clone(&key),
                         responses: rs
                             .into_iter()
                             .map(|i| i.and_then(|i| response_roots.get(i).cloned()))
@@ -226,6 +239,7 @@ impl SchemaTable {
             .collect();
         Ok(SchemaTable {
             entries,
+            key,
             tools: table_tools,
         })
     }
@@ -240,56 +254,36 @@ impl SchemaTable {
         super::chunks::join(&self.entries, name)
     }
 
-    /// `src/schemas.rs`: one `pub(crate) const` per entry, one a line, a
-    /// `SharedText` that is a literal (`T`) or the join (`J`) of literals
-    /// and other entries. Written directly (no token round trip): it is
-    /// the bulk of the crate's source.
+    /// `src/schemas.rs`: the `TEXTS` table, one entry a line, sorted by
+    /// name, each text with its shared parts written as references
+    /// (`toolforge_runtime::catalogue::SharedTexts`). Written directly (no
+    /// token round trip): it is the bulk of the crate's source.
     pub fn render(&self, header: &str) -> String {
         let size: usize = self
             .entries
             .values()
             .flatten()
             .map(|p| match p {
-                Piece::Text(t) => t.len() + 12,
-                Piece::Chunk(_) => 20,
+                Piece::Text(t) => t.len(),
+                Piece::Chunk(c) => c.len() + self.key.len() + 8,
             })
             .sum::<usize>()
-            + self.entries.len() * 64;
+            + self.entries.len() * 32;
         let mut out = String::with_capacity(size + 1024);
         out.push_str(header);
         out.push_str(
-            "\n//! Output and response schemas as JSON text, shared by the tool modules:\n//! each distinct text once, named by its content hash, and cut into the\n//! parts it shares with other texts: `T` is literal text, `J` joins\n//! literals and other entries (`SharedText::text` puts one together).\n\n#[allow(unused_imports)]\nuse toolforge_runtime::catalogue::SharedText::{self, Joined as J, Text as T};\n\n",
+            "\n//! Output and response schemas as JSON text, and the TypeScript declaration\n//! parts that tools share: each distinct text once, named by its content hash,\n//! with the parts it shares with other texts written as references\n//! `{\"<key>\":\"S_…\"}` (`SharedText::text` puts a text back together).\n\nuse toolforge_runtime::catalogue::SharedTexts;\n\n/// Every shared text, sorted by name.\npub(crate) static TEXTS: SharedTexts = SharedTexts {\n    key: ",
         );
+        out.push_str(&proc_macro2::Literal::string(&self.key).to_string());
+        out.push_str(",\n    entries: &[\n");
         for (name, pieces) in &self.entries {
-            out.push_str("pub(crate) const ");
+            out.push_str("        (\"");
             out.push_str(name);
-            out.push_str(": SharedText = ");
-            match &pieces[..] {
-                [Piece::Text(text)] => {
-                    out.push_str("T(");
-                    out.push_str(&raw_literal(text));
-                    out.push(')');
-                }
-                pieces => {
-                    out.push_str("J(&[");
-                    for (i, piece) in pieces.iter().enumerate() {
-                        if i > 0 {
-                            out.push_str(", ");
-                        }
-                        match piece {
-                            Piece::Text(text) => {
-                                out.push_str("T(");
-                                out.push_str(&raw_literal(text));
-                                out.push(')');
-                            }
-                            Piece::Chunk(c) => out.push_str(c),
-                        }
-                    }
-                    out.push_str("])");
-                }
-            }
-            out.push_str(";\n");
+            out.push_str("\", ");
+            out.push_str(&raw_literal(&marked(pieces, &self.key)));
+            out.push_str("),\n");
         }
+        out.push_str("    ],\n};\n");
         out
     }
 }
@@ -319,18 +313,17 @@ mod tests {
                 ),
             ]
             .into(),
+            key: Arc::from("k"),
             tools: Vec::new(),
         };
         let text = table.render("// header");
         assert!(text.starts_with("// header\n//! "), "{text}");
         assert!(
-            text.contains("pub(crate) const S_A: SharedText = T(r#\"{\"a\":\"\\n\"}\"#);"),
+            text.contains("        (\"S_A\", r#\"{\"a\":\"\\n\"}\"#),\n"),
             "{text}"
         );
         assert!(
-            text.contains(
-                "pub(crate) const S_B: SharedText = J(&[T(r#\"{\"x\":\"#), S_A, T(r#\"}\"#)]);"
-            ),
+            text.contains("        (\"S_B\", r#\"{\"x\":{\"k\":\"S_A\"}}\"#),\n"),
             "{text}"
         );
         assert_eq!(table.text("S_B").unwrap(), "{\"x\":{\"a\":\"\\n\"}}");

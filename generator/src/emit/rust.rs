@@ -5,7 +5,7 @@
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
-use super::chunks::Piece;
+use super::chunks::{Piece, marked};
 use super::deferred::Deferred;
 use super::interned::ToolSchemas;
 use crate::error::{GenerateError, Result};
@@ -128,15 +128,16 @@ fn schemes_expr(schemes: &[Scheme]) -> (TokenStream, bool) {
     (expr, key_location)
 }
 
-/// `Some(crate::schemas::S_…)`: an interned schema.
+/// `Some(SharedText::Entry("S_…", &crate::schemas::TEXTS))`: an interned
+/// schema.
 fn interned_ref(name: &str) -> TokenStream {
-    let c = ident(name);
-    quote!(Some(crate::schemas::#c))
+    let name = lit(name);
+    quote!(Some(SharedText::Entry(#name, &crate::schemas::TEXTS)))
 }
 
-/// A tool's `ts_declaration`: one literal, or the join of literals and the
-/// shared `crate::schemas` entries of its pieces.
-fn declaration_tokens(pieces: &[Piece]) -> TokenStream {
+/// A tool's `ts_declaration`: one literal, or literal text with references
+/// to the shared `crate::schemas::TEXTS` entries of its pieces.
+fn declaration_tokens(pieces: &[Piece], key: &str) -> TokenStream {
     match pieces {
         [] => quote!(SharedText::Text("")),
         [Piece::Text(t)] => {
@@ -144,17 +145,8 @@ fn declaration_tokens(pieces: &[Piece]) -> TokenStream {
             quote!(SharedText::Text(#t))
         }
         pieces => {
-            let items = pieces.iter().map(|p| match p {
-                Piece::Text(t) => {
-                    let t = lit(t);
-                    quote!(SharedText::Text(#t))
-                }
-                Piece::Chunk(c) => {
-                    let c = ident(c);
-                    quote!(crate::schemas::#c)
-                }
-            });
-            quote!(SharedText::Joined(&[#(#items),*]))
+            let t = lit(&marked(pieces, key));
+            quote!(SharedText::Marked(#t, &crate::schemas::TEXTS))
         }
     }
 }
@@ -272,7 +264,7 @@ fn tool_tokens(
     let deprecated = tool.deprecated;
     let security = requirement(&tool.security);
     let ts_declaration = match interned {
-        Some(i) => declaration_tokens(&i.declaration),
+        Some(i) => declaration_tokens(&i.declaration, &i.key),
         None => {
             let text = lit(&super::typescript::tool_declaration(tool));
             quote!(SharedText::Text(#text))

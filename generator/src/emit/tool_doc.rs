@@ -4,7 +4,7 @@
 
 use proc_macro2::Literal;
 
-use super::chunks::Piece;
+use super::chunks::{Piece, marked};
 use super::deferred::{Deferred, raw_literal};
 use super::interned::ToolSchemas;
 use super::layout::{Doc, tool_items};
@@ -48,9 +48,13 @@ impl Texts<'_> {
     }
 }
 
-/// `Some(crate::schemas::S_…)`: an interned schema.
+/// `Some(SharedText::Entry("S_…", &crate::schemas::TEXTS))`: an interned
+/// schema.
 fn interned(name: &str) -> Doc {
-    Doc::some(atom(format!("crate::schemas::{name}")))
+    Doc::some(Doc::Call(
+        "SharedText::Entry",
+        vec![Doc::str(name), atom("&crate::schemas::TEXTS")],
+    ))
 }
 
 /// `Some(SharedText::Text(…))`: a schema text written in place.
@@ -67,21 +71,16 @@ fn text_call(text: Doc) -> Doc {
 }
 
 /// A tool's `ts_declaration`, as `rust::declaration_tokens` writes it.
-fn declaration(pieces: &[Piece]) -> Doc {
+fn declaration(pieces: &[Piece], key: &str) -> Doc {
     match pieces {
         [] => text_call(Doc::str("")),
         [Piece::Text(t)] => text_call(Doc::str(t)),
         pieces => Doc::Call(
-            "SharedText::Joined",
-            vec![Doc::Slice(
-                pieces
-                    .iter()
-                    .map(|p| match p {
-                        Piece::Text(t) => text_call(Doc::str(t)),
-                        Piece::Chunk(c) => atom(format!("crate::schemas::{c}")),
-                    })
-                    .collect(),
-            )],
+            "SharedText::Marked",
+            vec![
+                Doc::str(&marked(pieces, key)),
+                atom("&crate::schemas::TEXTS"),
+            ],
         ),
     }
 }
@@ -255,7 +254,7 @@ fn fields(
             .collect(),
     );
     let ts = match schemas {
-        Some(i) => declaration(&i.declaration),
+        Some(i) => declaration(&i.declaration, &i.key),
         None => text_call(Doc::str(&super::typescript::tool_declaration(tool))),
     };
     Ok(vec![

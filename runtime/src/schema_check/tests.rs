@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::*;
-use crate::catalogue::{ResponseDef, SharedText};
+use crate::catalogue::{ResponseDef, SharedText, SharedTexts};
 use crate::request::testing::custom;
 
 const SCHEMA: &str = r#"{"type":"object","required":["success","result"],"properties":{"success":{"type":"boolean"},"result":{"type":"array","items":{"type":"object","required":["id"],"properties":{"id":{"type":"string","maxLength":8},"tags":{"type":"object","additionalProperties":{"type":"integer"}}}}}}}"#;
@@ -157,6 +157,20 @@ fn masking_keeps_declared_keys_only() {
     );
 }
 
+static NODE_TEXTS: SharedTexts = SharedTexts {
+    key: "x-toolforge-chunk",
+    entries: &[
+        (
+            "S_NODE",
+            r##"{"type":"object","required":["id"],"properties":{"id":{"type":"string"},"kids":{"type":"array","items":{"$ref":"#/$defs/Node"}}}}"##,
+        ),
+        (
+            "S_ROOT",
+            r##"{"$ref":"#/$defs/Node","$defs":{"Node":{"x-toolforge-chunk":"S_NODE"}}}"##,
+        ),
+    ],
+};
+
 /// A response schema the generator cut into shared parts (its root `$defs`
 /// here, as for recursive schemas) is checked whole: the parts are joined
 /// before the validator is built. Built from the first part alone, the
@@ -169,13 +183,7 @@ fn joined_schemas_are_put_together_before_checking() {
         t.responses = Box::leak(Box::new([ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Joined(&[
-                SharedText::Text(r##"{"$ref":"#/$defs/Node","$defs":{"Node":"##),
-                SharedText::Text(
-                    r##"{"type":"object","required":["id"],"properties":{"id":{"type":"string"},"kids":{"type":"array","items":{"$ref":"#/$defs/Node"}}}}"##,
-                ),
-                SharedText::Text("}}"),
-            ])),
+            schema: Some(SharedText::Entry("S_ROOT", &NODE_TEXTS)),
         }]));
     });
     let (checks, rx) = collecting(None);

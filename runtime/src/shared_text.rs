@@ -1,0 +1,142 @@
+//! Texts of a catalogue that share their parts.
+//!
+//! The output and response schemas of a large API repeat the same parts
+//! across tools (a shared error body, an object returned everywhere), and
+//! so do their TypeScript declarations. A generated crate keeps each such
+//! part once, as an entry of its [`SharedTexts`] table (`src/schemas.rs`),
+//! and a text refers to an entry with `{"<key>":"<name>"}` where the part
+//! was. [`SharedText::text`] puts the exact text back together. The table
+//! is one `static` of string literals, so the compiler checks it once: a
+//! tree of nested `const`s or `static`s, one per part, tripled the build of
+//! Stripe's crate.
+
+use std::borrow::Cow;
+
+/// Deepest nesting of references followed (the generator's texts nest a
+/// few levels; this only stops a malformed table).
+const MAX_DEPTH: usize = 256;
+
+/// The shared parts of a crate's texts.
+#[derive(Debug)]
+pub struct SharedTexts {
+    /// The reference key: `x-toolforge-chunk`, unless some text holds that
+    /// one itself (then a suffixed key no text holds).
+    pub key: &'static str,
+    /// `(name, text)` of every entry, sorted by name.
+    pub entries: &'static [(&'static str, &'static str)],
+}
+
+impl SharedTexts {
+    fn get(&self, name: &str) -> Option<&'static str> {
+        self.entries
+            .binary_search_by(|(n, _)| (*n).cmp(name))
+            .ok()
+            .and_then(|i| self.entries.get(i))
+            .map(|(_, text)| *text)
+    }
+
+    /// Appends `text` to `out` with its references replaced by the entries
+    /// they name (a reference that names no entry, or nests past
+    /// [`MAX_DEPTH`], is kept as written).
+    fn push(&self, open: &str, text: &str, out: &mut String, depth: usize) {
+        let mut rest = text;
+        while let Some(at) = rest.find(open) {
+            let after = &rest[at + open.len()..];
+            let target = after.find("\"}").and_then(|end| {
+                let found = self.get(&after[..end]).filter(|_| depth < MAX_DEPTH);
+                found.map(|t| (t, end))
+            });
+            match target {
+                Some((entry, end)) => {
+                    out.push_str(&rest[..at]);
+                    self.push(open, entry, out, depth + 1);
+                    rest = &after[end + 2..];
+                }
+                None => {
+                    out.push_str(&rest[..at + open.len()]);
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(rest);
+    }
+
+    /// `text` with its references replaced (borrowed when it has none).
+    fn expand(&self, text: &'static str) -> Cow<'static, str> {
+        let open = format!("{{\"{}\":\"", self.key);
+        if !text.contains(&open) {
+            return Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len() * 4);
+        self.push(&open, text, &mut out, 0);
+        Cow::Owned(out)
+    }
+}
+
+/// A text of the catalogue (a schema's JSON, a TypeScript declaration).
+#[derive(Debug, Clone, Copy)]
+pub enum SharedText {
+    /// The whole text, literal.
+    Text(&'static str),
+    /// The entry of this name in the table.
+    Entry(&'static str, &'static SharedTexts),
+    /// Literal text that refers to entries of the table.
+    Marked(&'static str, &'static SharedTexts),
+}
+
+impl SharedText {
+    /// The whole text (borrowed when it is one literal). An entry that is
+    /// missing from its table (a broken crate) reads as the empty text.
+    pub fn text(self) -> Cow<'static, str> {
+        match self {
+            SharedText::Text(t) => Cow::Borrowed(t),
+            SharedText::Entry(name, table) => table
+                .get(name)
+                .map_or(Cow::Borrowed(""), |t| table.expand(t)),
+            SharedText::Marked(text, table) => table.expand(text),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SharedText, SharedTexts};
+
+    static TABLE: SharedTexts = SharedTexts {
+        key: "k",
+        entries: &[
+            ("A", r#"{"type":"string"}"#),
+            ("B", r#"{"items":{"k":"A"}}"#),
+            ("L", r#"{"a":{"k":"L"}}"#),
+        ],
+    };
+
+    #[test]
+    fn references_are_replaced_by_their_entries() {
+        let root = SharedText::Marked(
+            r#"{"a":{"k":"A"},"b":{"k":"B"},"c":{"k":"Z"},"d":"{\"k\":\"A\"}"}"#,
+            &TABLE,
+        );
+        assert_eq!(
+            root.text(),
+            r#"{"a":{"type":"string"},"b":{"items":{"type":"string"}},"c":{"k":"Z"},"d":"{\"k\":\"A\"}"}"#
+        );
+        assert_eq!(
+            SharedText::Entry("B", &TABLE).text(),
+            r#"{"items":{"type":"string"}}"#
+        );
+        assert!(matches!(
+            SharedText::Entry("A", &TABLE).text(),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(SharedText::Entry("missing", &TABLE).text(), "");
+        assert_eq!(SharedText::Text("{\"k\":\"A\"}").text(), "{\"k\":\"A\"}");
+    }
+
+    #[test]
+    fn a_loop_in_a_broken_table_stops() {
+        let text = SharedText::Entry("L", &TABLE).text();
+        assert!(text.len() < 10_000, "{}", text.len());
+        assert!(text.contains(r#"{"k":"L"}"#), "{text}");
+    }
+}
