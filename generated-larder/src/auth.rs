@@ -19,7 +19,7 @@ pub static GET_CURRENT_ACCOUNT: ToolDef = ToolDef {
     title: "The calling account",
     description: "Returns the account and household behind the OpenID Connect identity.",
     input_schema: r#"{"type":"object","properties":{},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_2DD6BBC18AED3159", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_2DD6BBC18AED3159", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -40,12 +40,12 @@ pub static GET_CURRENT_ACCOUNT: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_2DD6BBC18AED3159", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_2DD6BBC18AED3159", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "401",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -67,7 +67,7 @@ pub static GET_SERVICE_STATUS: ToolDef = ToolDef {
     title: "Service status",
     description: "Reports whether the service is up. Public; no credential is needed.",
     input_schema: r#"{"type":"object","properties":{},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_C2B769336B98C617", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_C2B769336B98C617", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -88,7 +88,7 @@ pub static GET_SERVICE_STATUS: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_C2B769336B98C617", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_C2B769336B98C617", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -110,7 +110,7 @@ pub static ISSUE_TOKEN: ToolDef = ToolDef {
     title: "Issue an access token",
     description: "Exchanges client credentials for a bearer token (OAuth 2 client credentials grant). The client authenticates with HTTP basic (client id and secret) or with `client_id` and `client_secret` in the form; the operation itself needs no other credential.",
     input_schema: r#"{"type":"object","properties":{"grant_type":{"type":"string","enum":["client_credentials"],"description":"Always `client_credentials`."},"scope":{"type":"string","description":"Space-separated scopes to request (default all the client may have)."},"client_id":{"type":"string","description":"Client id, when not sent with HTTP basic."},"client_secret":{"type":"string","description":"Client secret, when not sent with HTTP basic."}},"required":["grant_type"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_B2773539DADB2826", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_B2773539DADB2826", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -145,17 +145,17 @@ pub static ISSUE_TOKEN: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_B2773539DADB2826", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_B2773539DADB2826", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "400",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "401",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,

@@ -22,7 +22,7 @@ pub static CREATE_ITEM: ToolDef = ToolDef {
     title: "Add an item",
     description: "Puts a new item on the shelves of a pantry.",
     input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"name":{"type":"string","minLength":1,"maxLength":120},"category":{"type":"string","enum":["grains","tins","dairy","produce","spices","frozen","drinks","other"]},"quantity":{"type":"number","minimum":0},"unit":{"type":"string","enum":["g","kg","ml","l","piece","pack"]},"best_before":{"type":"string","format":"date"},"barcode":{"type":"string","pattern":"^[0-9]{8,14}$"},"reorder_level":{"type":"number","minimum":0}},"required":["pantryId","name","category","quantity","unit"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_66F4D06641386B0B", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_66F4D06641386B0B", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -70,12 +70,12 @@ pub static CREATE_ITEM: ToolDef = ToolDef {
         ResponseDef {
             status: "201",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_66F4D06641386B0B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_66F4D06641386B0B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "422",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -83,7 +83,7 @@ pub static CREATE_ITEM: ToolDef = ToolDef {
     security: &[&[1], &[2]],
     ts_declaration: SharedText::Marked(
         "/** Puts a new item on the shelves of a pantry. (POST /pantries/{pantryId}/items) */\ncreate_item(args: { pantryId: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string; reorder_level?: number }): Promise<{\"x-toolforge-chunk\":\"S_46DBA82D6B79CC4D\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`CREATE_ITEM`] from validated arguments.
@@ -143,7 +143,7 @@ pub static DELETE_ITEM: ToolDef = ToolDef {
         ResponseDef {
             status: "404",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -165,7 +165,7 @@ pub static GET_ITEM: ToolDef = ToolDef {
     title: "Get an item",
     description: "One item. Authenticated with the API key in the query string (for shelf labels).",
     input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"itemId":{"type":"string","pattern":"^itm_[a-z0-9]{8}$","description":"Item id."}},"required":["pantryId","itemId"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_66F4D06641386B0B", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_66F4D06641386B0B", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -205,12 +205,12 @@ pub static GET_ITEM: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_66F4D06641386B0B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_66F4D06641386B0B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "404",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -218,7 +218,7 @@ pub static GET_ITEM: ToolDef = ToolDef {
     security: &[&[3]],
     ts_declaration: SharedText::Marked(
         "/** One item. Authenticated with the API key in the query string (for shelf labels). (GET /pantries/{pantryId}/items/{itemId}) */\nget_item(args: { pantryId: string; itemId: string }): Promise<{\"x-toolforge-chunk\":\"S_46DBA82D6B79CC4D\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`GET_ITEM`] from validated arguments.
@@ -233,7 +233,7 @@ pub static LIST_ITEMS: ToolDef = ToolDef {
     title: "List items",
     description: "Items in a pantry, optionally filtered by category, text or expiry date.",
     input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, from 1."},"per_page":{"type":"integer","minimum":1,"maximum":100,"default":20,"description":"Entries per page."},"category":{"type":"array","maxItems":5,"items":{"type":"string","enum":["grains","tins","dairy","produce","spices","frozen","drinks","other"]},"description":"Only items of these categories (comma separated)."},"q":{"type":"string","maxLength":60,"description":"Text to look for in item names."},"expiring_before":{"type":"string","format":"date","description":"Only items whose best-before date is earlier than this day."},"X-Request-Id":{"type":"string","maxLength":64,"description":"Caller's id for this request, echoed in logs."}},"required":["pantryId"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_B1AEE0C838DE53A3", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_B1AEE0C838DE53A3", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -318,12 +318,12 @@ pub static LIST_ITEMS: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_B1AEE0C838DE53A3", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_B1AEE0C838DE53A3", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "404",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -345,7 +345,7 @@ pub static REPLACE_ITEM: ToolDef = ToolDef {
     title: "Replace an item",
     description: "Overwrites every field of an item.",
     input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"itemId":{"type":"string","pattern":"^itm_[a-z0-9]{8}$","description":"Item id."},"name":{"type":"string","minLength":1,"maxLength":120},"category":{"type":"string","enum":["grains","tins","dairy","produce","spices","frozen","drinks","other"]},"quantity":{"type":"number","minimum":0},"unit":{"type":"string","enum":["g","kg","ml","l","piece","pack"]},"best_before":{"type":"string","format":"date"},"barcode":{"type":"string","pattern":"^[0-9]{8,14}$"},"reorder_level":{"type":"number","minimum":0}},"required":["pantryId","itemId","name","category","quantity","unit"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_66F4D06641386B0B", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_66F4D06641386B0B", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -402,17 +402,17 @@ pub static REPLACE_ITEM: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_66F4D06641386B0B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_66F4D06641386B0B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "404",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "422",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -420,7 +420,7 @@ pub static REPLACE_ITEM: ToolDef = ToolDef {
     security: &[&[1], &[2]],
     ts_declaration: SharedText::Marked(
         "/** Overwrites every field of an item. (PUT /pantries/{pantryId}/items/{itemId}) */\nreplace_item(args: { pantryId: string; itemId: string; name: string; category: \"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"; quantity: number; unit: \"g\" | \"kg\" | \"ml\" | \"l\" | \"piece\" | \"pack\"; best_before?: string; barcode?: string; reorder_level?: number }): Promise<{\"x-toolforge-chunk\":\"S_46DBA82D6B79CC4D\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`REPLACE_ITEM`] from validated arguments.
@@ -435,7 +435,7 @@ pub static UPLOAD_ITEM_PHOTO: ToolDef = ToolDef {
     title: "Upload an item photo",
     description: "Stores a picture of the item (replacing any earlier one).",
     input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"itemId":{"type":"string","pattern":"^itm_[a-z0-9]{8}$","description":"Item id."},"photo":{"anyOf":[{"type":"string","description":"File content as UTF-8 text."},{"type":"object","properties":{"content":{"type":"string","description":"File content; base64 when encoding is base64."},"encoding":{"type":"string","enum":["utf8","base64"],"default":"utf8"},"filename":{"type":"string"},"content_type":{"type":"string"}},"required":["content"],"additionalProperties":false}],"description":"The image file (JPEG or PNG)."},"caption":{"type":"string","maxLength":140,"description":"Short text shown under the picture."}},"required":["pantryId","itemId","photo"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_C1E1BBD861D64A3E", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_C1E1BBD861D64A3E", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -482,12 +482,12 @@ pub static UPLOAD_ITEM_PHOTO: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_C1E1BBD861D64A3E", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_C1E1BBD861D64A3E", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "413",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,

@@ -21,7 +21,7 @@ pub static CANCEL_ORDER: ToolDef = ToolDef {
     title: "Cancel an order",
     description: "Cancels an order the supplier has not shipped yet.",
     input_schema: r#"{"type":"object","properties":{"orderId":{"type":"string","minLength":1,"maxLength":40,"description":"Order id."},"reason":{"type":"string","maxLength":200}},"required":["orderId"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -59,12 +59,12 @@ pub static CANCEL_ORDER: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "409",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -72,7 +72,7 @@ pub static CANCEL_ORDER: ToolDef = ToolDef {
     security: &[&[1], &[2]],
     ts_declaration: SharedText::Marked(
         "/** Cancels an order the supplier has not shipped yet. (POST /orders/{orderId}/cancel) */\ncancel_order(args: { orderId: string; reason?: string }): Promise<{\"x-toolforge-chunk\":\"S_FEDA478B5ABC47DC\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`CANCEL_ORDER`] from validated arguments.
@@ -87,7 +87,7 @@ pub static CREATE_ORDER: ToolDef = ToolDef {
     title: "Place an order",
     description: "Places a purchase order with a supplier. Repeating a key returns the first order.",
     input_schema: r#"{"type":"object","properties":{"Idempotency-Key":{"type":"string","minLength":8,"maxLength":64,"description":"Unique key of this order attempt, so a retry does not order twice."},"supplier_id":{"type":"string","pattern":"^sup_[a-z0-9]{8}$"},"deliver_to":{"type":"string","pattern":"^pan_[a-z0-9]{8}$"},"lines":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"object","required":["sku","quantity"],"properties":{"sku":{"type":"string","minLength":1,"maxLength":40},"quantity":{"type":"integer","minimum":1}}}},"note":{"type":"string","maxLength":300}},"required":["Idempotency-Key","supplier_id","lines"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -132,17 +132,17 @@ pub static CREATE_ORDER: ToolDef = ToolDef {
         ResponseDef {
             status: "201",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "401",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "422",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -150,7 +150,7 @@ pub static CREATE_ORDER: ToolDef = ToolDef {
     security: &[&[4]],
     ts_declaration: SharedText::Marked(
         "/** Places a purchase order with a supplier. Repeating a key returns the first order. (POST /orders) */\ncreate_order(args: { \"Idempotency-Key\": string; supplier_id: string; deliver_to?: string; lines: Array<{ sku: string; quantity: number }>; note?: string }): Promise<{\"x-toolforge-chunk\":\"S_FEDA478B5ABC47DC\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`CREATE_ORDER`] from validated arguments.
@@ -165,7 +165,7 @@ pub static GET_ORDER: ToolDef = ToolDef {
     title: "Get an order",
     description: "One purchase order with its lines.",
     input_schema: r#"{"type":"object","properties":{"orderId":{"type":"string","minLength":1,"maxLength":40,"description":"Order id."}},"required":["orderId"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -196,12 +196,12 @@ pub static GET_ORDER: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "404",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -209,7 +209,7 @@ pub static GET_ORDER: ToolDef = ToolDef {
     security: &[&[1], &[2]],
     ts_declaration: SharedText::Marked(
         "/** One purchase order with its lines. (GET /orders/{orderId}) */\nget_order(args: { orderId: string }): Promise<{\"x-toolforge-chunk\":\"S_FEDA478B5ABC47DC\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`GET_ORDER`] from validated arguments.
@@ -224,7 +224,7 @@ pub static LIST_ORDERS: ToolDef = ToolDef {
     title: "List orders",
     description: "Purchase orders, a page at a time.",
     input_schema: r#"{"type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, from 1."},"per_page":{"type":"integer","minimum":1,"maximum":100,"default":20,"description":"Entries per page."},"status":{"type":"array","items":{"type":"string","enum":["draft","placed","shipped","received","cancelled"]},"description":"Only orders in these states."},"supplier_id":{"type":"string","pattern":"^sup_[a-z0-9]{8}$","description":"Only orders placed with this supplier."}},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_C2FDE0547B59EF8D", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_C2FDE0547B59EF8D", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -282,12 +282,12 @@ pub static LIST_ORDERS: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_C2FDE0547B59EF8D", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_C2FDE0547B59EF8D", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "401",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -309,7 +309,7 @@ pub static RECEIVE_ORDER: ToolDef = ToolDef {
     title: "Receive an order",
     description: "Marks an order delivered and adds its lines to the pantry's stock.",
     input_schema: r#"{"type":"object","properties":{"orderId":{"type":"string","minLength":1,"maxLength":40,"description":"Order id."},"pantry_id":{"type":"string","pattern":"^pan_[a-z0-9]{8}$"},"received_at":{"type":"string","format":"date-time"},"missing_skus":{"type":"array","description":"Lines that did not arrive.","items":{"type":"string"}}},"required":["orderId","pantry_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -353,12 +353,12 @@ pub static RECEIVE_ORDER: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "404",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -366,7 +366,7 @@ pub static RECEIVE_ORDER: ToolDef = ToolDef {
     security: &[&[1], &[2]],
     ts_declaration: SharedText::Marked(
         "/** Marks an order delivered and adds its lines to the pantry's stock. (POST /orders/{orderId}/receive) */\nreceive_order(args: { orderId: string; pantry_id: string; received_at?: string; missing_skus?: string[] }): Promise<{\"x-toolforge-chunk\":\"S_FEDA478B5ABC47DC\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`RECEIVE_ORDER`] from validated arguments.

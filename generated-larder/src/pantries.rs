@@ -21,7 +21,7 @@ pub static CREATE_PANTRY: ToolDef = ToolDef {
     title: "Create a pantry",
     description: "Adds a new storage place.",
     input_schema: r#"{"type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":80},"kind":{"type":"string","enum":["cupboard","fridge","freezer","cellar","shed"]},"notes":{"type":"string","maxLength":500},"shared":{"type":"boolean","default":false,"description":"Whether other household members see it."}},"required":["name","kind"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_68388E6BBD112581", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_68388E6BBD112581", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -56,17 +56,17 @@ pub static CREATE_PANTRY: ToolDef = ToolDef {
         ResponseDef {
             status: "201",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_68388E6BBD112581", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_68388E6BBD112581", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "401",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "422",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -74,7 +74,7 @@ pub static CREATE_PANTRY: ToolDef = ToolDef {
     security: &[&[4]],
     ts_declaration: SharedText::Marked(
         "/** Adds a new storage place. (POST /pantries) */\ncreate_pantry(args: { name: string; kind: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string; shared?: boolean }): Promise<{\"x-toolforge-chunk\":\"S_8A5470C6E4AF6A1B\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`CREATE_PANTRY`] from validated arguments.
@@ -134,12 +134,12 @@ pub static DELETE_PANTRY: ToolDef = ToolDef {
         ResponseDef {
             status: "404",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "412",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -161,7 +161,7 @@ pub static GET_PANTRY: ToolDef = ToolDef {
     title: "Get a pantry",
     description: "One pantry. Shared pantries can be read without a credential; a bearer token also shows private ones.",
     input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."}},"required":["pantryId"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_68388E6BBD112581", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_68388E6BBD112581", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -192,12 +192,12 @@ pub static GET_PANTRY: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_68388E6BBD112581", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_68388E6BBD112581", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "404",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -205,7 +205,7 @@ pub static GET_PANTRY: ToolDef = ToolDef {
     security: &[&[], &[1]],
     ts_declaration: SharedText::Marked(
         "/** One pantry. Shared pantries can be read without a credential; a bearer token also shows private ones. (GET /pantries/{pantryId}) */\nget_pantry(args: { pantryId: string }): Promise<{\"x-toolforge-chunk\":\"S_8A5470C6E4AF6A1B\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`GET_PANTRY`] from validated arguments.
@@ -220,7 +220,7 @@ pub static LIST_PANTRIES: ToolDef = ToolDef {
     title: "List pantries",
     description: "Pantries of the account, a page at a time.",
     input_schema: r#"{"type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, from 1."},"per_page":{"type":"integer","minimum":1,"maximum":100,"default":20,"description":"Entries per page."},"sort":{"type":"string","enum":["name","created_at","item_count"],"default":"name","description":"Field to order by."},"kind":{"type":"array","items":{"type":"string","enum":["cupboard","fridge","freezer","cellar","shed"]},"description":"Only pantries of these kinds."}},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_6847DC636C9CC3BD", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_6847DC636C9CC3BD", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -278,17 +278,17 @@ pub static LIST_PANTRIES: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_6847DC636C9CC3BD", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_6847DC636C9CC3BD", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "400",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "401",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -310,7 +310,7 @@ pub static UPDATE_PANTRY: ToolDef = ToolDef {
     title: "Update a pantry",
     description: "Renames a pantry or changes its kind or notes.",
     input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"name":{"type":"string","minLength":1,"maxLength":80},"kind":{"type":"string","enum":["cupboard","fridge","freezer","cellar","shed"]},"notes":{"type":"string","maxLength":500}},"required":["pantryId"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_68388E6BBD112581", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_68388E6BBD112581", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -350,17 +350,17 @@ pub static UPDATE_PANTRY: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_68388E6BBD112581", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_68388E6BBD112581", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "404",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "422",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -368,7 +368,7 @@ pub static UPDATE_PANTRY: ToolDef = ToolDef {
     security: &[&[1], &[2]],
     ts_declaration: SharedText::Marked(
         "/** Renames a pantry or changes its kind or notes. (PATCH /pantries/{pantryId}) */\nupdate_pantry(args: { pantryId: string; name?: string; kind?: \"cupboard\" | \"fridge\" | \"freezer\" | \"cellar\" | \"shed\"; notes?: string }): Promise<{\"x-toolforge-chunk\":\"S_8A5470C6E4AF6A1B\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`UPDATE_PANTRY`] from validated arguments.

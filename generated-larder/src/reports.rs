@@ -55,7 +55,7 @@ pub static EXPORT_INVENTORY: ToolDef = ToolDef {
         ResponseDef {
             status: "401",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -77,7 +77,7 @@ pub static GET_SPEND_REPORT: ToolDef = ToolDef {
     title: "Spend report",
     description: "Money spent on orders over a period, per supplier.",
     input_schema: r#"{"type":"object","properties":{"from":{"type":"string","format":"date","description":"First day of the period."},"to":{"type":"string","format":"date","description":"Last day of the period."},"currency":{"type":"string","enum":["GBP","EUR","USD"],"default":"EUR","description":"Currency to convert the totals to."}},"required":["from","to"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_9A67011AE6508DD1", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_9A67011AE6508DD1", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -126,12 +126,12 @@ pub static GET_SPEND_REPORT: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_9A67011AE6508DD1", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_9A67011AE6508DD1", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "400",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -139,7 +139,7 @@ pub static GET_SPEND_REPORT: ToolDef = ToolDef {
     security: &[&[4]],
     ts_declaration: SharedText::Marked(
         "/** Money spent on orders over a period, per supplier. (GET /reports/spend) */\nget_spend_report(args: { from: string; to: string; currency?: \"GBP\" | \"EUR\" | \"USD\" }): Promise<{\"x-toolforge-chunk\":\"S_63A87C7A89933849\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`GET_SPEND_REPORT`] from validated arguments.
@@ -154,7 +154,7 @@ pub static GET_WASTE_REPORT: ToolDef = ToolDef {
     title: "Waste report",
     description: "What was thrown away over a period, grouped as asked. Signed-in users only.",
     input_schema: r#"{"type":"object","properties":{"from":{"type":"string","format":"date","description":"First day of the period."},"to":{"type":"string","format":"date","description":"Last day of the period."},"group_by":{"type":"string","enum":["item","category","pantry","week"],"default":"category","description":"How to group the rows."}},"required":["from","to"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_9A67011AE6508DD1", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_9A67011AE6508DD1", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -203,12 +203,12 @@ pub static GET_WASTE_REPORT: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_9A67011AE6508DD1", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_9A67011AE6508DD1", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "400",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -216,7 +216,7 @@ pub static GET_WASTE_REPORT: ToolDef = ToolDef {
     security: &[&[5]],
     ts_declaration: SharedText::Marked(
         "/** What was thrown away over a period, grouped as asked. Signed-in users only. (GET /reports/waste) */\nget_waste_report(args: { from: string; to: string; group_by?: \"item\" | \"category\" | \"pantry\" | \"week\" }): Promise<{\"x-toolforge-chunk\":\"S_63A87C7A89933849\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`GET_WASTE_REPORT`] from validated arguments.

@@ -7,7 +7,7 @@
 use toolforge_runtime::catalogue::SharedTexts;
 
 /// Every shared text, sorted by name.
-pub(crate) static TEXTS: SharedTexts = SharedTexts {
+pub(crate) static ALL: SharedTexts = SharedTexts {
     key: "x-toolforge-chunk",
     entries: &[
         ("S_076B1F77FD577226", r#"{"type":"object","required":["id","item_id","delta","reason","at"],"properties":{"id":{"type":"string"},"item_id":{"type":"string","pattern":"^itm_[a-z0-9]{8}$"},"delta":{"type":"number"},"reason":{"type":"string","enum":["used","wasted","bought","found","counted"]},"note":{"type":"string"},"at":{"type":"string","format":"date-time"}}}"#),

@@ -20,7 +20,7 @@ pub static CREATE_STOCK_ADJUSTMENT: ToolDef = ToolDef {
     title: "Adjust stock",
     description: "Records that some of an item was used, wasted, found or bought.",
     input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"item_id":{"type":"string","pattern":"^itm_[a-z0-9]{8}$"},"delta":{"type":"number","description":"Change in the item's unit; negative for what left the pantry."},"reason":{"type":"string","enum":["used","wasted","bought","found","counted"]},"note":{"type":"string","maxLength":200}},"required":["pantryId","item_id","delta","reason"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_076B1F77FD577226", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_076B1F77FD577226", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -65,12 +65,12 @@ pub static CREATE_STOCK_ADJUSTMENT: ToolDef = ToolDef {
         ResponseDef {
             status: "201",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_076B1F77FD577226", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_076B1F77FD577226", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "422",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -92,7 +92,7 @@ pub static LIST_STOCK_ADJUSTMENTS: ToolDef = ToolDef {
     title: "List stock adjustments",
     description: "Changes to stock levels, newest first, with cursor pagination.",
     input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"cursor":{"type":"string","maxLength":200,"description":"The `next_cursor` of the previous page."},"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"description":"Entries per page."},"since":{"type":"string","format":"date-time","description":"Only adjustments made at or after this instant."},"reason":{"type":"array","items":{"type":"string","enum":["used","wasted","bought","found","counted"]},"description":"Only adjustments with these reasons."}},"required":["pantryId"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_EDC6FCA2EC40340A", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_EDC6FCA2EC40340A", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -159,7 +159,7 @@ pub static LIST_STOCK_ADJUSTMENTS: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EDC6FCA2EC40340A", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EDC6FCA2EC40340A", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -181,7 +181,7 @@ pub static LIST_STOCK_LEVELS: ToolDef = ToolDef {
     title: "Stock levels",
     description: "How much of each item is left, with the low-stock flag. Used by the household web app, which authenticates with its session cookie.",
     input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"low_only":{"type":"boolean","default":false,"description":"Only items at or below their reorder level."},"larder_units":{"type":"string","enum":["metric","imperial"],"description":"Unit system the web app displays."}},"required":["pantryId"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_0BE0A1116E18F388", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_0BE0A1116E18F388", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -230,12 +230,12 @@ pub static LIST_STOCK_LEVELS: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_0BE0A1116E18F388", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_0BE0A1116E18F388", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "401",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -257,7 +257,7 @@ pub static TRANSFER_STOCK: ToolDef = ToolDef {
     title: "Move stock to another pantry",
     description: "Moves a quantity of an item from this pantry to another one.",
     input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"item_id":{"type":"string","pattern":"^itm_[a-z0-9]{8}$"},"to_pantry_id":{"type":"string","pattern":"^pan_[a-z0-9]{8}$"},"quantity":{"type":"number","exclusiveMinimum":0}},"required":["pantryId","item_id","to_pantry_id","quantity"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_C88B69BE79283FA3", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_C88B69BE79283FA3", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -301,12 +301,12 @@ pub static TRANSFER_STOCK: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_A11BFECC024AF657", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_A11BFECC024AF657", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "409",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,

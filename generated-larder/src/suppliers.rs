@@ -21,7 +21,7 @@ pub static CREATE_SUPPLIER: ToolDef = ToolDef {
     title: "Add a supplier",
     description: "Registers a supplier. Needs the account password (HTTP basic).",
     input_schema: r#"{"type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":120},"country":{"type":"string","pattern":"^[A-Z]{2}$"},"email":{"type":"string","format":"email"},"phone":{"type":"string","maxLength":30},"sells":{"type":"array","items":{"type":"string","enum":["grains","tins","dairy","produce","spices","frozen","drinks","other"]}},"address":{"type":"object","required":["line1","city"],"properties":{"line1":{"type":"string"},"line2":{"type":"string"},"city":{"type":"string"},"postcode":{"type":"string"}}}},"required":["name","country"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_3D6B9C6791F30322", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_3D6B9C6791F30322", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -58,12 +58,12 @@ pub static CREATE_SUPPLIER: ToolDef = ToolDef {
         ResponseDef {
             status: "201",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3D6B9C6791F30322", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3D6B9C6791F30322", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "422",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -71,7 +71,7 @@ pub static CREATE_SUPPLIER: ToolDef = ToolDef {
     security: &[&[0]],
     ts_declaration: SharedText::Marked(
         "/** Registers a supplier. Needs the account password (HTTP basic). (POST /suppliers) */\ncreate_supplier(args: { name: string; country: string; email?: string; phone?: string; sells?: Array<\"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\">; address?: { line1: string; line2?: string; city: string; postcode?: string } }): Promise<{\"x-toolforge-chunk\":\"S_7772AD6F5B523E4C\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`CREATE_SUPPLIER`] from validated arguments.
@@ -86,7 +86,7 @@ pub static GET_SUPPLIER: ToolDef = ToolDef {
     title: "Get a supplier",
     description: "One supplier.",
     input_schema: r#"{"type":"object","properties":{"supplierId":{"type":"string","pattern":"^sup_[a-z0-9]{8}$","description":"Supplier id."}},"required":["supplierId"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_3D6B9C6791F30322", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_3D6B9C6791F30322", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -117,12 +117,12 @@ pub static GET_SUPPLIER: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3D6B9C6791F30322", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3D6B9C6791F30322", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "404",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -130,7 +130,7 @@ pub static GET_SUPPLIER: ToolDef = ToolDef {
     security: &[&[1], &[2]],
     ts_declaration: SharedText::Marked(
         "/** One supplier. (GET /suppliers/{supplierId}) */\nget_supplier(args: { supplierId: string }): Promise<{\"x-toolforge-chunk\":\"S_7772AD6F5B523E4C\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`GET_SUPPLIER`] from validated arguments.
@@ -145,7 +145,7 @@ pub static LIST_SUPPLIER_CATALOGUE: ToolDef = ToolDef {
     title: "Supplier catalogue",
     description: "What a supplier sells and at what price. API key in the query, or the web session.",
     input_schema: r#"{"type":"object","properties":{"supplierId":{"type":"string","pattern":"^sup_[a-z0-9]{8}$","description":"Supplier id."},"category":{"type":"string","enum":["grains","tins","dairy","produce","spices","frozen","drinks","other"],"description":"Only products of this category."},"max_price":{"type":"number","minimum":0,"description":"Only products at or below this unit price."}},"required":["supplierId"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_DDE1730DDEF73113", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_DDE1730DDEF73113", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -194,12 +194,12 @@ pub static LIST_SUPPLIER_CATALOGUE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_E95D996DE192265A", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_E95D996DE192265A", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "404",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Wrapped,
@@ -221,7 +221,7 @@ pub static LIST_SUPPLIERS: ToolDef = ToolDef {
     title: "List suppliers",
     description: "Suppliers known to the account. Takes the API key in the query string.",
     input_schema: r#"{"type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, from 1."},"per_page":{"type":"integer","minimum":1,"maximum":100,"default":20,"description":"Entries per page."},"country":{"type":"string","pattern":"^[A-Z]{2}$","description":"ISO 3166-1 alpha-2 country code."},"sells":{"type":"array","items":{"type":"string","enum":["grains","tins","dairy","produce","spices","frozen","drinks","other"]},"description":"Only suppliers selling every one of these categories."}},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_3C67B68335F4F88E", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_3C67B68335F4F88E", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -279,7 +279,7 @@ pub static LIST_SUPPLIERS: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3C67B68335F4F88E", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3C67B68335F4F88E", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -301,7 +301,7 @@ pub static UPDATE_SUPPLIER: ToolDef = ToolDef {
     title: "Update a supplier",
     description: "Changes a supplier's contact details or categories.",
     input_schema: r#"{"type":"object","properties":{"supplierId":{"type":"string","pattern":"^sup_[a-z0-9]{8}$","description":"Supplier id."},"name":{"type":"string","minLength":1,"maxLength":120},"email":{"type":"string","format":"email"},"sells":{"type":"array","items":{"type":"string","enum":["grains","tins","dairy","produce","spices","frozen","drinks","other"]}}},"required":["supplierId"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_3D6B9C6791F30322", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_3D6B9C6791F30322", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -341,12 +341,12 @@ pub static UPDATE_SUPPLIER: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3D6B9C6791F30322", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3D6B9C6791F30322", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "404",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -354,7 +354,7 @@ pub static UPDATE_SUPPLIER: ToolDef = ToolDef {
     security: &[&[1], &[2]],
     ts_declaration: SharedText::Marked(
         "/** Changes a supplier's contact details or categories. (PATCH /suppliers/{supplierId}) */\nupdate_supplier(args: { supplierId: string; name?: string; email?: string; sells?: Array<\"grains\" | \"tins\" | \"dairy\" | \"produce\" | \"spices\" | \"frozen\" | \"drinks\" | \"other\"> }): Promise<{\"x-toolforge-chunk\":\"S_7772AD6F5B523E4C\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`UPDATE_SUPPLIER`] from validated arguments.

@@ -20,7 +20,7 @@ pub static CREATE_WEBHOOK: ToolDef = ToolDef {
     title: "Register a webhook",
     description: "Asks Larder to POST the chosen events to a URL, signed with the given secret.",
     input_schema: r#"{"type":"object","properties":{"url":{"type":"string","format":"uri"},"events":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":["stock.low","item.expiring","order.shipped","order.received"]}},"secret":{"type":"string","minLength":16,"maxLength":128,"description":"Shared secret for the `X-Larder-Signature` header."},"active":{"type":"boolean","default":true}},"required":["url","events"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_33B98E2F9B230CBD", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_33B98E2F9B230CBD", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -55,12 +55,12 @@ pub static CREATE_WEBHOOK: ToolDef = ToolDef {
         ResponseDef {
             status: "201",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_33B98E2F9B230CBD", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_33B98E2F9B230CBD", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "422",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -118,7 +118,7 @@ pub static DELETE_WEBHOOK: ToolDef = ToolDef {
         ResponseDef {
             status: "404",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3F7DAC59FAF3F10B", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -140,7 +140,7 @@ pub static LIST_WEBHOOKS: ToolDef = ToolDef {
     title: "List webhooks",
     description: "Registered callbacks.",
     input_schema: r#"{"type":"object","properties":{},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_BAE2D05E5AFF2248", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_BAE2D05E5AFF2248", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -161,7 +161,7 @@ pub static LIST_WEBHOOKS: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_AC2F183D4AC12019", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_AC2F183D4AC12019", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Wrapped,
@@ -183,7 +183,7 @@ pub static SEND_TEST_EVENT: ToolDef = ToolDef {
     title: "Send a test event",
     description: "Delivers a sample event of the given type to the webhook now.",
     input_schema: r#"{"type":"object","properties":{"webhookId":{"type":"string","pattern":"^whk_[a-z0-9]{8}$","description":"Webhook id."},"event":{"type":"string","enum":["stock.low","item.expiring","order.shipped","order.received"],"description":"Event type to simulate."}},"required":["webhookId","event"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_E5A42B1F6ABC3AEF", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_E5A42B1F6ABC3AEF", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -223,7 +223,7 @@ pub static SEND_TEST_EVENT: ToolDef = ToolDef {
         ResponseDef {
             status: "202",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_E5A42B1F6ABC3AEF", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_E5A42B1F6ABC3AEF", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,

@@ -15,7 +15,7 @@ pub static ACCOUNTS_GET: ToolDef = ToolDef {
     title: "Get account",
     description: "Fetches one account with its settings.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."}},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_577175FD1DF8CD1B", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_577175FD1DF8CD1B", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -46,12 +46,12 @@ pub static ACCOUNTS_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_1BFC54B03A832963", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_1BFC54B03A832963", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -59,7 +59,7 @@ pub static ACCOUNTS_GET: ToolDef = ToolDef {
     security: &[&[0]],
     ts_declaration: SharedText::Marked(
         "/** Fetches one account with its settings. (GET /accounts/{account_id}) */\naccounts_get(args: { account_id?: string }): Promise<{\"x-toolforge-chunk\":\"S_59C67D914E5B544F\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`ACCOUNTS_GET`] from validated arguments.
@@ -74,7 +74,7 @@ pub static ACCOUNTS_LIST: ToolDef = ToolDef {
     title: "List accounts",
     description: "Returns the accounts that the calling token is a member of.",
     input_schema: r#"{"type":"object","properties":{"name":{"type":"string","maxLength":100,"description":"Only return accounts whose name contains this text."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":5,"maximum":50,"default":20,"description":"How many items each page holds."},"direction":{"type":"string","enum":["asc","desc"],"default":"asc","description":"Sort order."}},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_79451F777ECE2E55", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_79451F777ECE2E55", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -132,12 +132,12 @@ pub static ACCOUNTS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_7441C8CBE622969E", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_7441C8CBE622969E", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: true },
@@ -159,7 +159,7 @@ pub static ACCOUNTS_UPDATE: ToolDef = ToolDef {
     title: "Update account",
     description: "Replaces the name and settings of an account.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"If-Match":{"type":"string","maxLength":128,"description":"Apply the update only when the account's current entity tag equals this value."},"name":{"type":"string","maxLength":100,"description":"Display name of the account."},"type":{"type":"string","enum":["standard","enterprise"],"description":"Account tier."},"settings":{"type":"object","properties":{"enforce_twofactor":{"type":"boolean","default":false,"description":"Require two-factor login for every member."},"abuse_contact_email":{"type":["string","null"],"format":"email","description":"Address for abuse reports, or null for the default."}}}},"required":["name"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_577175FD1DF8CD1B", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_577175FD1DF8CD1B", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -208,12 +208,12 @@ pub static ACCOUNTS_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_1BFC54B03A832963", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_1BFC54B03A832963", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -221,7 +221,7 @@ pub static ACCOUNTS_UPDATE: ToolDef = ToolDef {
     security: &[&[0]],
     ts_declaration: SharedText::Marked(
         "/** Replaces the name and settings of an account. (PUT /accounts/{account_id}) */\naccounts_update(args: { account_id?: string; \"If-Match\"?: string; name: string; type?: \"standard\" | \"enterprise\"; settings?: { enforce_twofactor?: boolean; abuse_contact_email?: string | null } }): Promise<{\"x-toolforge-chunk\":\"S_59C67D914E5B544F\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`ACCOUNTS_UPDATE`] from validated arguments.

@@ -22,7 +22,7 @@ pub static ACCOUNT_D1_DATABASE_GET: ToolDef = ToolDef {
     title: "List D1 databases",
     description: "Lists the D1 databases of an account.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"name":{"type":"string","maxLength":64,"description":"Only databases whose name matches this text."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":10,"maximum":10000,"default":1000,"description":"Number of databases per page."}},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_CB5A749E13EF53A9", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_CB5A749E13EF53A9", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -80,12 +80,12 @@ pub static ACCOUNT_D1_DATABASE_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_200B2300AF8E1C9D", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_200B2300AF8E1C9D", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: true },
@@ -107,7 +107,7 @@ pub static ACCOUNT_D1_DATABASE_ID_GET: ToolDef = ToolDef {
     title: "Get D1 database",
     description: "Returns size and table count of one D1 database.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"database_id":{"type":"string","format":"uuid","description":"D1 database UUID."}},"required":["database_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_2B7056EAA04FF56A", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_2B7056EAA04FF56A", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -147,12 +147,12 @@ pub static ACCOUNT_D1_DATABASE_ID_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_B1C1FB3E096405C4", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_B1C1FB3E096405C4", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -160,7 +160,7 @@ pub static ACCOUNT_D1_DATABASE_ID_GET: ToolDef = ToolDef {
     security: &[&[0]],
     ts_declaration: SharedText::Marked(
         "/** Returns size and table count of one D1 database. (GET /accounts/{account_id}/d1/database/{database_id}) */\naccount_d1_database_id_get(args: { account_id?: string; database_id: string }): Promise<{\"x-toolforge-chunk\":\"S_AE708EAE54686FAD\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`ACCOUNT_D1_DATABASE_ID_GET`] from validated arguments.
@@ -175,7 +175,7 @@ pub static D1_DATABASE_CREATE: ToolDef = ToolDef {
     title: "Create D1 database",
     description: "Creates an empty D1 database.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"name":{"type":"string","maxLength":64,"pattern":"^[a-z0-9][a-z0-9_-]*$","description":"Database name."},"primary_location_hint":{"type":"string","description":"Region where the primary copy should preferably live.","enum":["wnam","enam","weur","eeur","apac","oc"]}},"required":["name"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_2B7056EAA04FF56A", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_2B7056EAA04FF56A", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -215,12 +215,12 @@ pub static D1_DATABASE_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_B1C1FB3E096405C4", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_B1C1FB3E096405C4", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -228,7 +228,7 @@ pub static D1_DATABASE_CREATE: ToolDef = ToolDef {
     security: &[&[0]],
     ts_declaration: SharedText::Marked(
         "/** Creates an empty D1 database. (POST /accounts/{account_id}/d1/database) */\nd1_database_create(args: { account_id?: string; name: string; primary_location_hint?: \"wnam\" | \"enam\" | \"weur\" | \"eeur\" | \"apac\" | \"oc\" }): Promise<{\"x-toolforge-chunk\":\"S_AE708EAE54686FAD\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`D1_DATABASE_CREATE`] from validated arguments.
@@ -243,7 +243,7 @@ pub static D1_DATABASE_DELETE: ToolDef = ToolDef {
     title: "Delete D1 database",
     description: "Permanently removes a D1 database and its data.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"database_id":{"type":"string","format":"uuid","description":"D1 database UUID."}},"required":["database_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -283,12 +283,12 @@ pub static D1_DATABASE_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -310,7 +310,7 @@ pub static D1_DATABASE_QUERY: ToolDef = ToolDef {
     title: "Query D1 database",
     description: "Runs SQL against a D1 database and returns rows as objects.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"database_id":{"type":"string","format":"uuid","description":"D1 database UUID."},"sql":{"type":"string","minLength":1,"description":"One or more SQL statements separated by semicolons."},"params":{"type":"array","description":"Values bound to ? placeholders, in order.","items":{"type":"string"}}},"required":["database_id","sql"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_AA89DF93154C3579", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_AA89DF93154C3579", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -357,12 +357,12 @@ pub static D1_DATABASE_QUERY: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_7DB8DA2FB43BA469", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_7DB8DA2FB43BA469", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -384,7 +384,7 @@ pub static D1_DATABASE_RAW: ToolDef = ToolDef {
     title: "Raw D1 query",
     description: "Runs SQL and returns rows as arrays with a separate column list.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"database_id":{"type":"string","format":"uuid","description":"D1 database UUID."},"sql":{"type":"string","minLength":1,"description":"One or more SQL statements separated by semicolons."},"params":{"type":"array","description":"Values bound to ? placeholders, in order.","items":{"type":"string"}}},"required":["database_id","sql"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_8AF67B143E347FF0", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_8AF67B143E347FF0", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -431,12 +431,12 @@ pub static D1_DATABASE_RAW: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_9D8C2D452E9BDB44", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_9D8C2D452E9BDB44", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },

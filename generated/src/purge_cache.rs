@@ -15,7 +15,7 @@ pub static PURGE_CACHE: ToolDef = ToolDef {
     title: "Purge cached content",
     description: "Evicts cached content for a zone by URL, tag, host, prefix or entirely.",
     input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"body":{"anyOf":[{"type":"object","required":["files"],"properties":{"files":{"type":"array","maxItems":30,"description":"Exact URLs to evict.","items":{"type":"string","maxLength":2048}}}},{"type":"object","required":["tags"],"properties":{"tags":{"type":"array","description":"Cache-Tag header values to evict.","items":{"type":"string","maxLength":1024}}}},{"type":"object","required":["hosts"],"properties":{"hosts":{"type":"array","description":"Host names whose cached content is evicted.","items":{"type":"string","format":"hostname"}}}},{"type":"object","required":["prefixes"],"properties":{"prefixes":{"type":"array","description":"URL prefixes (without scheme) to evict.","items":{"type":"string","maxLength":2048}}}},{"type":"object","required":["purge_everything"],"properties":{"purge_everything":{"type":"boolean","description":"Set to true to evict the whole zone cache."}}}]}},"required":["zone_id","body"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_A3DCBE0FA6221A5F", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_A3DCBE0FA6221A5F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -53,12 +53,12 @@ pub static PURGE_CACHE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_0F589F67E94F185D", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_0F589F67E94F185D", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },

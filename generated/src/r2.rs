@@ -20,7 +20,7 @@ pub static R2_BUCKETS_CREATE: ToolDef = ToolDef {
     title: "Create R2 bucket",
     description: "Creates a new, empty R2 bucket.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"cf-r2-jurisdiction":{"type":"string","enum":["default","eu","fedramp"],"default":"default","description":"Data-residency jurisdiction the bucket lives in."},"name":{"type":"string","minLength":3,"maxLength":64,"pattern":"^[a-z0-9][a-z0-9-]*[a-z0-9]$","description":"Bucket name."},"locationHint":{"type":"string","description":"Preferred region for the bucket's data.","enum":["apac","eeur","enam","weur","wnam"]},"storageClass":{"type":"string","enum":["Standard","InfrequentAccess"],"default":"Standard","description":"Default storage class for new objects."}},"required":["name"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_25BFC33C49E28C12", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_25BFC33C49E28C12", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -73,12 +73,12 @@ pub static R2_BUCKETS_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_199078DCC39DCBA8", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_199078DCC39DCBA8", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -86,7 +86,7 @@ pub static R2_BUCKETS_CREATE: ToolDef = ToolDef {
     security: &[&[0]],
     ts_declaration: SharedText::Marked(
         "/** Creates a new, empty R2 bucket. (POST /accounts/{account_id}/r2/buckets) */\nr2_buckets_create(args: { account_id?: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\"; name: string; locationHint?: \"apac\" | \"eeur\" | \"enam\" | \"weur\" | \"wnam\"; storageClass?: \"Standard\" | \"InfrequentAccess\" }): Promise<{\"x-toolforge-chunk\":\"S_D53721F7029643A3\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`R2_BUCKETS_CREATE`] from validated arguments.
@@ -101,7 +101,7 @@ pub static R2_BUCKETS_DELETE: ToolDef = ToolDef {
     title: "Delete R2 bucket",
     description: "Deletes a bucket, which must already be empty.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"bucket_name":{"type":"string","minLength":3,"maxLength":64,"pattern":"^[a-z0-9][a-z0-9-]*[a-z0-9]$","description":"R2 bucket name."},"cf-r2-jurisdiction":{"type":"string","enum":["default","eu","fedramp"],"default":"default","description":"Data-residency jurisdiction the bucket lives in."}},"required":["bucket_name"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -150,12 +150,12 @@ pub static R2_BUCKETS_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -177,7 +177,7 @@ pub static R2_BUCKETS_GET: ToolDef = ToolDef {
     title: "Get R2 bucket",
     description: "Returns the location and storage class of one bucket.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"bucket_name":{"type":"string","minLength":3,"maxLength":64,"pattern":"^[a-z0-9][a-z0-9-]*[a-z0-9]$","description":"R2 bucket name."},"cf-r2-jurisdiction":{"type":"string","enum":["default","eu","fedramp"],"default":"default","description":"Data-residency jurisdiction the bucket lives in."}},"required":["bucket_name"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_25BFC33C49E28C12", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_25BFC33C49E28C12", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -226,12 +226,12 @@ pub static R2_BUCKETS_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_199078DCC39DCBA8", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_199078DCC39DCBA8", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -239,7 +239,7 @@ pub static R2_BUCKETS_GET: ToolDef = ToolDef {
     security: &[&[0]],
     ts_declaration: SharedText::Marked(
         "/** Returns the location and storage class of one bucket. (GET /accounts/{account_id}/r2/buckets/{bucket_name}) */\nr2_buckets_get(args: { account_id?: string; bucket_name: string; \"cf-r2-jurisdiction\"?: \"default\" | \"eu\" | \"fedramp\" }): Promise<{\"x-toolforge-chunk\":\"S_D53721F7029643A3\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`R2_BUCKETS_GET`] from validated arguments.
@@ -254,7 +254,7 @@ pub static R2_BUCKETS_LIST: ToolDef = ToolDef {
     title: "List R2 buckets",
     description: "Lists the R2 buckets of an account in name order.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"name_contains":{"type":"string","maxLength":64,"description":"Only buckets whose name contains this text."},"start_after":{"type":"string","maxLength":64,"description":"Start listing after this bucket name."},"per_page":{"type":"number","minimum":1,"maximum":1000,"default":20,"description":"Maximum number of buckets in one response."},"order":{"type":"string","enum":["name"],"description":"Field used for sorting."},"direction":{"type":"string","enum":["asc","desc"],"default":"asc","description":"Sort order."},"cursor":{"type":"string","description":"Opaque position returned by the previous call."},"cf-r2-jurisdiction":{"type":"string","enum":["default","eu","fedramp"],"default":"default","description":"Data-residency jurisdiction the bucket lives in."}},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_77F386485439A09F", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_77F386485439A09F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -348,12 +348,12 @@ pub static R2_BUCKETS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3457DF828ECD0417", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3457DF828ECD0417", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: true },

@@ -7,7 +7,7 @@
 use toolforge_runtime::catalogue::SharedTexts;
 
 /// Every shared text, sorted by name.
-pub(crate) static TEXTS: SharedTexts = SharedTexts {
+pub(crate) static ALL: SharedTexts = SharedTexts {
     key: "x-toolforge-chunk",
     entries: &[
         ("S_061A65FAE96CBDB6", r#"{ result?: { id: string; title: string; supports_url_encoding?: boolean } }"#),

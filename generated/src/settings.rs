@@ -15,7 +15,7 @@ pub static SETTINGS_LIST: ToolDef = ToolDef {
     title: "List zone settings",
     description: "Returns every setting of a zone with its current value.",
     input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."}},"required":["zone_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_A11F788E9D5FD4D6", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_A11F788E9D5FD4D6", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -46,12 +46,12 @@ pub static SETTINGS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_C293F1CAA04F6CBA", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_C293F1CAA04F6CBA", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },

@@ -29,7 +29,7 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE: ToolDef = ToolDef {
     title: "Delete many KV pairs (old form)",
     description: "Deprecated: Older form of bulk deletion that sends the key list with a DELETE request.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"body":{"type":"array","maxItems":10000,"description":"Names of keys to remove.","items":{"type":"string","maxLength":512,"description":"Name of a key."}}},"required":["namespace_id","body"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -76,12 +76,12 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -105,7 +105,7 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_ID_BULK_DELETE: ToolDef = ToolDef {
     title: "Delete many KV pairs",
     description: "Removes up to ten thousand keys in one request.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"body":{"type":"array","maxItems":10000,"description":"Names of keys to remove.","items":{"type":"string","maxLength":512,"description":"Name of a key."}}},"required":["namespace_id","body"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -152,12 +152,12 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_ID_BULK_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -181,7 +181,7 @@ pub static STORAGE_KV_NAMESPACES_BULK_UPDATE: ToolDef = ToolDef {
     title: "Write many KV pairs",
     description: "Stores up to ten thousand key-value pairs in one request.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"body":{"type":"array","maxItems":10000,"items":{"type":"object","required":["key","value"],"properties":{"key":{"type":"string","maxLength":512,"description":"Name of a key."},"value":{"type":"string","maxLength":26214400,"description":"Value to store."},"base64":{"type":"boolean","default":false,"description":"Set when value is base64 encoded binary."},"expiration":{"type":"number","minimum":0,"description":"Absolute expiry in epoch seconds."},"expiration_ttl":{"type":"number","minimum":60,"description":"Relative expiry in seconds."},"metadata":{"type":"object","additionalProperties":true,"description":"Arbitrary JSON stored with a key."}}}}},"required":["namespace_id","body"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -228,12 +228,12 @@ pub static STORAGE_KV_NAMESPACES_BULK_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -257,7 +257,7 @@ pub static STORAGE_KV_NAMESPACES_CREATE: ToolDef = ToolDef {
     title: "Create KV namespace",
     description: "Creates an empty KV namespace with the given title.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"title":{"type":"string","maxLength":512,"description":"Human-readable namespace name."}},"required":["title"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_5F6EB35243A1C1BA", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_5F6EB35243A1C1BA", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -295,12 +295,12 @@ pub static STORAGE_KV_NAMESPACES_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_74E2E9F63056EE02", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_74E2E9F63056EE02", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -308,7 +308,7 @@ pub static STORAGE_KV_NAMESPACES_CREATE: ToolDef = ToolDef {
     security: &[&[0]],
     ts_declaration: SharedText::Marked(
         "/** Creates an empty KV namespace with the given title. (POST /accounts/{account_id}/storage/kv/namespaces) */\nstorage_kv_namespaces_create(args: { account_id?: string; title: string }): Promise<{\"x-toolforge-chunk\":\"S_061A65FAE96CBDB6\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_CREATE`] from validated arguments.
@@ -323,7 +323,7 @@ pub static STORAGE_KV_NAMESPACES_DELETE: ToolDef = ToolDef {
     title: "Delete KV namespace",
     description: "Deletes a KV namespace together with all of its keys.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."}},"required":["namespace_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -363,12 +363,12 @@ pub static STORAGE_KV_NAMESPACES_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -390,7 +390,7 @@ pub static STORAGE_KV_NAMESPACES_GET: ToolDef = ToolDef {
     title: "Get KV namespace",
     description: "Fetches one KV namespace.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."}},"required":["namespace_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_5F6EB35243A1C1BA", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_5F6EB35243A1C1BA", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -430,12 +430,12 @@ pub static STORAGE_KV_NAMESPACES_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_74E2E9F63056EE02", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_74E2E9F63056EE02", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -443,7 +443,7 @@ pub static STORAGE_KV_NAMESPACES_GET: ToolDef = ToolDef {
     security: &[&[0]],
     ts_declaration: SharedText::Marked(
         "/** Fetches one KV namespace. (GET /accounts/{account_id}/storage/kv/namespaces/{namespace_id}) */\nstorage_kv_namespaces_get(args: { account_id?: string; namespace_id: string }): Promise<{\"x-toolforge-chunk\":\"S_061A65FAE96CBDB6\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`STORAGE_KV_NAMESPACES_GET`] from validated arguments.
@@ -458,7 +458,7 @@ pub static STORAGE_KV_NAMESPACES_KEYS_LIST: ToolDef = ToolDef {
     title: "List KV keys",
     description: "Lists key names in a namespace, resumable with a cursor.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"limit":{"type":"number","minimum":10,"maximum":1000,"default":1000,"description":"Maximum number of keys in one response."},"prefix":{"type":"string","maxLength":512,"description":"Only keys starting with this text."},"cursor":{"type":"string","description":"Opaque position returned by the previous call, used to fetch the next batch."}},"required":["namespace_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_4D71109648CB61B1", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_4D71109648CB61B1", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -525,12 +525,12 @@ pub static STORAGE_KV_NAMESPACES_KEYS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_73A83C6313F84B31", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_73A83C6313F84B31", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: true },
@@ -552,7 +552,7 @@ pub static STORAGE_KV_NAMESPACES_LIST: ToolDef = ToolDef {
     title: "List KV namespaces",
     description: "Lists the KV namespaces of an account.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":5,"maximum":100,"default":20,"description":"Number of namespaces per page."},"order":{"type":"string","enum":["id","title"],"description":"Field used for sorting."},"direction":{"type":"string","enum":["asc","desc"],"default":"asc","description":"Sort order."}},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_62745827BC3DF622", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_62745827BC3DF622", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -619,12 +619,12 @@ pub static STORAGE_KV_NAMESPACES_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_B66EA176E0998EBF", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_B66EA176E0998EBF", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: true },
@@ -646,7 +646,7 @@ pub static STORAGE_KV_NAMESPACES_METADATA_GET: ToolDef = ToolDef {
     title: "Read KV key metadata",
     description: "Returns the JSON metadata stored alongside a key.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"key_name":{"type":"string","maxLength":512,"description":"Key name, URL-encoded when it contains reserved characters."}},"required":["namespace_id","key_name"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_1DC71A3045C2D62D", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_1DC71A3045C2D62D", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -695,12 +695,12 @@ pub static STORAGE_KV_NAMESPACES_METADATA_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3A2C5FE2A2133554", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_3A2C5FE2A2133554", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -724,7 +724,7 @@ pub static STORAGE_KV_NAMESPACES_UPDATE: ToolDef = ToolDef {
     title: "Rename KV namespace",
     description: "Gives a KV namespace a new title.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"namespace_id_query":{"type":"string","maxLength":32,"description":"Legacy spelling of the namespace identifier kept for older clients."},"title":{"type":"string","maxLength":512,"description":"Human-readable namespace name."},"namespace_id_body":{"type":"string","maxLength":32,"description":"Confirmation copy of the namespace identifier; must equal the one in the path."}},"required":["namespace_id","title"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -782,12 +782,12 @@ pub static STORAGE_KV_NAMESPACES_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -809,7 +809,7 @@ pub static STORAGE_KV_NAMESPACES_VALUES_DELETE: ToolDef = ToolDef {
     title: "Delete KV value",
     description: "Removes one key and its value.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"key_name":{"type":"string","maxLength":512,"description":"Key name, URL-encoded when it contains reserved characters."}},"required":["namespace_id","key_name"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -858,12 +858,12 @@ pub static STORAGE_KV_NAMESPACES_VALUES_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -941,7 +941,7 @@ pub static STORAGE_KV_NAMESPACES_VALUES_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -963,7 +963,7 @@ pub static STORAGE_KV_NAMESPACES_VALUES_UPDATE: ToolDef = ToolDef {
     title: "Write KV value",
     description: "Stores a value and optional metadata under a key, replacing what was there.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"key_name":{"type":"string","maxLength":512,"description":"Key name, URL-encoded when it contains reserved characters."},"expiration":{"type":"number","minimum":0,"description":"Absolute expiry as seconds since the Unix epoch."},"expiration_ttl":{"type":"number","minimum":60,"description":"Relative expiry in seconds from now."},"value":{"type":"string","maxLength":26214400,"description":"Data to store under the key."},"metadata":{"type":"string","maxLength":1024,"description":"JSON text attached to the key and returned when listing."}},"required":["namespace_id","key_name","value"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -1037,12 +1037,12 @@ pub static STORAGE_KV_NAMESPACES_VALUES_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },

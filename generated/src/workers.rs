@@ -23,7 +23,7 @@ pub static WORKERS_SCRIPTS_CONTENT_UPDATE: ToolDef = ToolDef {
     title: "Replace Worker code",
     description: "Uploads new code for an existing Worker without touching its settings.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."},"CF-WORKER-BODY-PART":{"type":"string","maxLength":255,"description":"Name of the part holding a service-worker style script."},"CF-WORKER-MAIN-MODULE-PART":{"type":"string","maxLength":255,"description":"Name of the part holding the main ES module."},"metadata":{"type":"object","description":"Tells the platform which part is the entry point.","properties":{"body_part":{"type":"string","description":"Part name of a service-worker script."},"main_module":{"type":"string","description":"Part name of the main ES module."}}},"files":{"type":"array","items":{"anyOf":[{"type":"string","description":"File content as UTF-8 text."},{"type":"object","properties":{"content":{"type":"string","description":"File content; base64 when encoding is base64."},"encoding":{"type":"string","enum":["utf8","base64"],"default":"utf8"},"filename":{"type":"string"},"content_type":{"type":"string"}},"required":["content"],"additionalProperties":false}]},"description":"Code parts of the Worker."}},"required":["script_name"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_5E3B06CF246AA5FC", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_5E3B06CF246AA5FC", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -88,12 +88,12 @@ pub static WORKERS_SCRIPTS_CONTENT_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_7572128E7680F304", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_7572128E7680F304", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -101,7 +101,7 @@ pub static WORKERS_SCRIPTS_CONTENT_UPDATE: ToolDef = ToolDef {
     security: &[&[0]],
     ts_declaration: SharedText::Marked(
         "/** Uploads new code for an existing Worker without touching its settings. (PUT /accounts/{account_id}/workers/scripts/{script_name}/content) */\nworkers_scripts_content_update(args: { account_id?: string; script_name: string; \"CF-WORKER-BODY-PART\"?: string; \"CF-WORKER-MAIN-MODULE-PART\"?: string; metadata?: { body_part?: string; main_module?: string }; files?: Array<string | { content: string; encoding?: \"utf8\" | \"base64\"; filename?: string; content_type?: string }> }): Promise<{\"x-toolforge-chunk\":\"S_603A07C268EAE2D6\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_CONTENT_UPDATE`] from validated arguments.
@@ -116,7 +116,7 @@ pub static WORKERS_SCRIPTS_DELETE: ToolDef = ToolDef {
     title: "Delete Worker",
     description: "Removes a Worker script from the account.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."},"force":{"type":"boolean","default":false,"description":"Also remove bindings and Durable Objects that would otherwise block the deletion."}},"required":["script_name"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -165,12 +165,12 @@ pub static WORKERS_SCRIPTS_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -237,7 +237,7 @@ pub static WORKERS_SCRIPTS_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -259,7 +259,7 @@ pub static WORKERS_SCRIPTS_LIST: ToolDef = ToolDef {
     title: "List Workers",
     description: "Lists the Worker scripts deployed in an account.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"tags":{"type":"array","items":{"type":"string","maxLength":64},"description":"Only scripts carrying all of these tags, separated by pipes."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":5,"maximum":50,"default":20,"description":"How many items each page holds."}},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_87017B9E82B2A1E6", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_87017B9E82B2A1E6", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -317,12 +317,12 @@ pub static WORKERS_SCRIPTS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_4563A3B0B336BDF7", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_4563A3B0B336BDF7", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: true },
@@ -344,7 +344,7 @@ pub static WORKERS_SCRIPTS_SETTINGS_EDIT: ToolDef = ToolDef {
     title: "Patch Worker settings",
     description: "Changes only the supplied settings of a Worker.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."},"settings":{"type":"object","properties":{"logpush":{"type":"boolean","description":"Whether Logpush collects this Worker's logs."},"tail_consumers":{"type":"array","items":{"type":"object","required":["service"],"properties":{"service":{"type":"string","description":"Worker that receives the events."},"environment":{"type":"string","description":"Environment of that Worker."},"namespace":{"type":"string","description":"Dispatch namespace of that Worker."}}}},"observability":{"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean"},"head_sampling_rate":{"type":"number","minimum":0,"maximum":1,"default":1,"description":"Fraction of requests that are logged."}}}}}},"required":["script_name"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_3E8DBAE451A47EAA", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_3E8DBAE451A47EAA", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -391,12 +391,12 @@ pub static WORKERS_SCRIPTS_SETTINGS_EDIT: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_2574370E6291DD89", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_2574370E6291DD89", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -404,7 +404,7 @@ pub static WORKERS_SCRIPTS_SETTINGS_EDIT: ToolDef = ToolDef {
     security: &[&[0]],
     ts_declaration: SharedText::Marked(
         "/** Changes only the supplied settings of a Worker. (PATCH /accounts/{account_id}/workers/scripts/{script_name}/settings) */\nworkers_scripts_settings_edit(args: { account_id?: string; script_name: string; settings?: { logpush?: boolean; tail_consumers?: Array<{ service: string; environment?: string; namespace?: string }>; observability?: { enabled: boolean; head_sampling_rate?: number } } }): Promise<{\"x-toolforge-chunk\":\"S_FA91B156F4DE0CCC\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_SETTINGS_EDIT`] from validated arguments.
@@ -419,7 +419,7 @@ pub static WORKERS_SCRIPTS_SETTINGS_LIST: ToolDef = ToolDef {
     title: "Get Worker settings",
     description: "Returns logging, tail and observability settings of a Worker.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."}},"required":["script_name"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_3E8DBAE451A47EAA", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_3E8DBAE451A47EAA", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -459,12 +459,12 @@ pub static WORKERS_SCRIPTS_SETTINGS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_2574370E6291DD89", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_2574370E6291DD89", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -472,7 +472,7 @@ pub static WORKERS_SCRIPTS_SETTINGS_LIST: ToolDef = ToolDef {
     security: &[&[0]],
     ts_declaration: SharedText::Marked(
         "/** Returns logging, tail and observability settings of a Worker. (GET /accounts/{account_id}/workers/scripts/{script_name}/settings) */\nworkers_scripts_settings_list(args: { account_id?: string; script_name: string }): Promise<{\"x-toolforge-chunk\":\"S_FA91B156F4DE0CCC\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_SETTINGS_LIST`] from validated arguments.
@@ -487,7 +487,7 @@ pub static WORKERS_SCRIPTS_UPDATE: ToolDef = ToolDef {
     title: "Upload Worker",
     description: "Creates or replaces a Worker from its metadata and module files.",
     input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."},"metadata":{"type":"object","description":"JSON part describing how to run the uploaded files.","properties":{"main_module":{"type":"string","description":"Part name of the main ES module."},"body_part":{"type":"string","description":"Part name of a service-worker script."},"compatibility_date":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$","description":"Runtime behaviour date, as YYYY-MM-DD."},"compatibility_flags":{"type":"array","items":{"type":"string"}},"bindings":{"type":"array","description":"Resources exposed to the script.","items":{"type":"object","required":["type","name"],"additionalProperties":true,"properties":{"type":{"type":"string","description":"Binding kind, such as kv_namespace."},"name":{"type":"string","description":"Variable name inside the script."}}}},"keep_bindings":{"type":"array","description":"Binding kinds to carry over from the previous version.","items":{"type":"string"}},"logpush":{"type":"boolean"},"tags":{"type":"array","items":{"type":"string","maxLength":64}},"usage_model":{"type":"string","enum":["standard","bundled","unbound"]}}},"files":{"type":"array","items":{"anyOf":[{"type":"string","description":"File content as UTF-8 text."},{"type":"object","properties":{"content":{"type":"string","description":"File content; base64 when encoding is base64."},"encoding":{"type":"string","enum":["utf8","base64"],"default":"utf8"},"filename":{"type":"string"},"content_type":{"type":"string"}},"required":["content"],"additionalProperties":false}]},"description":"Module and asset files; each part name must match a name referenced by the metadata."}},"required":["script_name","metadata"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_5E3B06CF246AA5FC", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_5E3B06CF246AA5FC", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -534,12 +534,12 @@ pub static WORKERS_SCRIPTS_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_7572128E7680F304", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_7572128E7680F304", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -547,7 +547,7 @@ pub static WORKERS_SCRIPTS_UPDATE: ToolDef = ToolDef {
     security: &[&[0]],
     ts_declaration: SharedText::Marked(
         "/** Creates or replaces a Worker from its metadata and module files. (PUT /accounts/{account_id}/workers/scripts/{script_name}) */\nworkers_scripts_update(args: { account_id?: string; script_name: string; metadata: { main_module?: string; body_part?: string; compatibility_date?: string; compatibility_flags?: string[]; bindings?: Array<{ type: string; name: string }>; keep_bindings?: string[]; logpush?: boolean; tags?: string[]; usage_model?: \"standard\" | \"bundled\" | \"unbound\" }; files?: Array<string | { content: string; encoding?: \"utf8\" | \"base64\"; filename?: string; content_type?: string }> }): Promise<{\"x-toolforge-chunk\":\"S_603A07C268EAE2D6\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`WORKERS_SCRIPTS_UPDATE`] from validated arguments.

@@ -21,7 +21,7 @@ pub static ZONES_CREATE: ToolDef = ToolDef {
     title: "Create zone",
     description: "Adds a domain to an account as a new zone.",
     input_schema: r#"{"type":"object","properties":{"name":{"type":"string","maxLength":253,"pattern":"^([a-zA-Z0-9][-a-zA-Z0-9]*\\.)+[-a-zA-Z0-9]{2,20}$","description":"Domain name of the zone."},"type":{"type":"string","enum":["full","partial","secondary"],"default":"full","description":"How DNS for the zone is hosted."},"account":{"type":"object","required":["id"],"description":"Account that will own the zone.","properties":{"id":{"type":"string","maxLength":32,"description":"A 32-character Cloudflare identifier."}}}},"required":["name","account"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_6298CFF4F1B9655B", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_6298CFF4F1B9655B", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -51,12 +51,12 @@ pub static ZONES_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_32C699981E796A76", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_32C699981E796A76", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -64,7 +64,7 @@ pub static ZONES_CREATE: ToolDef = ToolDef {
     security: &[&[0]],
     ts_declaration: SharedText::Marked(
         "/** Adds a domain to an account as a new zone. (POST /zones) */\nzones_create(args: { name: string; type?: \"full\" | \"partial\" | \"secondary\"; account: { id: string } }): Promise<{\"x-toolforge-chunk\":\"S_FB3504DF92198AB7\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`ZONES_CREATE`] from validated arguments.
@@ -79,7 +79,7 @@ pub static ZONES_DELETE: ToolDef = ToolDef {
     title: "Delete zone",
     description: "Removes a zone and everything configured on it.",
     input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."}},"required":["zone_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_A3DCBE0FA6221A5F", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_A3DCBE0FA6221A5F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -110,12 +110,12 @@ pub static ZONES_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_0F589F67E94F185D", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_0F589F67E94F185D", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -137,7 +137,7 @@ pub static ZONES_EDIT: ToolDef = ToolDef {
     title: "Edit zone",
     description: "Changes the plan, type or vanity name servers of a zone.",
     input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"paused":{"type":"boolean","description":"Set to true to serve DNS only, without proxying."},"plan":{"type":"object","description":"Plan to move the zone to.","properties":{"id":{"type":"string","maxLength":32,"description":"A 32-character Cloudflare identifier."}}},"type":{"type":"string","enum":["full","partial","secondary"],"default":"full","description":"How DNS for the zone is hosted."},"vanity_name_servers":{"type":"array","description":"Custom name server host names for the zone.","items":{"type":"string","format":"hostname","maxLength":253}}},"required":["zone_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_6298CFF4F1B9655B", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_6298CFF4F1B9655B", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -182,12 +182,12 @@ pub static ZONES_EDIT: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_32C699981E796A76", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_32C699981E796A76", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -195,7 +195,7 @@ pub static ZONES_EDIT: ToolDef = ToolDef {
     security: &[&[0]],
     ts_declaration: SharedText::Marked(
         "/** Changes the plan, type or vanity name servers of a zone. (PATCH /zones/{zone_id}) */\nzones_edit(args: { zone_id: string; paused?: boolean; plan?: { id?: string }; type?: \"full\" | \"partial\" | \"secondary\"; vanity_name_servers?: string[] }): Promise<{\"x-toolforge-chunk\":\"S_FB3504DF92198AB7\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`ZONES_EDIT`] from validated arguments.
@@ -210,7 +210,7 @@ pub static ZONES_GET: ToolDef = ToolDef {
     title: "Get zone",
     description: "Fetches one zone by identifier.",
     input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."}},"required":["zone_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_6298CFF4F1B9655B", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_6298CFF4F1B9655B", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -241,12 +241,12 @@ pub static ZONES_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_32C699981E796A76", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_32C699981E796A76", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -254,7 +254,7 @@ pub static ZONES_GET: ToolDef = ToolDef {
     security: &[&[0]],
     ts_declaration: SharedText::Marked(
         "/** Fetches one zone by identifier. (GET /zones/{zone_id}) */\nzones_get(args: { zone_id: string }): Promise<{\"x-toolforge-chunk\":\"S_FB3504DF92198AB7\"}>;",
-        &crate::schemas::TEXTS,
+        &crate::schemas::ALL,
     ),
 };
 /// Builds the upstream request of [`ZONES_GET`] from validated arguments.
@@ -269,7 +269,7 @@ pub static ZONES_LIST: ToolDef = ToolDef {
     title: "List zones",
     description: "Lists zones visible to the token, with optional filters.",
     input_schema: r#"{"type":"object","properties":{"name":{"type":"string","maxLength":253,"description":"Domain name to match."},"status":{"type":"string","enum":["initializing","pending","active","moved"],"description":"Only zones in this lifecycle state."},"account.id":{"type":"string","maxLength":32,"description":"Only zones owned by this account."},"account.name":{"type":"string","maxLength":253,"description":"Only zones whose owning account has this name."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":5,"maximum":50,"default":20,"description":"How many items each page holds."},"order":{"type":"string","enum":["name","status","account.id","account.name"],"description":"Field used for sorting."},"direction":{"type":"string","enum":["asc","desc"],"default":"asc","description":"Sort order."},"match":{"type":"string","enum":["any","all"],"default":"all","description":"Whether every filter or any filter must match."}},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_6D9A7F76339495E6", &crate::schemas::TEXTS)),
+    output_schema: Some(SharedText::Entry("S_6D9A7F76339495E6", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -372,12 +372,12 @@ pub static ZONES_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_6FAE11AA69616744", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_6FAE11AA69616744", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::TEXTS)),
+            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: true },

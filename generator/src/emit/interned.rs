@@ -254,7 +254,8 @@ impl SchemaTable {
         super::chunks::join(&self.entries, name)
     }
 
-    /// `src/schemas.rs`: the `TEXTS` table, one entry a line, sorted by
+    /// `src/schemas.rs`: the `ALL` table (a short name, so the tool fields that
+    /// name it stay clear of a layout threshold), one entry a line, sorted by
     /// name, each text with its shared parts written as references
     /// (`toolforge_runtime::catalogue::SharedTexts`). Written directly (no
     /// token round trip): it is the bulk of the crate's source.
@@ -272,7 +273,7 @@ impl SchemaTable {
         let mut out = String::with_capacity(size + 1024);
         out.push_str(header);
         out.push_str(
-            "\n//! Output and response schemas as JSON text, and the TypeScript declaration\n//! parts that tools share: each distinct text once, named by its content hash,\n//! with the parts it shares with other texts written as references\n//! `{\"<key>\":\"S_…\"}` (`SharedText::text` puts a text back together).\n\nuse toolforge_runtime::catalogue::SharedTexts;\n\n/// Every shared text, sorted by name.\npub(crate) static TEXTS: SharedTexts = SharedTexts {\n    key: ",
+            "\n//! Output and response schemas as JSON text, and the TypeScript declaration\n//! parts that tools share: each distinct text once, named by its content hash,\n//! with the parts it shares with other texts written as references\n//! `{\"<key>\":\"S_…\"}` (`SharedText::text` puts a text back together).\n\nuse toolforge_runtime::catalogue::SharedTexts;\n\n/// Every shared text, sorted by name.\npub(crate) static ALL: SharedTexts = SharedTexts {\n    key: ",
         );
         out.push_str(&proc_macro2::Literal::string(&self.key).to_string());
         out.push_str(",\n    entries: &[\n");

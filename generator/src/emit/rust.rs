@@ -128,15 +128,15 @@ fn schemes_expr(schemes: &[Scheme]) -> (TokenStream, bool) {
     (expr, key_location)
 }
 
-/// `Some(SharedText::Entry("S_…", &crate::schemas::TEXTS))`: an interned
+/// `Some(SharedText::Entry("S_…", &crate::schemas::ALL))`: an interned
 /// schema.
 fn interned_ref(name: &str) -> TokenStream {
     let name = lit(name);
-    quote!(Some(SharedText::Entry(#name, &crate::schemas::TEXTS)))
+    quote!(Some(SharedText::Entry(#name, &crate::schemas::ALL)))
 }
 
 /// A tool's `ts_declaration`: one literal, or literal text with references
-/// to the shared `crate::schemas::TEXTS` entries of its pieces.
+/// to the shared `crate::schemas::ALL` entries of its pieces.
 fn declaration_tokens(pieces: &[Piece], key: &str) -> TokenStream {
     match pieces {
         [] => quote!(SharedText::Text("")),
@@ -146,7 +146,7 @@ fn declaration_tokens(pieces: &[Piece], key: &str) -> TokenStream {
         }
         pieces => {
             let t = lit(&marked(pieces, key));
-            quote!(SharedText::Marked(#t, &crate::schemas::TEXTS))
+            quote!(SharedText::Marked(#t, &crate::schemas::ALL))
         }
     }
 }

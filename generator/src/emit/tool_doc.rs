@@ -48,12 +48,12 @@ impl Texts<'_> {
     }
 }
 
-/// `Some(SharedText::Entry("S_…", &crate::schemas::TEXTS))`: an interned
+/// `Some(SharedText::Entry("S_…", &crate::schemas::ALL))`: an interned
 /// schema.
 fn interned(name: &str) -> Doc {
     Doc::some(Doc::Call(
         "SharedText::Entry",
-        vec![Doc::str(name), atom("&crate::schemas::TEXTS")],
+        vec![Doc::str(name), atom("&crate::schemas::ALL")],
     ))
 }
 
@@ -77,10 +77,7 @@ fn declaration(pieces: &[Piece], key: &str) -> Doc {
         [Piece::Text(t)] => text_call(Doc::str(t)),
         pieces => Doc::Call(
             "SharedText::Marked",
-            vec![
-                Doc::str(&marked(pieces, key)),
-                atom("&crate::schemas::TEXTS"),
-            ],
+            vec![Doc::str(&marked(pieces, key)), atom("&crate::schemas::ALL")],
         ),
     }
 }
