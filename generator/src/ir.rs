@@ -279,16 +279,16 @@ pub struct Response {
     pub content_type: Option<String>,
     /// Converted schema, as compact JSON text.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub schema: Option<SharedText>,
+    pub schema: Option<SchemaText>,
 }
 
 /// A converted schema kept as compact JSON text. Response schemas are
 /// many, large and only ever written out, so the IR holds them as text
 /// (equal texts share one allocation) rather than as value trees.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct SharedText(pub Arc<str>);
+pub struct SchemaText(pub Arc<str>);
 
-impl SharedText {
+impl SchemaText {
     /// The JSON text.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -303,7 +303,7 @@ impl SharedText {
     }
 }
 
-impl Serialize for SharedText {
+impl Serialize for SchemaText {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.to_value()
             .map_err(serde::ser::Error::custom)?

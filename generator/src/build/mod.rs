@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use crate::config::{ForgeConfig, InvalidOperation, SchemaProfile};
 use crate::error::{GenerateError, Result, push_pointer};
 use crate::ir::{
-    Annotations, Catalogue, Envelope, HttpMethod, Product, Route, SharedText, Skipped, Tool,
+    Annotations, Catalogue, Envelope, HttpMethod, Product, Route, SchemaText, Skipped, Tool,
 };
 use crate::load::Document;
 use crate::naming::{NameRequest, assign_unique};
@@ -47,7 +47,7 @@ pub(crate) struct Ctx<'a> {
 
 /// A memoised response schema: its text and, for a success schema, the
 /// output it gives.
-pub(crate) type Memoised = (SharedText, Option<Arc<Output>>);
+pub(crate) type Memoised = (SchemaText, Option<Arc<Output>>);
 
 /// What a tool's success schema gives it.
 #[derive(Debug)]
@@ -70,7 +70,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Compact JSON text of a converted schema, shared with equal texts.
-    pub fn intern(&self, schema: &Value) -> Result<SharedText> {
+    pub fn intern(&self, schema: &Value) -> Result<SchemaText> {
         let text = serde_json::to_string(schema).map_err(|e| GenerateError::Emit {
             file: self.doc.file.clone(),
             message: e.to_string(),
@@ -80,11 +80,11 @@ impl<'a> Ctx<'a> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(shared) = texts.get(text.as_str()) {
-            return Ok(SharedText(Arc::clone(shared)));
+            return Ok(SchemaText(Arc::clone(shared)));
         }
         let shared: Arc<str> = Arc::from(text);
         texts.insert(Arc::clone(&shared));
-        Ok(SharedText(shared))
+        Ok(SchemaText(shared))
     }
 
     /// The memoised conversion of response schema source text `key`: its
@@ -108,7 +108,7 @@ impl<'a> Ctx<'a> {
     pub fn memo_put(
         &self,
         key: Arc<str>,
-        text: SharedText,
+        text: SchemaText,
         output: Option<Arc<Output>>,
     ) -> Memoised {
         let mut memo = self
