@@ -1,10 +1,11 @@
 //! Interned schema texts: output and response schemas repeat across tools
 //! (shared error bodies, envelopes, the objects an API returns everywhere),
 //! so `src/schemas.rs` holds each distinct schema text once, cut into the
-//! chunks it shares with other texts (see [`super::chunks`]): one `const`
-//! per entry, named by its content hash (`S_<16 hex>`), so names stay
-//! stable across releases. Input schemas stay inline in the tool statics,
-//! where a reviewer reads them.
+//! chunks it shares with other texts (see [`super::chunks`]), together with
+//! the TypeScript declaration parts tools share: one table entry per text,
+//! named by its content hash (`S_<16 hex>`), so names stay stable across
+//! releases. Input schemas stay inline in the tool statics, where a
+//! reviewer reads them.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
