@@ -13,8 +13,12 @@
 use std::borrow::Cow;
 
 /// Deepest nesting of references followed (the generator's texts nest a
-/// few levels; this only stops a malformed table).
+/// few levels; this and [`MAX_BYTES`] only stop a malformed table).
 const MAX_DEPTH: usize = 256;
+
+/// Longest text put together; references past it are kept as written
+/// (small in tests, which check the bound).
+const MAX_BYTES: usize = if cfg!(test) { 1 << 20 } else { 256 << 20 };
 
 /// The shared parts of a crate's texts.
 #[derive(Debug)]
@@ -36,14 +40,17 @@ impl SharedTexts {
     }
 
     /// Appends `text` to `out` with its references replaced by the entries
-    /// they name (a reference that names no entry, or nests past
-    /// [`MAX_DEPTH`], is kept as written).
+    /// they name (a reference that names no entry, nests past
+    /// [`MAX_DEPTH`] or would grow the text past [`MAX_BYTES`] is kept as
+    /// written).
     fn push(&self, open: &str, text: &str, out: &mut String, depth: usize) {
         let mut rest = text;
         while let Some(at) = rest.find(open) {
             let after = &rest[at + open.len()..];
             let target = after.find("\"}").and_then(|end| {
-                let found = self.get(&after[..end]).filter(|_| depth < MAX_DEPTH);
+                let found = self
+                    .get(&after[..end])
+                    .filter(|_| depth < MAX_DEPTH && out.len() < MAX_BYTES);
                 found.map(|t| (t, end))
             });
             match target {
@@ -108,6 +115,7 @@ mod tests {
             ("A", r#"{"type":"string"}"#),
             ("B", r#"{"items":{"k":"A"}}"#),
             ("L", r#"{"a":{"k":"L"}}"#),
+            ("W", r#"[{"k":"W"},{"k":"W"}]"#),
         ],
     };
 
@@ -138,5 +146,8 @@ mod tests {
         let text = SharedText::Entry("L", &TABLE).text();
         assert!(text.len() < 10_000, "{}", text.len());
         assert!(text.contains(r#"{"k":"L"}"#), "{text}");
+        // Two references a level would be 2^256 copies: the size bound stops it.
+        let wide = SharedText::Entry("W", &TABLE).text();
+        assert!(wide.len() <= super::MAX_BYTES + 1024, "{}", wide.len());
     }
 }
