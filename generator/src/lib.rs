@@ -16,6 +16,7 @@ pub mod load;
 pub mod naming;
 pub mod normalise;
 pub mod policy;
+mod quoted;
 pub mod refs;
 pub mod resolved;
 pub mod schema;

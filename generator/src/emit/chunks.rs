@@ -23,6 +23,8 @@ use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHasher};
 use sha2::{Digest, Sha256};
 
+use crate::quoted::quoted_end;
+
 /// Smallest object or array (encoded bytes) stored as a chunk of its own.
 pub const MIN_CHUNK_BYTES: usize = 128;
 
@@ -262,20 +264,6 @@ impl Batch {
     }
 }
 
-/// Index just past the JSON string starting at `start` (a `"`).
-/// (`memchr2` skips the long runs of plain text in descriptions.)
-fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
-    let mut i = start + 1;
-    while i < bytes.len() {
-        i += memchr::memchr2(b'\\', b'"', bytes.get(i..)?)?;
-        match bytes[i] {
-            b'\\' => i += 2,
-            _ => return Some(i + 1),
-        }
-    }
-    None
-}
-
 /// A scan of one compact JSON text (as `serde_json::to_string` writes it:
 /// no whitespace), interning its sizeable objects and arrays.
 struct Scan<'a, 'b> {
@@ -291,7 +279,7 @@ impl Scan<'_, '_> {
     fn value(&mut self, start: usize, depth: usize) -> Option<usize> {
         let bytes = self.text.as_bytes();
         let close = match bytes.get(start)? {
-            b'"' => return string_end(bytes, start),
+            b'"' => return quoted_end(bytes, start),
             b'{' => b'}',
             b'[' => b']',
             _ => {
@@ -315,7 +303,7 @@ impl Scan<'_, '_> {
                 if bytes.get(i) != Some(&b'"') {
                     return None;
                 }
-                i = string_end(bytes, i)?;
+                i = quoted_end(bytes, i)?;
                 if bytes.get(i) != Some(&b':') {
                     return None;
                 }

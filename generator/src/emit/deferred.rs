@@ -10,6 +10,8 @@
 
 use proc_macro2::{Ident, Span};
 
+use crate::quoted::quoted_end;
+
 /// Prefix of placeholder identifiers.
 const MARK: &str = "__toolforge_text_";
 
@@ -94,7 +96,7 @@ impl Deferred {
         let mut copied = 0;
         while i < bytes.len() {
             match bytes[i] {
-                b'"' => i = skip_string(bytes, i),
+                b'"' => i = quoted_end(bytes, i).unwrap_or(bytes.len()),
                 b'/' if bytes.get(i + 1) == Some(&b'/') => {
                     i = bytes[i..]
                         .iter()
@@ -122,22 +124,6 @@ impl Deferred {
         out.push_str(&formatted[copied..]);
         used.iter().all(|u| *u).then_some(out)
     }
-}
-
-/// Index just past the (escaped) string literal starting at `start`.
-fn skip_string(bytes: &[u8], start: usize) -> usize {
-    let mut i = start + 1;
-    while let Some(rest) = bytes.get(i..) {
-        let Some(at) = memchr::memchr2(b'\\', b'"', rest) else {
-            break;
-        };
-        i += at;
-        match bytes[i] {
-            b'\\' => i += 2,
-            _ => return i + 1,
-        }
-    }
-    bytes.len()
 }
 
 #[cfg(test)]

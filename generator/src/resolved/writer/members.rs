@@ -1,6 +1,8 @@
 //! Reading back compact JSON the writer produced: the members of an
 //! inlined target, to merge the keys beside its `$ref` in place.
 
+use crate::quoted::quoted_end;
+
 /// The top-level members of a compact JSON object written by this module:
 /// `(key bytes with quotes, value bytes)`. `None` if `bytes` is not one.
 pub(super) fn object_members(bytes: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
@@ -8,7 +10,7 @@ pub(super) fn object_members(bytes: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < inner.len() {
-        let key_end = skip_string(inner, i)?;
+        let key_end = quoted_end(inner, i)?;
         let key = &inner[i..key_end];
         if inner.get(key_end) != Some(&b':') {
             return None;
@@ -26,29 +28,13 @@ pub(super) fn object_members(bytes: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
     Some(out)
 }
 
-/// End (exclusive) of the JSON string starting at `start`.
-fn skip_string(s: &[u8], start: usize) -> Option<usize> {
-    if s.get(start) != Some(&b'"') {
-        return None;
-    }
-    let mut i = start + 1;
-    while i < s.len() {
-        i += memchr::memchr2(b'\\', b'"', s.get(i..)?)?;
-        match s[i] {
-            b'\\' => i += 2,
-            _ => return Some(i + 1),
-        }
-    }
-    None
-}
-
 /// End (exclusive) of the JSON value starting at `start` (iterative).
 fn skip_value(s: &[u8], start: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = start;
     loop {
         match *s.get(i)? {
-            b'"' => i = skip_string(s, i)?,
+            b'"' => i = quoted_end(s, i)?,
             b'{' | b'[' => {
                 depth += 1;
                 i += 1;
