@@ -301,7 +301,7 @@ pub static TRANSFER_STOCK: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_A11BFECC024AF657", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_C88B69BE79283FA3", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "409",

@@ -25,7 +25,7 @@ pub static DNS_RECORDS_CREATE: ToolDef = ToolDef {
     title: "Create DNS record",
     description: "Adds a DNS record of the given type to a zone.",
     input_schema: r##"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"body":{"oneOf":[{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content"],"properties":{"type":{"type":"string","enum":["A"]},"content":{"type":"string","format":"ipv4","description":"IPv4 address."}}}]},{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content"],"properties":{"type":{"type":"string","enum":["AAAA"]},"content":{"type":"string","format":"ipv6","description":"IPv6 address."}}}]},{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content"],"properties":{"type":{"type":"string","enum":["CNAME"]},"content":{"type":"string","maxLength":255,"description":"Target host name."}}}]},{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content","priority"],"properties":{"type":{"type":"string","enum":["MX"]},"content":{"type":"string","format":"hostname","description":"Mail server host name."},"priority":{"type":"number","minimum":0,"maximum":65535,"description":"Lower values are preferred."}}}]},{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content"],"properties":{"type":{"type":"string","enum":["TXT"]},"content":{"type":"string","maxLength":2048,"description":"Text payload."}}}]}]}},"required":["zone_id","body"],"additionalProperties":false,"$defs":{"body":{"type":"object","properties":{"name":{"type":"string","maxLength":255,"description":"Fully qualified record name."},"ttl":{"type":"number","minimum":1,"maximum":86400,"default":1,"description":"Time to live in seconds; 1 means automatic."},"proxied":{"type":"boolean","default":false,"description":"Route traffic through Cloudflare's proxy."},"comment":{"type":["string","null"],"maxLength":100,"description":"Free-form note about the record."},"tags":{"type":"array","default":[],"description":"Labels in name:value form.","items":{"type":"string","maxLength":100}}}}}}"##,
-    output_schema: Some(SharedText::Entry("S_3EC30A57414C95AB", &crate::schemas::ALL)),
+    output_schema: Some(SharedText::Entry("S_70E29D01CB6C5674", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -63,12 +63,12 @@ pub static DNS_RECORDS_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_2EB124292D4D649E", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_B53FA109EFFF0549", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -131,12 +131,12 @@ pub static DNS_RECORDS_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_0F589F67E94F185D", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_5FA85EB7B8BED3FC", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -158,7 +158,7 @@ pub static DNS_RECORDS_EDIT: ToolDef = ToolDef {
     title: "Patch DNS record",
     description: "Changes only the supplied fields of a DNS record.",
     input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"dns_record_id":{"type":"string","maxLength":32,"description":"DNS record identifier."},"type":{"type":"string","enum":["A","AAAA","CNAME","MX","TXT"],"description":"DNS record type."},"name":{"type":"string","maxLength":255,"description":"Fully qualified record name."},"content":{"type":"string","maxLength":2048,"description":"New record content."},"ttl":{"type":"number","minimum":1,"maximum":86400,"default":1,"description":"Time to live in seconds; 1 means automatic."},"proxied":{"type":"boolean","description":"New proxy status."},"comment":{"type":["string","null"],"maxLength":100,"description":"New note, or null to clear it."},"tags":{"type":"array","items":{"type":"string","maxLength":100}},"priority":{"type":"number","minimum":0,"maximum":65535,"description":"New MX priority."}},"required":["zone_id","dns_record_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_3EC30A57414C95AB", &crate::schemas::ALL)),
+    output_schema: Some(SharedText::Entry("S_70E29D01CB6C5674", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -216,12 +216,12 @@ pub static DNS_RECORDS_EDIT: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_2EB124292D4D649E", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_B53FA109EFFF0549", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -280,7 +280,7 @@ pub static DNS_RECORDS_EXPORT_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -302,7 +302,7 @@ pub static DNS_RECORDS_GET: ToolDef = ToolDef {
     title: "Get DNS record",
     description: "Fetches one DNS record.",
     input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"dns_record_id":{"type":"string","maxLength":32,"description":"DNS record identifier."}},"required":["zone_id","dns_record_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_3EC30A57414C95AB", &crate::schemas::ALL)),
+    output_schema: Some(SharedText::Entry("S_70E29D01CB6C5674", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -342,12 +342,12 @@ pub static DNS_RECORDS_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_2EB124292D4D649E", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_B53FA109EFFF0549", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -408,12 +408,12 @@ pub static DNS_RECORDS_IMPORT: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_7011F0C20D559375", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_6AD3A4848304741D", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -436,7 +436,7 @@ pub static DNS_RECORDS_LIST: ToolDef = ToolDef {
     title: "List DNS records",
     description: "Lists a zone's DNS records, filtered and sorted as requested.",
     input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"name":{"type":"string","maxLength":255,"description":"Full record name to match."},"type":{"type":"string","enum":["A","AAAA","CNAME","MX","TXT"],"description":"Record type to match."},"content":{"type":"string","description":"Record content to match."},"proxied":{"type":"boolean","description":"Match records by proxy status."},"match":{"type":"string","enum":["any","all"],"default":"all","description":"Whether all filters or any filter must match."},"comment":{"type":"string","description":"Exact comment text to match."},"comment.contains":{"type":"string","description":"Text the comment must contain."},"tag":{"type":"string","description":"A tag name, or name:value pair, the record must carry."},"tag.present":{"type":"string","description":"Tag name that must be present on the record."},"tag_match":{"type":"string","enum":["any","all"],"default":"all","description":"Whether all tag filters or any tag filter must match."},"types":{"type":"array","items":{"type":"string","enum":["A","AAAA","CNAME","MX","TXT"],"description":"DNS record type."},"description":"Comma-separated record types, any of which may match."},"created_on":{"type":"object","properties":{"gte":{"type":"string","format":"date-time","description":"Earliest creation time."},"lte":{"type":"string","format":"date-time","description":"Latest creation time."}},"description":"Time window in which the record was created."},"search":{"type":"string","maxLength":255,"description":"Free text matched against several record fields."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":1,"maximum":5000000,"default":100,"description":"Records returned on each page."},"order":{"type":"string","enum":["type","name","content","ttl","proxied"],"default":"type","description":"Field used for sorting."},"direction":{"type":"string","enum":["asc","desc"],"default":"asc","description":"Sort order."}},"required":["zone_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_9874C84EE4EC6E1E", &crate::schemas::ALL)),
+    output_schema: Some(SharedText::Entry("S_66E5BA39058AF8CE", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -620,12 +620,12 @@ pub static DNS_RECORDS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_8898B3B5D4E5B8F3", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_BE1C21A023C06232", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: true },
@@ -678,12 +678,12 @@ pub static DNS_RECORDS_SCAN: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_7011F0C20D559375", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_6AD3A4848304741D", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -706,7 +706,7 @@ pub static DNS_RECORDS_UPDATE: ToolDef = ToolDef {
     title: "Overwrite DNS record",
     description: "Replaces a DNS record entirely with the supplied one.",
     input_schema: r##"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"dns_record_id":{"type":"string","maxLength":32,"description":"DNS record identifier."},"body":{"oneOf":[{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content"],"properties":{"type":{"type":"string","enum":["A"]},"content":{"type":"string","format":"ipv4","description":"IPv4 address."}}}]},{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content"],"properties":{"type":{"type":"string","enum":["AAAA"]},"content":{"type":"string","format":"ipv6","description":"IPv6 address."}}}]},{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content"],"properties":{"type":{"type":"string","enum":["CNAME"]},"content":{"type":"string","maxLength":255,"description":"Target host name."}}}]},{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content","priority"],"properties":{"type":{"type":"string","enum":["MX"]},"content":{"type":"string","format":"hostname","description":"Mail server host name."},"priority":{"type":"number","minimum":0,"maximum":65535,"description":"Lower values are preferred."}}}]},{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content"],"properties":{"type":{"type":"string","enum":["TXT"]},"content":{"type":"string","maxLength":2048,"description":"Text payload."}}}]}]}},"required":["zone_id","dns_record_id","body"],"additionalProperties":false,"$defs":{"body":{"type":"object","properties":{"name":{"type":"string","maxLength":255,"description":"Fully qualified record name."},"ttl":{"type":"number","minimum":1,"maximum":86400,"default":1,"description":"Time to live in seconds; 1 means automatic."},"proxied":{"type":"boolean","default":false,"description":"Route traffic through Cloudflare's proxy."},"comment":{"type":["string","null"],"maxLength":100,"description":"Free-form note about the record."},"tags":{"type":"array","default":[],"description":"Labels in name:value form.","items":{"type":"string","maxLength":100}}}}}}"##,
-    output_schema: Some(SharedText::Entry("S_3EC30A57414C95AB", &crate::schemas::ALL)),
+    output_schema: Some(SharedText::Entry("S_70E29D01CB6C5674", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -753,12 +753,12 @@ pub static DNS_RECORDS_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_2EB124292D4D649E", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_B53FA109EFFF0549", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },

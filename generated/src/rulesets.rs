@@ -27,7 +27,7 @@ pub static RULESETS_CREATE: ToolDef = ToolDef {
     title: "Create ruleset",
     description: "Creates a ruleset with its rules in an account or a zone.",
     input_schema: r##"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"name":{"type":"string","minLength":1,"maxLength":255,"description":"Ruleset name."},"description":{"type":"string","maxLength":500,"description":"What the ruleset is for."},"kind":{"type":"string","enum":["managed","custom","root","zone"],"description":"Kind of ruleset."},"phase":{"type":"string","enum":["ddos_l7","http_config_settings","http_ratelimit","http_request_cache_settings","http_request_dynamic_redirect","http_request_firewall_custom","http_request_firewall_managed","http_request_late_transform","http_request_origin","http_request_redirect","http_request_transform","http_response_headers_transform"],"description":"Point of request processing where the ruleset runs."},"rules":{"type":"array","items":{"type":"object","properties":{"action":{"type":"string","enum":["block","challenge","js_challenge","managed_challenge","log","skip","execute","rewrite","redirect","route","set_config","score"],"description":"What happens when the rule matches."},"action_parameters":{"type":"object","additionalProperties":true,"description":"Options for the chosen action."},"description":{"type":"string","maxLength":500,"description":"Note about the rule."},"enabled":{"type":"boolean","default":true,"description":"Whether the rule is evaluated."},"expression":{"type":"string","minLength":1,"description":"Filter expression in the Rules language."},"expression_tree":{"$ref":"#/$defs/rulesets_expression"},"logging":{"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean","description":"Log matches even when the action is skip."}}},"ref":{"type":"string","minLength":1,"description":"Caller-chosen stable reference."}}}}},"required":["account_or_zone"],"additionalProperties":false,"$defs":{"rulesets_expression":{"type":"object","description":"A node of a logical filter; either a comparison or a combination of child nodes.","properties":{"field":{"type":"string","maxLength":128,"description":"Request field compared, such as http.host."},"operator":{"type":"string","enum":["eq","ne","lt","le","gt","ge","contains","matches","in"],"description":"Comparison applied to the field."},"value":{"type":"string","maxLength":4096,"description":"Value the field is compared with."},"and":{"type":"array","description":"All of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"or":{"type":"array","description":"Any of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"not":{"$ref":"#/$defs/rulesets_expression"},"group":{"$ref":"#/$defs/rulesets_expression_group"}}},"rulesets_expression_group":{"type":"object","description":"A labelled, parenthesised sub-expression.","required":["expression"],"properties":{"label":{"type":"string","maxLength":64,"description":"Name shown in the dashboard."},"negate":{"type":"boolean","default":false,"description":"Invert the group's result."},"expression":{"$ref":"#/$defs/rulesets_expression"}}}}}"##,
-    output_schema: Some(SharedText::Entry("S_B2D1D81BBBEEA821", &crate::schemas::ALL)),
+    output_schema: Some(SharedText::Entry("S_654A2903C6765F67", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -86,12 +86,12 @@ pub static RULESETS_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_70BD97B041714F70", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_3206B25E61F210E3", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -172,7 +172,7 @@ pub static RULESETS_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -194,7 +194,7 @@ pub static RULESETS_GET: ToolDef = ToolDef {
     title: "Get ruleset",
     description: "Returns the latest version of a ruleset with its rules.",
     input_schema: r#"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"ruleset_id":{"type":"string","pattern":"^[0-9a-f]{32}$","description":"Ruleset identifier."}},"required":["account_or_zone","ruleset_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_B2D1D81BBBEEA821", &crate::schemas::ALL)),
+    output_schema: Some(SharedText::Entry("S_654A2903C6765F67", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -247,12 +247,12 @@ pub static RULESETS_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_70BD97B041714F70", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_3206B25E61F210E3", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -337,12 +337,12 @@ pub static RULESETS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_E4D39A029696D385", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_719E7BC8E7521435", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: true },
@@ -365,7 +365,7 @@ pub static RULESETS_PHASES_ENTRYPOINT_GET: ToolDef = ToolDef {
     title: "Get phase entry point",
     description: "Returns the entry point ruleset that runs first in a phase.",
     input_schema: r#"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"ruleset_phase":{"type":"string","enum":["ddos_l7","http_config_settings","http_ratelimit","http_request_cache_settings","http_request_dynamic_redirect","http_request_firewall_custom","http_request_firewall_managed","http_request_late_transform","http_request_origin","http_request_redirect","http_request_transform","http_response_headers_transform"],"description":"Phase whose entry point ruleset is addressed."}},"required":["account_or_zone","ruleset_phase"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_B2D1D81BBBEEA821", &crate::schemas::ALL)),
+    output_schema: Some(SharedText::Entry("S_654A2903C6765F67", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -418,12 +418,12 @@ pub static RULESETS_PHASES_ENTRYPOINT_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_70BD97B041714F70", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_3206B25E61F210E3", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -446,7 +446,7 @@ pub static RULESETS_PHASES_ENTRYPOINT_UPDATE: ToolDef = ToolDef {
     title: "Update phase entry point",
     description: "Replaces the rules of a phase's entry point ruleset, creating it if missing.",
     input_schema: r##"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"ruleset_phase":{"type":"string","enum":["ddos_l7","http_config_settings","http_ratelimit","http_request_cache_settings","http_request_dynamic_redirect","http_request_firewall_custom","http_request_firewall_managed","http_request_late_transform","http_request_origin","http_request_redirect","http_request_transform","http_response_headers_transform"],"description":"Phase whose entry point ruleset is addressed."},"name":{"type":"string","minLength":1,"maxLength":255,"description":"Ruleset name."},"description":{"type":"string","maxLength":500,"description":"What the ruleset is for."},"kind":{"type":"string","enum":["managed","custom","root","zone"],"description":"Kind of ruleset."},"phase":{"type":"string","enum":["ddos_l7","http_config_settings","http_ratelimit","http_request_cache_settings","http_request_dynamic_redirect","http_request_firewall_custom","http_request_firewall_managed","http_request_late_transform","http_request_origin","http_request_redirect","http_request_transform","http_response_headers_transform"],"description":"Point of request processing where the ruleset runs."},"rules":{"type":"array","items":{"type":"object","properties":{"action":{"type":"string","enum":["block","challenge","js_challenge","managed_challenge","log","skip","execute","rewrite","redirect","route","set_config","score"],"description":"What happens when the rule matches."},"action_parameters":{"type":"object","additionalProperties":true,"description":"Options for the chosen action."},"description":{"type":"string","maxLength":500,"description":"Note about the rule."},"enabled":{"type":"boolean","default":true,"description":"Whether the rule is evaluated."},"expression":{"type":"string","minLength":1,"description":"Filter expression in the Rules language."},"expression_tree":{"$ref":"#/$defs/rulesets_expression"},"logging":{"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean","description":"Log matches even when the action is skip."}}},"ref":{"type":"string","minLength":1,"description":"Caller-chosen stable reference."}}}}},"required":["account_or_zone","ruleset_phase"],"additionalProperties":false,"$defs":{"rulesets_expression":{"type":"object","description":"A node of a logical filter; either a comparison or a combination of child nodes.","properties":{"field":{"type":"string","maxLength":128,"description":"Request field compared, such as http.host."},"operator":{"type":"string","enum":["eq","ne","lt","le","gt","ge","contains","matches","in"],"description":"Comparison applied to the field."},"value":{"type":"string","maxLength":4096,"description":"Value the field is compared with."},"and":{"type":"array","description":"All of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"or":{"type":"array","description":"Any of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"not":{"$ref":"#/$defs/rulesets_expression"},"group":{"$ref":"#/$defs/rulesets_expression_group"}}},"rulesets_expression_group":{"type":"object","description":"A labelled, parenthesised sub-expression.","required":["expression"],"properties":{"label":{"type":"string","maxLength":64,"description":"Name shown in the dashboard."},"negate":{"type":"boolean","default":false,"description":"Invert the group's result."},"expression":{"$ref":"#/$defs/rulesets_expression"}}}}}"##,
-    output_schema: Some(SharedText::Entry("S_B2D1D81BBBEEA821", &crate::schemas::ALL)),
+    output_schema: Some(SharedText::Entry("S_654A2903C6765F67", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -514,12 +514,12 @@ pub static RULESETS_PHASES_ENTRYPOINT_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_70BD97B041714F70", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_3206B25E61F210E3", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -544,7 +544,7 @@ pub static RULESETS_RULES_CREATE: ToolDef = ToolDef {
     title: "Add ruleset rule",
     description: "Appends or inserts one rule into a ruleset.",
     input_schema: r##"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"ruleset_id":{"type":"string","pattern":"^[0-9a-f]{32}$","description":"Ruleset identifier."},"action":{"type":"string","enum":["block","challenge","js_challenge","managed_challenge","log","skip","execute","rewrite","redirect","route","set_config","score"],"description":"What happens when the rule matches."},"action_parameters":{"type":"object","additionalProperties":true,"description":"Options for the chosen action."},"description":{"type":"string","maxLength":500,"description":"Note about the rule."},"enabled":{"type":"boolean","default":true,"description":"Whether the rule is evaluated."},"expression":{"type":"string","minLength":1,"description":"Filter expression in the Rules language."},"expression_tree":{"$ref":"#/$defs/rulesets_expression"},"logging":{"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean","description":"Log matches even when the action is skip."}}},"ref":{"type":"string","minLength":1,"description":"Caller-chosen stable reference."}},"required":["account_or_zone","ruleset_id"],"additionalProperties":false,"$defs":{"rulesets_expression":{"type":"object","description":"A node of a logical filter; either a comparison or a combination of child nodes.","properties":{"field":{"type":"string","maxLength":128,"description":"Request field compared, such as http.host."},"operator":{"type":"string","enum":["eq","ne","lt","le","gt","ge","contains","matches","in"],"description":"Comparison applied to the field."},"value":{"type":"string","maxLength":4096,"description":"Value the field is compared with."},"and":{"type":"array","description":"All of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"or":{"type":"array","description":"Any of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"not":{"$ref":"#/$defs/rulesets_expression"},"group":{"$ref":"#/$defs/rulesets_expression_group"}}},"rulesets_expression_group":{"type":"object","description":"A labelled, parenthesised sub-expression.","required":["expression"],"properties":{"label":{"type":"string","maxLength":64,"description":"Name shown in the dashboard."},"negate":{"type":"boolean","default":false,"description":"Invert the group's result."},"expression":{"$ref":"#/$defs/rulesets_expression"}}}}}"##,
-    output_schema: Some(SharedText::Entry("S_B2D1D81BBBEEA821", &crate::schemas::ALL)),
+    output_schema: Some(SharedText::Entry("S_654A2903C6765F67", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -615,12 +615,12 @@ pub static RULESETS_RULES_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_70BD97B041714F70", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_3206B25E61F210E3", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -643,7 +643,7 @@ pub static RULESETS_RULES_DELETE: ToolDef = ToolDef {
     title: "Remove ruleset rule",
     description: "Removes one rule from a ruleset.",
     input_schema: r#"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"ruleset_id":{"type":"string","pattern":"^[0-9a-f]{32}$","description":"Ruleset identifier."},"rule_id":{"type":"string","pattern":"^[0-9a-f]{32}$","description":"Rule identifier."}},"required":["account_or_zone","ruleset_id","rule_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_B2D1D81BBBEEA821", &crate::schemas::ALL)),
+    output_schema: Some(SharedText::Entry("S_654A2903C6765F67", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -705,12 +705,12 @@ pub static RULESETS_RULES_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_70BD97B041714F70", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_3206B25E61F210E3", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -733,7 +733,7 @@ pub static RULESETS_RULES_EDIT: ToolDef = ToolDef {
     title: "Edit ruleset rule",
     description: "Changes one rule of a ruleset.",
     input_schema: r##"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"ruleset_id":{"type":"string","pattern":"^[0-9a-f]{32}$","description":"Ruleset identifier."},"rule_id":{"type":"string","pattern":"^[0-9a-f]{32}$","description":"Rule identifier."},"action":{"type":"string","enum":["block","challenge","js_challenge","managed_challenge","log","skip","execute","rewrite","redirect","route","set_config","score"],"description":"What happens when the rule matches."},"action_parameters":{"type":"object","additionalProperties":true,"description":"Options for the chosen action."},"description":{"type":"string","maxLength":500,"description":"Note about the rule."},"enabled":{"type":"boolean","default":true,"description":"Whether the rule is evaluated."},"expression":{"type":"string","minLength":1,"description":"Filter expression in the Rules language."},"expression_tree":{"$ref":"#/$defs/rulesets_expression"},"logging":{"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean","description":"Log matches even when the action is skip."}}},"ref":{"type":"string","minLength":1,"description":"Caller-chosen stable reference."}},"required":["account_or_zone","ruleset_id","rule_id"],"additionalProperties":false,"$defs":{"rulesets_expression":{"type":"object","description":"A node of a logical filter; either a comparison or a combination of child nodes.","properties":{"field":{"type":"string","maxLength":128,"description":"Request field compared, such as http.host."},"operator":{"type":"string","enum":["eq","ne","lt","le","gt","ge","contains","matches","in"],"description":"Comparison applied to the field."},"value":{"type":"string","maxLength":4096,"description":"Value the field is compared with."},"and":{"type":"array","description":"All of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"or":{"type":"array","description":"Any of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"not":{"$ref":"#/$defs/rulesets_expression"},"group":{"$ref":"#/$defs/rulesets_expression_group"}}},"rulesets_expression_group":{"type":"object","description":"A labelled, parenthesised sub-expression.","required":["expression"],"properties":{"label":{"type":"string","maxLength":64,"description":"Name shown in the dashboard."},"negate":{"type":"boolean","default":false,"description":"Invert the group's result."},"expression":{"$ref":"#/$defs/rulesets_expression"}}}}}"##,
-    output_schema: Some(SharedText::Entry("S_B2D1D81BBBEEA821", &crate::schemas::ALL)),
+    output_schema: Some(SharedText::Entry("S_654A2903C6765F67", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -813,12 +813,12 @@ pub static RULESETS_RULES_EDIT: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_70BD97B041714F70", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_3206B25E61F210E3", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -841,7 +841,7 @@ pub static RULESETS_UPDATE: ToolDef = ToolDef {
     title: "Update ruleset",
     description: "Replaces a ruleset's description and rules, creating a new version.",
     input_schema: r##"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"ruleset_id":{"type":"string","pattern":"^[0-9a-f]{32}$","description":"Ruleset identifier."},"name":{"type":"string","minLength":1,"maxLength":255,"description":"Ruleset name."},"description":{"type":"string","maxLength":500,"description":"What the ruleset is for."},"kind":{"type":"string","enum":["managed","custom","root","zone"],"description":"Kind of ruleset."},"phase":{"type":"string","enum":["ddos_l7","http_config_settings","http_ratelimit","http_request_cache_settings","http_request_dynamic_redirect","http_request_firewall_custom","http_request_firewall_managed","http_request_late_transform","http_request_origin","http_request_redirect","http_request_transform","http_response_headers_transform"],"description":"Point of request processing where the ruleset runs."},"rules":{"type":"array","items":{"type":"object","properties":{"action":{"type":"string","enum":["block","challenge","js_challenge","managed_challenge","log","skip","execute","rewrite","redirect","route","set_config","score"],"description":"What happens when the rule matches."},"action_parameters":{"type":"object","additionalProperties":true,"description":"Options for the chosen action."},"description":{"type":"string","maxLength":500,"description":"Note about the rule."},"enabled":{"type":"boolean","default":true,"description":"Whether the rule is evaluated."},"expression":{"type":"string","minLength":1,"description":"Filter expression in the Rules language."},"expression_tree":{"$ref":"#/$defs/rulesets_expression"},"logging":{"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean","description":"Log matches even when the action is skip."}}},"ref":{"type":"string","minLength":1,"description":"Caller-chosen stable reference."}}}}},"required":["account_or_zone","ruleset_id"],"additionalProperties":false,"$defs":{"rulesets_expression":{"type":"object","description":"A node of a logical filter; either a comparison or a combination of child nodes.","properties":{"field":{"type":"string","maxLength":128,"description":"Request field compared, such as http.host."},"operator":{"type":"string","enum":["eq","ne","lt","le","gt","ge","contains","matches","in"],"description":"Comparison applied to the field."},"value":{"type":"string","maxLength":4096,"description":"Value the field is compared with."},"and":{"type":"array","description":"All of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"or":{"type":"array","description":"Any of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"not":{"$ref":"#/$defs/rulesets_expression"},"group":{"$ref":"#/$defs/rulesets_expression_group"}}},"rulesets_expression_group":{"type":"object","description":"A labelled, parenthesised sub-expression.","required":["expression"],"properties":{"label":{"type":"string","maxLength":64,"description":"Name shown in the dashboard."},"negate":{"type":"boolean","default":false,"description":"Invert the group's result."},"expression":{"$ref":"#/$defs/rulesets_expression"}}}}}"##,
-    output_schema: Some(SharedText::Entry("S_B2D1D81BBBEEA821", &crate::schemas::ALL)),
+    output_schema: Some(SharedText::Entry("S_654A2903C6765F67", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -909,12 +909,12 @@ pub static RULESETS_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_70BD97B041714F70", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_3206B25E61F210E3", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -1008,12 +1008,12 @@ pub static RULESETS_VERSIONS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_E4D39A029696D385", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_719E7BC8E7521435", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: true },

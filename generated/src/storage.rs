@@ -76,12 +76,12 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_9BD7DCCFBE8613DB", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -152,12 +152,12 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_ID_BULK_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_9BD7DCCFBE8613DB", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -228,12 +228,12 @@ pub static STORAGE_KV_NAMESPACES_BULK_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_9BD7DCCFBE8613DB", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -295,12 +295,12 @@ pub static STORAGE_KV_NAMESPACES_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_74E2E9F63056EE02", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_20C800588361F9F2", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -363,12 +363,12 @@ pub static STORAGE_KV_NAMESPACES_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_9BD7DCCFBE8613DB", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -430,12 +430,12 @@ pub static STORAGE_KV_NAMESPACES_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_74E2E9F63056EE02", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_20C800588361F9F2", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -525,12 +525,12 @@ pub static STORAGE_KV_NAMESPACES_KEYS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_73A83C6313F84B31", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_103B2C1E4A32B5AD", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: true },
@@ -619,12 +619,12 @@ pub static STORAGE_KV_NAMESPACES_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_B66EA176E0998EBF", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_B0D10F3537A7EABC", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: true },
@@ -695,12 +695,12 @@ pub static STORAGE_KV_NAMESPACES_METADATA_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3A2C5FE2A2133554", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_3E890EE7954B67E8", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -782,12 +782,12 @@ pub static STORAGE_KV_NAMESPACES_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_9BD7DCCFBE8613DB", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -858,12 +858,12 @@ pub static STORAGE_KV_NAMESPACES_VALUES_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_9BD7DCCFBE8613DB", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -941,7 +941,7 @@ pub static STORAGE_KV_NAMESPACES_VALUES_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -1037,12 +1037,12 @@ pub static STORAGE_KV_NAMESPACES_VALUES_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_9BD7DCCFBE8613DB", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },

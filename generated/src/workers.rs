@@ -88,12 +88,12 @@ pub static WORKERS_SCRIPTS_CONTENT_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_7572128E7680F304", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_35537A2911134B74", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -165,12 +165,12 @@ pub static WORKERS_SCRIPTS_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_675572B381E5A529", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_9BD7DCCFBE8613DB", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -237,7 +237,7 @@ pub static WORKERS_SCRIPTS_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::None,
@@ -317,12 +317,12 @@ pub static WORKERS_SCRIPTS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_4563A3B0B336BDF7", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_668FB71AAC021552", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: true },
@@ -391,12 +391,12 @@ pub static WORKERS_SCRIPTS_SETTINGS_EDIT: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_2574370E6291DD89", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_F3A6A49CAC275800", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -459,12 +459,12 @@ pub static WORKERS_SCRIPTS_SETTINGS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_2574370E6291DD89", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_F3A6A49CAC275800", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -534,12 +534,12 @@ pub static WORKERS_SCRIPTS_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_7572128E7680F304", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_35537A2911134B74", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },

@@ -51,12 +51,12 @@ pub static ZONES_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_32C699981E796A76", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_76FA85487F7529D5", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -110,12 +110,12 @@ pub static ZONES_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_0F589F67E94F185D", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_5FA85EB7B8BED3FC", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -182,12 +182,12 @@ pub static ZONES_EDIT: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_32C699981E796A76", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_76FA85487F7529D5", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -241,12 +241,12 @@ pub static ZONES_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_32C699981E796A76", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_76FA85487F7529D5", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: false },
@@ -372,12 +372,12 @@ pub static ZONES_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_6FAE11AA69616744", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_E747C35C2D2E8259", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_EBDD7D5887065438", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_18D0FC1B389C8150", &crate::schemas::ALL)),
         },
     ],
     envelope: Envelope::Result { list: true },

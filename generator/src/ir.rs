@@ -65,7 +65,7 @@ pub struct Tool {
     /// Output schema (what `structuredContent` holds); shared by the tools
     /// whose success responses have the same source schema.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Arc<Value>>,
+    pub output_schema: Option<Arc<OutputSchema>>,
     /// Documented responses.
     pub responses: Vec<Response>,
     /// MCP annotations.
@@ -79,6 +79,14 @@ pub struct Tool {
     /// The credentials the operation needs: alternatives of combinations
     /// of indices into [`Profile::schemes`] (see [`Requirement`]).
     pub security: Requirement,
+}
+
+impl Tool {
+    /// The output schema as a value (parsed from its text; `None` when the
+    /// tool has none).
+    pub fn output_value(&self) -> Option<Value> {
+        self.output_schema.as_ref().and_then(|o| o.to_value().ok())
+    }
 }
 
 /// HTTP methods.
@@ -280,6 +288,46 @@ pub struct Response {
     /// Converted schema, as compact JSON text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schema: Option<SchemaText>,
+}
+
+/// A tool's output schema as the emitters need it, made once per distinct
+/// schema while the catalogue is built (the value tree itself is not kept:
+/// Stripe's outputs took five times their text's size as trees).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputSchema {
+    /// The schema's compact JSON text (also the success response's text
+    /// when the policy gives the tool no envelope).
+    pub text: SchemaText,
+    /// Its TypeScript declaration.
+    pub declaration: OutputDeclaration,
+}
+
+impl OutputSchema {
+    /// The schema as a value.
+    ///
+    /// # Errors
+    /// Only if the text is not JSON (it always is when built by the generator).
+    pub fn to_value(&self) -> serde_json::Result<Value> {
+        self.text.to_value()
+    }
+}
+
+impl Serialize for OutputSchema {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.text.serialize(serializer)
+    }
+}
+
+/// The TypeScript declaration of an output schema: the alias line of each
+/// of its recursive `$defs` entries, and its type (made by
+/// `emit::typescript::output_declaration`). Tools that share an output
+/// schema share this.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputDeclaration {
+    /// `(definition name, "type Name = …;")` in `$defs` order.
+    pub aliases: Vec<(String, String)>,
+    /// The output's TypeScript type.
+    pub ty: String,
 }
 
 /// A converted schema kept as compact JSON text. Response schemas are

@@ -221,15 +221,14 @@ fn shared_subschemas_inline_back_to_the_unshared_release() {
             "{}: input",
             t.name
         );
+        let output = t.output_value();
         assert_eq!(
-            t.output_schema
-                .as_ref()
-                .map(|o| inline_shared(o).into_owned()),
-            p.output_schema.as_deref().cloned(),
+            output.as_ref().map(|o| inline_shared(o).into_owned()),
+            p.output_value(),
             "{}: output",
             t.name
         );
-        for s in [Some(&t.input_schema), t.output_schema.as_deref()]
+        for s in [Some(&t.input_schema), output.as_ref()]
             .into_iter()
             .flatten()
         {

@@ -46,7 +46,7 @@ fn every_tool_satisfies_the_mcp_rules() {
             t.name
         );
         jsonschema::draft202012::new(schema).unwrap_or_else(|e| panic!("{}: {e}", t.name));
-        if let Some(out) = &t.output_schema {
+        if let Some(out) = &t.output_value() {
             assert_eq!(out["type"], "object", "{}", t.name);
             assert!(
                 jsonschema::meta::is_valid(out),
@@ -179,7 +179,7 @@ fn recursive_schemas_become_defs() {
             "defs": defs,
         })
     );
-    let out = tool(&g, "rulesets_get").output_schema.clone().unwrap();
+    let out = tool(&g, "rulesets_get").output_value().unwrap();
     assert!(
         out.get("$defs").is_some(),
         "recursive output keeps $defs: {out}"
@@ -235,10 +235,7 @@ fn nullable_becomes_a_null_union() {
     let g = common::generate_sample();
     let mut found = Vec::new();
     find_nullable(&tool(&g, "zones_edit").input_schema, &mut found);
-    find_nullable(
-        tool(&g, "zones_get").output_schema.as_ref().unwrap(),
-        &mut found,
-    );
+    find_nullable(&tool(&g, "zones_get").output_value().unwrap(), &mut found);
     find_nullable(&tool(&g, "r2_buckets_create").input_schema, &mut found);
     insta::assert_json_snapshot!("nullable", found);
 }
@@ -251,7 +248,7 @@ fn read_only_fields_leave_inputs_but_stay_in_outputs() {
     for field in ["\"created_on\"", "\"modified_on\"", "\"readOnly\""] {
         assert!(!text.contains(field), "input keeps {field}");
     }
-    let out = create.output_schema.as_ref().unwrap().to_string();
+    let out = create.output_value().unwrap().to_string();
     assert!(out.contains("\"created_on\""), "output lost created_on");
     let ns = tool(&g, "storage_kv_namespaces_create");
     insta::assert_json_snapshot!(
@@ -293,7 +290,7 @@ fn envelope_output_schema_is_result_and_result_info() {
         "envelope",
         json!({
             "list": {"envelope": list.envelope, "output": list.output_schema},
-            "get": {"envelope": get.envelope, "output_keys": get.output_schema.as_ref().unwrap()["properties"].as_object().unwrap().keys().collect::<Vec<_>>()},
+            "get": {"envelope": get.envelope, "output_keys": get.output_value().unwrap()["properties"].as_object().unwrap().keys().collect::<Vec<_>>()},
         })
     );
 }

@@ -12,9 +12,11 @@ use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
 use crate::config::{ForgeConfig, InvalidOperation, SchemaProfile};
+use crate::emit::typescript::output_declaration;
 use crate::error::{GenerateError, Result, push_pointer};
 use crate::ir::{
-    Annotations, Catalogue, Envelope, HttpMethod, Product, Route, SchemaText, Skipped, Tool,
+    Annotations, Catalogue, Envelope, HttpMethod, OutputSchema, Product, Route, SchemaText,
+    Skipped, Tool,
 };
 use crate::load::Document;
 use crate::naming::{NameRequest, assign_unique};
@@ -22,7 +24,9 @@ use crate::policy::{OpRef, Policy};
 use crate::refs::deref;
 use crate::schema::share_repeated;
 use crate::schema::strict::strict_input_schema;
-use crate::schema::{Cycles, INPUT_BUDGET, Limits, OUTPUT_BUDGET, SchemaConverter, SchemaMode};
+use crate::schema::{
+    Cycles, DefMemo, INPUT_BUDGET, Limits, OUTPUT_BUDGET, SchemaConverter, SchemaMode,
+};
 
 /// Shared state while building one catalogue.
 pub(crate) struct Ctx<'a> {
@@ -43,6 +47,8 @@ pub(crate) struct Ctx<'a> {
     /// function of the source node: equal sources, equal results): the
     /// text, and for success schemas the output they give.
     pub memo: Mutex<HashMap<Arc<str>, Memoised>>,
+    /// Output def bodies shared by all conversions.
+    pub def_memo: DefMemo,
 }
 
 /// A memoised response schema: its text and, for a success schema, the
@@ -54,19 +60,21 @@ pub(crate) type Memoised = (SchemaText, Option<Arc<Output>>);
 pub(crate) struct Output {
     /// How the success body is unwrapped.
     pub envelope: Envelope,
-    /// The output schema.
-    pub schema: Option<Arc<Value>>,
+    /// The output schema (text and declaration; see [`OutputSchema`]).
+    pub schema: Option<Arc<OutputSchema>>,
     /// Arrays and objects nested in the schema (see [`TOOL_SCHEMA_MAX_NESTING`]).
     pub nesting: usize,
 }
 
 impl<'a> Ctx<'a> {
-    pub fn converter(&self, mode: SchemaMode) -> SchemaConverter<'a> {
+    pub fn converter(&self, mode: SchemaMode) -> SchemaConverter<'_> {
         let budget = match mode {
             SchemaMode::Input => self.input_budget,
             SchemaMode::Output => self.output_budget,
         };
-        SchemaConverter::new(self.doc, self.cycles, mode, self.limits).with_budget(budget)
+        SchemaConverter::new(self.doc, self.cycles, mode, self.limits)
+            .with_budget(budget)
+            .with_memo(&self.def_memo)
     }
 
     /// Compact JSON text of a converted schema, shared with equal texts.
@@ -122,21 +130,46 @@ impl<'a> Ctx<'a> {
         entry.clone()
     }
 
+    /// Moves repeated subschemas of `schema` into its `$defs` (full
+    /// profile, when the options ask for it).
+    pub fn share(&self, schema: &mut Value) {
+        if self.profile != SchemaProfile::Strict && self.share_subschemas {
+            share_repeated(schema);
+        }
+    }
+
     /// The output schema (and envelope) a converted success schema gives
     /// (or its absence): the policy's unwrapping, then sharing of repeated
     /// subschemas.
-    pub fn output(&self, success: Option<Value>) -> Output {
+    pub fn output(&self, success: Option<Value>) -> Result<Output> {
         let (envelope, mut schema) = self.policy.output(success);
-        if self.profile != SchemaProfile::Strict
-            && self.share_subschemas
-            && let Some(output) = schema.as_mut()
-        {
-            share_repeated(output);
-        }
+        let text = match schema.as_mut() {
+            Some(output) => {
+                self.share(output);
+                Some(self.intern(output)?)
+            }
+            None => None,
+        };
+        Ok(self.shared_output(envelope, schema, text))
+    }
+
+    /// The output of an already shared schema and its interned text.
+    pub fn shared_output(
+        &self,
+        envelope: Envelope,
+        schema: Option<Value>,
+        text: Option<SchemaText>,
+    ) -> Output {
         let nesting = schema.as_ref().map_or(0, nesting);
+        let schema = schema.zip(text).map(|(schema, text)| {
+            Arc::new(OutputSchema {
+                declaration: output_declaration(&schema),
+                text,
+            })
+        });
         Output {
             envelope,
-            schema: schema.map(Arc::new),
+            schema,
             nesting,
         }
     }
@@ -204,6 +237,7 @@ pub fn build_catalogue_with(
         input_budget: INPUT_BUDGET,
         texts: Mutex::new(HashSet::default()),
         memo: Mutex::new(HashMap::default()),
+        def_memo: DefMemo::default(),
     };
     let mut tools: Vec<(Tool, Vec<String>, String)> = Vec::new();
     let mut skipped: Vec<Skipped> = Vec::new();
@@ -405,7 +439,7 @@ fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> 
     let (responses, success) = responses::collect(ctx, op.op, op_ptr)?;
     let output = match success {
         Some(output) => output,
-        None => Arc::new(ctx.output(None)),
+        None => Arc::new(ctx.output(None)?),
     };
     if ctx.profile == SchemaProfile::Strict {
         input_schema = strict_input_schema(&input_schema);

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{Ctx, Output};
 use crate::error::{Result, push_pointer};
-use crate::ir::Response;
+use crate::ir::{Envelope, Response};
 use crate::refs::deref;
 use crate::schema::SchemaMode;
 
@@ -26,7 +26,8 @@ fn is_json(media: &str) -> bool {
 pub(crate) type Success = Arc<Output>;
 
 /// `(responses, success schema)`; the success schema is that of the lowest
-/// 2xx status with a JSON body, with its `$defs` attached.
+/// 2xx status with a JSON body, with its `$defs` attached. Response
+/// schemas are kept in shared form (see [`Ctx::share`]).
 pub(crate) fn collect(
     ctx: &Ctx<'_>,
     op: &Value,
@@ -85,9 +86,24 @@ pub(crate) fn collect(
                     &push_pointer(&push_pointer(&ptr, "content"), media),
                     "schema",
                 );
-                let converted = convert(ctx, source, &schema_ptr)?;
+                let mut converted = convert(ctx, source, &schema_ptr)?;
+                // The response text is written in shared form (it validates
+                // the same bodies). An output the policy takes as it is
+                // reuses that value and text; only one it unwraps is made
+                // apart, from the converted schema.
+                let unwrapped = (success_candidate && ctx.policy.unwraps(&converted))
+                    .then(|| converted.clone());
+                ctx.share(&mut converted);
                 let text = ctx.intern(&converted)?;
-                let output = success_candidate.then(|| Arc::new(ctx.output(Some(converted))));
+                let output = match unwrapped {
+                    Some(original) => Some(Arc::new(ctx.output(Some(original))?)),
+                    None if success_candidate => Some(Arc::new(ctx.shared_output(
+                        Envelope::None,
+                        Some(converted),
+                        Some(text.clone()),
+                    ))),
+                    None => None,
+                };
                 match key {
                     Some(k) => ctx.memo_put(k, text, output),
                     None => (text, output),
@@ -177,8 +193,11 @@ mod tests {
             panic!("every tool has an output schema");
         };
         assert!(Arc::ptr_eq(oa, ob));
-        assert_eq!(oa["properties"]["id"]["type"], "string");
-        assert_eq!(oc["properties"]["code"]["type"], "integer");
+        assert_eq!(oa.to_value().unwrap()["properties"]["id"]["type"], "string");
+        assert_eq!(
+            oc.to_value().unwrap()["properties"]["code"]["type"],
+            "integer"
+        );
         // The error text of `a` is the success text of `c`: one allocation.
         let text = |t: &Tool, status: &str| {
             let r = t.responses.iter().find(|r| r.status == status).unwrap();
@@ -186,5 +205,59 @@ mod tests {
         };
         assert!(Arc::ptr_eq(&text(a, "404"), &text(c, "200")));
         assert!(Arc::ptr_eq(&text(a, "200"), &text(b, "200")));
+    }
+
+    #[test]
+    fn success_responses_share_the_output_text_and_lists_of_recursive_types_resolve() {
+        // `Thing` repeats a large part (shared into `$defs`); `/list`
+        // returns a list of the recursive `Node`, which the policy wraps.
+        let big: serde_json::Value = serde_json::json!({"type": "object", "description": "x".repeat(200),
+            "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}});
+        let spec = serde_json::json!({
+            "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+            "paths": {
+                "/thing": {"get": {"operationId": "thing", "responses": {"200": {"description": "ok",
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}}}},
+                "/list": {"get": {"operationId": "list", "responses": {"200": {"description": "ok",
+                    "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}}}}}}
+            },
+            "components": {"schemas": {
+                "Thing": {"type": "object", "properties": {"first": big, "second": big}},
+                "Node": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}}
+            }}
+        });
+        let tools = tools(&spec.to_string());
+        let (list, thing) = (&tools[0], &tools[1]);
+        let out = thing.output_schema.as_ref().unwrap();
+        let ok = thing.responses[0].schema.as_ref().unwrap();
+        assert!(Arc::ptr_eq(&out.text.0, &ok.0), "one text for both");
+        let value = out.to_value().unwrap();
+        assert!(
+            value["$defs"].as_object().is_some_and(|d| !d.is_empty()),
+            "{value}"
+        );
+        let whole = crate::schema::inline_shared(&value);
+        assert_eq!(whole["properties"]["first"], whole["properties"]["second"]);
+        assert_eq!(
+            whole["properties"]["first"]["properties"]["b"]["type"],
+            "integer"
+        );
+
+        assert_eq!(list.envelope, crate::ir::Envelope::Wrapped);
+        let value = list.output_schema.as_ref().unwrap().to_value().unwrap();
+        let validator = jsonschema::draft202012::new(&value).unwrap();
+        assert!(
+            validator.is_valid(&serde_json::json!({"result": [{"children": [{"children": []}]}]}))
+        );
+        assert!(!validator.is_valid(&serde_json::json!({"result": [{"children": [7]}]})));
+        // The response keeps the list itself, its definitions at its root.
+        let response = list.responses[0]
+            .schema
+            .as_ref()
+            .unwrap()
+            .to_value()
+            .unwrap();
+        assert_eq!(response["type"], "array");
+        assert!(jsonschema::draft202012::new(&response).is_ok());
     }
 }

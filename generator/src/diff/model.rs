@@ -48,7 +48,7 @@ impl Release {
                     path: t.path.clone(),
                     description: t.description.clone(),
                     input_schema: t.input_schema.clone(),
-                    output_schema: t.output_schema.as_deref().cloned(),
+                    output_schema: t.output_value(),
                     annotations: Hints::from(t.annotations),
                     permissions: t.permissions.clone(),
                 })

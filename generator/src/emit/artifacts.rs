@@ -129,11 +129,11 @@ struct ResponseEntry<'a> {
     content_type: Option<&'a str>,
 }
 
-/// An output schema: the IR value, or the name of its interned root text.
+/// An output schema: the IR's, or the name of its interned root text.
 #[derive(Serialize)]
 #[serde(untagged)]
 enum OutputSchema<'a> {
-    Value(&'a Value),
+    Inline(&'a crate::ir::OutputSchema),
     Shared(&'a str),
 }
 
@@ -141,7 +141,7 @@ impl<'a> ToolEntry<'a> {
     fn new(t: &'a Tool, interned: Option<&'a ToolSchemas>) -> Self {
         let output_schema = match (&t.output_schema, interned.and_then(|i| i.output.as_ref())) {
             (Some(_), Some(name)) => Some(OutputSchema::Shared(name.as_str())),
-            (v, _) => v.as_deref().map(OutputSchema::Value),
+            (v, _) => v.as_deref().map(OutputSchema::Inline),
         };
         ToolEntry {
             name: &t.name,

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::chunks::{Piece, chunk_texts, free_key, marked};
 use super::deferred::raw_literal;
-use super::typescript::{OutputDeclaration, output_declaration, tool_declaration_parts};
+use super::typescript::tool_declaration_parts;
 use crate::error::{GenerateError, Result};
 use crate::ir::Catalogue;
 
@@ -56,15 +56,8 @@ pub fn const_name(text: &str) -> String {
     format!("S_{}", hex::encode_upper(&digest[..8]))
 }
 
-fn json_text(v: &serde_json::Value) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| GenerateError::Emit {
-        file: "src/schemas.rs".into(),
-        message: e.to_string(),
-    })
-}
-
 /// Distinct items by allocation, in first-use order: tools share the
-/// `Arc` of equal schemas, so each is serialised and hashed once.
+/// `Arc` of equal schemas, so each is cut into chunks once.
 struct Distinct<'a, T: ?Sized> {
     items: Vec<&'a Arc<T>>,
     index: HashMap<usize, usize>,
@@ -148,15 +141,17 @@ fn share_parts(
 }
 
 impl SchemaTable {
-    /// Serialises and interns every output and response schema (in
-    /// parallel; the result does not depend on scheduling).
+    /// Interns every output and response schema text (in parallel; the
+    /// result does not depend on scheduling).
     ///
     /// # Errors
     /// [`GenerateError::Emit`] if two different texts share a name (a
     /// 64-bit hash collision) or a schema does not serialise.
     pub fn build(cat: &Catalogue) -> Result<Self> {
-        let mut outputs = Distinct::<serde_json::Value>::new();
-        let mut responses = Distinct::<str>::new();
+        // Outputs and responses by text allocation: tools share the `Arc`
+        // of equal schemas, and an output the policy did not unwrap is its
+        // success response's text, so each distinct text is cut once.
+        let mut texts = Distinct::<str>::new();
         // Per product, per tool: the output's index and each response's.
         let mut uses: Vec<Vec<Uses>> = Vec::new();
         for product in &cat.products {
@@ -164,49 +159,24 @@ impl SchemaTable {
                 .tools
                 .iter()
                 .map(|t| {
-                    let output = t.output_schema.as_ref().map(|v| outputs.add(v));
+                    let output = t.output_schema.as_ref().map(|o| texts.add(&o.text.0));
                     let rs = t
                         .responses
                         .iter()
-                        .map(|r| r.schema.as_ref().map(|s| responses.add(&s.0)))
+                        .map(|r| r.schema.as_ref().map(|s| texts.add(&s.0)))
                         .collect();
                     (output, rs)
                 })
                 .collect();
             uses.push(tools);
         }
-        let declarations: Vec<Arc<OutputDeclaration>> = outputs
-            .items
-            .par_iter()
-            .map(|v| Arc::new(output_declaration(v)))
-            .collect();
-        let output_texts: Vec<Arc<str>> = outputs
-            .items
-            .par_iter()
-            .map(|v| json_text(v).map(Arc::from))
-            .collect::<Result<_>>()?;
         let parts: Vec<Vec<Vec<String>>> = cat
             .products
             .par_iter()
-            .zip(&uses)
-            .map(|(product, uses)| {
-                product
-                    .tools
-                    .iter()
-                    .zip(uses)
-                    .map(|(t, (output, _))| {
-                        let output = output.and_then(|i| declarations.get(i)).map(|d| &**d);
-                        tool_declaration_parts(t, output)
-                    })
-                    .collect()
-            })
+            .map(|product| product.tools.iter().map(tool_declaration_parts).collect())
             .collect();
-        let texts: Vec<&str> = output_texts
-            .iter()
-            .map(|t| &**t)
-            .chain(responses.items.iter().map(|t| &***t))
-            .collect();
-        let chunked = chunk_texts(&texts).map_err(|name| GenerateError::Emit {
+        let texts: Vec<&str> = texts.items.iter().map(|t| &***t).collect();
+        let mut chunked = chunk_texts(&texts).map_err(|name| GenerateError::Emit {
             file: "src/schemas.rs".into(),
             message: format!("two schema texts hash to {name}"),
         })?;
@@ -217,8 +187,7 @@ impl SchemaTable {
                 .copied()
                 .chain(parts.iter().flatten().flatten().map(String::as_str)),
         ));
-        let (output_roots, response_roots) = chunked.roots.split_at(output_texts.len());
-        let mut entries = chunked.entries;
+        let mut entries = std::mem::take(&mut chunked.entries);
         let mut declared = share_parts(&parts, &mut entries)?.into_iter();
         let table_tools = uses
             .into_iter()
@@ -227,12 +196,12 @@ impl SchemaTable {
                 tools
                     .into_iter()
                     .map(|(output, rs)| ToolSchemas {
-                        output: output.and_then(|i| output_roots.get(i).cloned()),
+                        output: output.and_then(|i| chunked.roots.get(i).cloned()),
                         declaration: declared.next().unwrap_or_default(),
                         key: Arc::clone(&key),
                         responses: rs
                             .into_iter()
-                            .map(|i| i.and_then(|i| response_roots.get(i).cloned()))
+                            .map(|i| i.and_then(|i| chunked.roots.get(i).cloned()))
                             .collect(),
                     })
                     .collect()

@@ -170,7 +170,7 @@ fn tool_tokens(
     ) {
         (Some(_), Some(name)) => interned_ref(name),
         (Some(s), None) => {
-            let l = deferred.text(json_text(s)?);
+            let l = deferred.text(s.text.as_str().to_string());
             quote!(Some(toolforge_runtime::catalogue::SharedText::Text(#l)))
         }
         (None, _) => quote!(None),

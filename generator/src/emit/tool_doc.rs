@@ -163,7 +163,7 @@ fn fields(
     let input_schema = texts.deferred(&json_text(&tool.input_schema)?);
     let output_schema = match (&tool.output_schema, schemas.and_then(|i| i.output.as_ref())) {
         (Some(_), Some(name)) => interned(name),
-        (Some(s), None) => literal_schema(texts.deferred(&json_text(s)?)),
+        (Some(s), None) => literal_schema(texts.deferred(s.text.as_str())),
         (None, _) => atom("None"),
     };
     let a = tool.annotations;

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::ir::Tool;
+use crate::ir::{OutputDeclaration, Tool};
 use crate::schema::{SharedView, inline_shared};
 
 /// Deepest nesting rendered as a structural type; deeper parts become `any`.
@@ -245,17 +245,6 @@ fn doc_line(text: &str) -> String {
     clipped.replace("*/", "* /")
 }
 
-/// The part of a tool declaration an output schema gives: the type alias
-/// of each of its `$defs` entries, and its type. Tools that share an
-/// output schema share this (see [`tool_declaration_with`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutputDeclaration {
-    /// `(definition name, "type Name = …;")` in `$defs` order.
-    aliases: Vec<(String, String)>,
-    /// The output's TypeScript type.
-    ty: String,
-}
-
 /// The [`OutputDeclaration`] of output schema `schema`.
 pub fn output_declaration(schema: &Value) -> OutputDeclaration {
     let Some(view) = SharedView::new(schema) else {
@@ -301,19 +290,14 @@ fn alias(def: &str, ty: &str) -> String {
 /// [`SharedView`]): only recursive `$defs` become named types, whose names
 /// mean the same in every tool (shared definitions are named per tool).
 pub fn tool_declaration(t: &Tool) -> String {
-    tool_declaration_with(t, None)
+    tool_declaration_parts(t).concat()
 }
 
-/// [`tool_declaration`] given the [`OutputDeclaration`] of the tool's
-/// output schema, when already made.
-pub fn tool_declaration_with(t: &Tool, output: Option<&OutputDeclaration>) -> String {
-    tool_declaration_parts(t, output).concat()
-}
-
-/// [`tool_declaration_with`] in the parts tools may share: each alias line
+/// [`tool_declaration`] in the parts tools may share: each alias line
 /// (with its newline), the method's doc line and head up to `Promise<`,
-/// the output type, and the closing `>;`.
-pub fn tool_declaration_parts(t: &Tool, output: Option<&OutputDeclaration>) -> Vec<String> {
+/// the output type, and the closing `>;`. The output's part is the
+/// declaration the catalogue made with the schema.
+pub fn tool_declaration_parts(t: &Tool) -> Vec<String> {
     let mut parts = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
     let inlined;
@@ -336,15 +320,7 @@ pub fn tool_declaration_parts(t: &Tool, output: Option<&OutputDeclaration>) -> V
             parts.push(line);
         }
     }
-    let made;
-    let output = match (output, &t.output_schema) {
-        (Some(o), _) => Some(o),
-        (None, Some(schema)) => {
-            made = output_declaration(schema);
-            Some(&made)
-        }
-        (None, None) => None,
-    };
+    let output = t.output_schema.as_ref().map(|o| &o.declaration);
     for (k, alias) in output.iter().flat_map(|o| &o.aliases) {
         if !seen.contains(&k.as_str()) {
             seen.push(k);

@@ -87,6 +87,10 @@ impl ApiPolicy for Cloudflare {
         output(success)
     }
 
+    fn unwraps(&self, success: &Value) -> bool {
+        is_envelope(success) || !super::generic::is_object_schema(success)
+    }
+
     /// The envelope, refusal texts naming the token page, the default
     /// account from `GET /accounts`, the account/zone selector, an
     /// `execute` example listing zones, and the identity: `GET /user` for
@@ -389,21 +393,27 @@ fn envelope_properties<'a>(schema: &'a Value, into: &mut Vec<(&'a str, &'a Value
     }
 }
 
+/// Whether a success schema is the API's envelope (`success`, `errors`
+/// and `messages` among its properties, `allOf` members included).
+fn is_envelope(schema: &Value) -> bool {
+    let mut props = Vec::new();
+    envelope_properties(schema, &mut props, 0);
+    ["success", "errors", "messages"]
+        .iter()
+        .all(|k| props.iter().any(|(name, _)| name == k))
+}
+
 /// Output of an enveloped success body: `{result, result_info?}`.
 pub fn output(success: Option<Value>) -> (Envelope, Option<Value>) {
     let Some(schema) = success else {
         return (Envelope::None, None);
     };
+    if !is_envelope(&schema) {
+        return super::generic::output(Some(schema));
+    }
     let mut props = Vec::new();
     envelope_properties(&schema, &mut props, 0);
     let get = |key: &str| props.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
-    let is_envelope = ["success", "errors", "messages"]
-        .iter()
-        .all(|k| get(k).is_some());
-    if !is_envelope {
-        drop(props);
-        return super::generic::output(Some(schema));
-    }
     let mut out = Map::new();
     out.insert(
         "result".into(),
@@ -527,6 +537,30 @@ mod tests {
         let out = out.unwrap();
         assert_eq!(out["properties"]["result"]["type"], "array");
         assert!(out["properties"]["result_info"].is_object());
+    }
+
+    #[test]
+    fn unwraps_exactly_when_output_gives_an_envelope() {
+        let schemas = [
+            json!({"properties": {"success": {}, "errors": {}, "messages": {}, "result": {}}}),
+            json!({"allOf": [{"properties": {"success": {}, "errors": {}}}, {"properties": {"messages": {}}}]}),
+            json!({"type": "object", "properties": {"success": {}, "errors": {}}}),
+            json!({"type": "array", "items": {"type": "string"}}),
+            json!({"type": "string"}),
+            json!({"anyOf": [{"type": "object"}, {"type": "null"}]}),
+            json!({}),
+        ];
+        for schema in schemas {
+            let (env, out) = output(Some(schema.clone()));
+            assert_eq!(
+                Cloudflare.unwraps(&schema),
+                env != Envelope::None,
+                "{schema}"
+            );
+            if env == Envelope::None {
+                assert_eq!(out.as_ref(), Some(&schema), "taken as it is");
+            }
+        }
     }
 
     #[test]

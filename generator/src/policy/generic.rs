@@ -172,21 +172,30 @@ fn fallback_candidates(op: &OpRef<'_>, key: &str) -> Vec<String> {
 }
 
 /// The success body is the output when it is an object; other shapes are
-/// wrapped as `{result}` by the runtime.
+/// wrapped as `{result}` by the runtime. The wrapped schema's `$defs` move
+/// to the new root, where its `#/$defs/…` references point (left inside
+/// `result`, a list of a recursive type had references that named nothing).
 pub fn output(success: Option<Value>) -> (Envelope, Option<Value>) {
     match success {
         Some(schema) if is_object_schema(&schema) => (Envelope::None, Some(schema)),
-        Some(schema) => (
-            Envelope::Wrapped,
+        Some(mut schema) => {
+            let defs = match &mut schema {
+                Value::Object(map) => map.shift_remove("$defs"),
+                _ => None,
+            };
             // By hand: `json!` would re-serialise `schema` (a deep copy).
-            Some(Value::Object(Map::from_iter([
+            let mut root = Map::from_iter([
                 ("type".to_string(), Value::String("object".into())),
                 (
                     "properties".to_string(),
                     Value::Object(Map::from_iter([("result".to_string(), schema)])),
                 ),
-            ]))),
-        ),
+            ]);
+            if let Some(defs) = defs {
+                root.insert("$defs".to_string(), defs);
+            }
+            (Envelope::Wrapped, Some(Value::Object(root)))
+        }
         None => (Envelope::None, None),
     }
 }
@@ -353,5 +362,46 @@ mod tests {
             assert!(!name.ends_with(&short_hash(&request.key)), "{name}");
             assert!(name.contains("dismiss_reminder"), "{name}");
         }
+    }
+
+    #[test]
+    fn unwraps_exactly_when_output_gives_an_envelope() {
+        let schemas = [
+            json!({"type": "object"}),
+            json!({"properties": {"a": {}}}),
+            json!({"allOf": [{"type": "object"}, {"description": "x"}]}),
+            json!({"type": "array", "items": {"type": "string"}}),
+            json!({"anyOf": [{"type": "object"}, {"type": "null"}]}),
+            json!({"type": ["object", "null"]}),
+            json!({}),
+        ];
+        for schema in schemas {
+            let (env, out) = output(Some(schema.clone()));
+            assert_eq!(Generic.unwraps(&schema), env != Envelope::None, "{schema}");
+            if env == Envelope::None {
+                assert_eq!(out.as_ref(), Some(&schema), "taken as it is");
+            }
+        }
+    }
+
+    #[test]
+    fn a_wrapped_schema_keeps_its_defs_at_the_root() {
+        // A list of a recursive type: its `#/$defs/…` references must still
+        // name the definitions once the list sits under `result`.
+        let list = json!({
+            "type": "array",
+            "items": {"$ref": "#/$defs/Node"},
+            "$defs": {"Node": {"type": "object", "properties": {
+                "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}}
+        });
+        let (env, out) = output(Some(list.clone()));
+        assert_eq!(env, Envelope::Wrapped);
+        let out = out.unwrap();
+        assert_eq!(out["$defs"], list["$defs"]);
+        assert_eq!(out["properties"]["result"]["items"], list["items"]);
+        assert!(out["properties"]["result"].get("$defs").is_none());
+        let validator = jsonschema::draft202012::new(&out).unwrap();
+        assert!(validator.is_valid(&json!({"result": [{"children": [{"children": []}]}]})));
+        assert!(!validator.is_valid(&json!({"result": [{"children": [1]}]})));
     }
 }

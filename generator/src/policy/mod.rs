@@ -104,9 +104,18 @@ pub trait ApiPolicy: Sync + std::fmt::Debug {
     }
 
     /// Detects the success envelope of a converted success schema and
-    /// returns the envelope kind plus the tool's output schema.
+    /// returns the envelope kind plus the tool's output schema. With
+    /// [`Envelope::None`] the output schema is the success schema itself
+    /// (the builder relies on it: see [`ApiPolicy::unwraps`]).
     fn output(&self, success: Option<Value>) -> (Envelope, Option<Value>) {
         generic::output(success)
+    }
+
+    /// Whether [`ApiPolicy::output`] gives `success` an envelope other than
+    /// [`Envelope::None`] (the output is then a new schema; otherwise it is
+    /// `success` itself, and its text serves as the response schema too).
+    fn unwraps(&self, success: &Value) -> bool {
+        !generic::is_object_schema(success)
     }
 
     /// What the runtime needs to know about API `api` beyond its tools,

@@ -2,6 +2,7 @@
 //! schemas, and the depth / size bounds.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Map, Value, json};
 
@@ -44,6 +45,44 @@ pub struct SchemaConverter<'a> {
     /// The next node converted is an `allOf` member of a kept object (see
     /// [`SchemaConverter::keeps`]).
     keep_next: bool,
+    /// Output def bodies shared with the other converters of a catalogue.
+    memo: Option<&'a DefMemo>,
+    /// The def references made while a def body converts (to record it).
+    recording: Option<Vec<(String, String)>>,
+}
+
+/// Output `$defs` bodies as converted, shared by the converters of one
+/// catalogue (Stripe's response schemas each hold dozens of the same
+/// recursive components). A body depends on its converter only through the
+/// node budget, the recursion found beyond [`Cycles`] and the names of the
+/// defs it refers to, so one is reused only when all of them give what they
+/// gave the first time (see [`SchemaConverter::convert_def`]): the result is
+/// exactly what converting it again would give.
+#[derive(Debug, Default)]
+pub struct DefMemo(Mutex<rustc_hash::FxHashMap<(String, bool), Arc<Recorded>>>);
+
+/// One converted def body and what converting it did to its converter.
+#[derive(Debug)]
+struct Recorded {
+    def: Value,
+    /// Nodes it counted.
+    nodes: usize,
+    /// The defs it referred to, in order: target pointer and `$defs` name.
+    refs: Vec<(String, String)>,
+}
+
+impl DefMemo {
+    /// The body recorded for `pointer`, converted with the budget spent or not.
+    fn get(&self, pointer: &str, spent: bool) -> Option<Arc<Recorded>> {
+        let map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        map.get(&(pointer.to_string(), spent)).cloned()
+    }
+
+    fn put(&self, pointer: &str, spent: bool, recorded: Recorded) {
+        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        map.entry((pointer.to_string(), spent))
+            .or_insert_with(|| Arc::new(recorded));
+    }
 }
 
 impl<'a> SchemaConverter<'a> {
@@ -63,7 +102,16 @@ impl<'a> SchemaConverter<'a> {
             defs: Map::new(),
             budget: usize::MAX,
             keep_next: false,
+            memo: None,
+            recording: None,
         }
+    }
+
+    /// Shares output def bodies through `memo` (see [`DefMemo`]; input
+    /// converters ignore it).
+    pub fn with_memo(mut self, memo: &'a DefMemo) -> Self {
+        self.memo = Some(memo);
+        self
     }
 
     /// Whether a node is kept whole: an input schema's root object and,
@@ -107,13 +155,84 @@ impl<'a> SchemaConverter<'a> {
             }
         };
         while let Some((target_pointer, name, target)) = self.pending.pop_front() {
-            self.branch.clear();
-            self.branch.push(target_pointer.clone());
-            let def = self.convert_node(target, &target_pointer, 1, false);
-            self.branch.clear();
+            let def = self.convert_def(target, &target_pointer);
             self.defs.insert(name, def?);
         }
         Ok(out)
+    }
+
+    /// Converts the body of the def for `target_pointer`, or takes the one
+    /// a converter of the same catalogue made when it would come out the
+    /// same here: both had the budget spent, or neither reaches it with
+    /// the body's nodes added (references are then expanded or elided
+    /// alike); no recursion was found beyond [`Cycles`] (a target found
+    /// recursive is referred to instead of inlined); and every def it
+    /// refers to gets the name it got there (names are given in order of
+    /// first reference, made unique per converter).
+    fn convert_def(&mut self, target: &Value, target_pointer: &str) -> Result<Value> {
+        let memo = self
+            .memo
+            .filter(|_| self.mode == SchemaMode::Output && self.dynamic.is_empty());
+        let spent = self.nodes >= self.budget;
+        if let Some(found) = memo.and_then(|m| m.get(target_pointer, spent)) {
+            let after = self.nodes.saturating_add(found.nodes);
+            // Past the node limit the conversion itself reports where.
+            let doc = self.doc;
+            let targets: Option<Vec<&Value>> = found
+                .refs
+                .iter()
+                .map(|(pointer, _)| doc.root.pointer(pointer))
+                .collect();
+            if let Some(targets) = targets
+                && (spent || after < self.budget)
+                && after <= self.limits.max_nodes
+                && self.names_match(&found.refs)
+            {
+                for ((pointer, _), target) in found.refs.iter().zip(targets) {
+                    self.def_ref(pointer.clone(), target);
+                }
+                self.nodes = after;
+                return Ok(found.def.clone());
+            }
+        }
+        let before = self.nodes;
+        self.recording = memo.map(|_| Vec::new());
+        self.branch.clear();
+        self.branch.push(target_pointer.to_string());
+        let def = self.convert_node(target, target_pointer, 1, false);
+        self.branch.clear();
+        let refs = self.recording.take();
+        if let (Some(memo), Some(refs), Ok(def)) = (memo, refs, &def)
+            && self.dynamic.is_empty()
+            && (spent || self.nodes < self.budget)
+        {
+            let recorded = Recorded {
+                def: def.clone(),
+                nodes: self.nodes - before,
+                refs,
+            };
+            memo.put(target_pointer, spent, recorded);
+        }
+        def
+    }
+
+    /// Whether referring to `refs` in order here gives each the recorded
+    /// name (a dry run of [`SchemaConverter::def_ref`]'s naming).
+    fn names_match(&self, refs: &[(String, String)]) -> bool {
+        let mut named: HashMap<&str, String> = HashMap::new();
+        let mut taken: HashSet<String> = HashSet::new();
+        refs.iter().all(|(pointer, recorded)| {
+            let name = match self.def_names.get(pointer).or(named.get(pointer.as_str())) {
+                Some(name) => name.clone(),
+                None => {
+                    let name = self.unused_name(pointer, &taken);
+                    taken.insert(name.clone());
+                    named.insert(pointer, name.clone());
+                    name
+                }
+            };
+            name == *recorded
+        })
     }
 
     /// The `$defs` collected by all conversions, sorted by name (empty when
@@ -248,26 +367,30 @@ impl<'a> SchemaConverter<'a> {
         let name = match self.def_names.get(&target_pointer) {
             Some(name) => name.clone(),
             None => {
-                let name = self.fresh_name(&target_pointer);
+                let name = self.unused_name(&target_pointer, &HashSet::new());
+                self.used_names.insert(name.clone());
                 self.def_names.insert(target_pointer.clone(), name.clone());
                 self.pending
-                    .push_back((target_pointer, name.clone(), target));
+                    .push_back((target_pointer.clone(), name.clone(), target));
                 name
             }
         };
+        if let Some(refs) = self.recording.as_mut() {
+            refs.push((target_pointer, name.clone()));
+        }
         json!({ "$ref": format!("#/$defs/{name}") })
     }
 
-    /// A unique `[A-Za-z0-9_.-]` name for a target pointer.
-    fn fresh_name(&mut self, target_pointer: &str) -> String {
+    /// A `[A-Za-z0-9_.-]` name for a target pointer that neither this
+    /// converter nor `taken` uses.
+    fn unused_name(&self, target_pointer: &str, taken: &HashSet<String>) -> String {
         let base = def_base_name(target_pointer);
         let mut name = base.clone();
         let mut n = 2;
-        while self.used_names.contains(&name) {
+        while self.used_names.contains(&name) || taken.contains(&name) {
             name = format!("{base}_{n}");
             n += 1;
         }
-        self.used_names.insert(name.clone());
         name
     }
 }
@@ -327,3 +450,7 @@ fn def_base_name(target_pointer: &str) -> String {
 #[cfg(test)]
 #[path = "convert_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "memo_tests.rs"]
+mod memo_tests;

@@ -19,7 +19,7 @@ mod object;
 mod share;
 pub mod strict;
 
-pub use convert::{INPUT_BUDGET, OUTPUT_BUDGET, SchemaConverter};
+pub use convert::{DefMemo, INPUT_BUDGET, OUTPUT_BUDGET, SchemaConverter};
 pub use cycles::Cycles;
 pub use object::{ObjectShape, object_shape};
 pub use share::{MIN_SHARED_BYTES, SharedView, inline_shared, share_repeated};

@@ -1,0 +1,114 @@
+//! Tests of [`DefMemo`]: a def body taken from the memo is exactly the one
+//! converting it again gives (kept next to `convert.rs`).
+
+use serde_json::{Map, Value, json};
+
+use super::*;
+
+fn doc() -> Document {
+    // Recursive components whose `$defs` names clash (`Foo Bar` and
+    // `Foo_Bar` both sanitise to `Foo_Bar`), so the name a def gets depends
+    // on which the converter met first; bodies large enough for a small
+    // budget to run out inside them; and a component reached only past
+    // the budget.
+    let text = |d: &str| json!({"type": "string", "description": d});
+    Document {
+        root: json!({"openapi": "3.0.3", "paths": {}, "components": {"schemas": {
+            "Foo Bar": {"type": "object", "properties": {
+                "a": text("a"), "b": text("b"), "c": text("c"),
+                "next": {"$ref": "#/components/schemas/Foo_Bar"},
+                "item": {"$ref": "#/components/schemas/Item"}}},
+            "Foo_Bar": {"type": "object", "properties": {
+                "d": text("d"), "e": text("e"),
+                "back": {"$ref": "#/components/schemas/Foo Bar"},
+                "leaf": {"$ref": "#/components/schemas/Leaf"}}},
+            "Item": {"type": "object", "properties": {
+                "owner": {"anyOf": [{"type": "string"}, {"$ref": "#/components/schemas/Foo Bar"}]},
+                "tags": {"type": "array", "items": {"$ref": "#/components/schemas/Item"}},
+                "leaf": {"$ref": "#/components/schemas/Leaf"}}},
+            "Leaf": {"type": "object", "properties": {"x": text("x"), "y": text("y")}}
+        }}}),
+        file: "spec.yaml".into(),
+        openapi_version: "3.0.3".into(),
+    }
+}
+
+fn roots() -> Vec<Value> {
+    let r = |name: &str| json!({"$ref": format!("#/components/schemas/{name}")});
+    vec![
+        r("Foo Bar"),
+        r("Foo_Bar"),
+        r("Item"),
+        json!({"type": "object", "properties": {"first": r("Foo_Bar"), "then": r("Foo Bar")}}),
+        json!({"type": "array", "items": r("Item")}),
+        json!({"type": "object", "properties": {"leaf": r("Leaf"), "items": {"type": "array", "items": r("Item")}}}),
+    ]
+}
+
+type Converted = std::result::Result<(Value, Map<String, Value>), String>;
+
+fn convert_with(
+    d: &Document,
+    cycles: &Cycles,
+    budget: usize,
+    memo: Option<&DefMemo>,
+    schema: &Value,
+) -> Converted {
+    let mut conv =
+        SchemaConverter::new(d, cycles, SchemaMode::Output, Limits::default()).with_budget(budget);
+    if let Some(memo) = memo {
+        conv = conv.with_memo(memo);
+    }
+    let out = conv.convert(schema, "/x").map_err(|e| e.to_string())?;
+    Ok((out, conv.into_defs()))
+}
+
+#[test]
+fn memoised_defs_equal_fresh_conversions() {
+    let d = doc();
+    let cycles = Cycles::compute(&d);
+    let roots = roots();
+    let mut reused = 0;
+    for budget in (1..60).chain([200, usize::MAX]) {
+        // One memo per catalogue: the roots in order, then again reversed,
+        // so each body is met under other names and other node counts.
+        let memo = DefMemo::default();
+        for schema in roots.iter().chain(roots.iter().rev()) {
+            let fresh = convert_with(&d, &cycles, budget, None, schema);
+            let before = memo.0.lock().map(|m| m.len()).unwrap_or(0);
+            let memoised = convert_with(&d, &cycles, budget, Some(&memo), schema);
+            assert_eq!(memoised, fresh, "budget {budget}, root {schema}");
+            let after = memo.0.lock().map(|m| m.len()).unwrap_or(0);
+            reused += usize::from(after == before && fresh.is_ok_and(|(_, defs)| !defs.is_empty()));
+        }
+    }
+    assert!(reused > 0, "the memo was never used");
+}
+
+#[test]
+fn recursion_found_beyond_cycles_bypasses_the_memo() {
+    // With no cycle analysis every recursion is found while converting:
+    // the memo is neither filled nor read, and the results stay the same.
+    let d = doc();
+    let none = Cycles::default();
+    let memo = DefMemo::default();
+    for schema in roots() {
+        let fresh = convert_with(&d, &none, 40, None, &schema);
+        assert_eq!(convert_with(&d, &none, 40, Some(&memo), &schema), fresh);
+    }
+    assert!(memo.0.lock().map(|m| m.is_empty()).unwrap_or(false));
+}
+
+#[test]
+fn input_converters_ignore_the_memo() {
+    let d = doc();
+    let cycles = Cycles::compute(&d);
+    let memo = DefMemo::default();
+    for schema in roots() {
+        let mut conv = SchemaConverter::new(&d, &cycles, SchemaMode::Input, Limits::default())
+            .with_budget(30)
+            .with_memo(&memo);
+        let _ = conv.convert(&schema, "/x");
+    }
+    assert!(memo.0.lock().map(|m| m.is_empty()).unwrap_or(false));
+}
