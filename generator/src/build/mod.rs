@@ -142,26 +142,22 @@ impl<'a> Ctx<'a> {
     /// (or its absence): the policy's unwrapping, then sharing of repeated
     /// subschemas.
     pub fn output(&self, success: Option<Value>) -> Result<Output> {
-        let (envelope, mut schema) = self.policy.output(success);
-        let text = match schema.as_mut() {
-            Some(output) => {
-                self.share(output);
-                Some(self.intern(output)?)
+        let (envelope, schema) = self.policy.output(success);
+        let shared = match schema {
+            Some(mut output) => {
+                self.share(&mut output);
+                let text = self.intern(&output)?;
+                Some((output, text))
             }
             None => None,
         };
-        Ok(self.shared_output(envelope, schema, text))
+        Ok(self.shared_output(envelope, shared))
     }
 
-    /// The output of an already shared schema and its interned text.
-    pub fn shared_output(
-        &self,
-        envelope: Envelope,
-        schema: Option<Value>,
-        text: Option<SchemaText>,
-    ) -> Output {
-        let nesting = schema.as_ref().map_or(0, nesting);
-        let schema = schema.zip(text).map(|(schema, text)| {
+    /// The output of an already shared schema, with its interned text.
+    pub fn shared_output(&self, envelope: Envelope, shared: Option<(Value, SchemaText)>) -> Output {
+        let nesting = shared.as_ref().map_or(0, |(schema, _)| nesting(schema));
+        let schema = shared.map(|(schema, text)| {
             Arc::new(OutputSchema {
                 declaration: output_declaration(&schema),
                 text,

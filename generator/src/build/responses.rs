@@ -97,11 +97,9 @@ pub(crate) fn collect(
                 let text = ctx.intern(&converted)?;
                 let output = match unwrapped {
                     Some(original) => Some(Arc::new(ctx.output(Some(original))?)),
-                    None if success_candidate => Some(Arc::new(ctx.shared_output(
-                        Envelope::None,
-                        Some(converted),
-                        Some(text.clone()),
-                    ))),
+                    None if success_candidate => Some(Arc::new(
+                        ctx.shared_output(Envelope::None, Some((converted, text.clone()))),
+                    )),
                     None => None,
                 };
                 match key {

@@ -59,7 +59,7 @@ pub struct SchemaConverter<'a> {
 /// gave the first time (see [`SchemaConverter::convert_def`]): the result is
 /// exactly what converting it again would give.
 #[derive(Debug, Default)]
-pub struct DefMemo(Mutex<rustc_hash::FxHashMap<(String, bool), Arc<Recorded>>>);
+pub struct DefMemo(Mutex<[rustc_hash::FxHashMap<String, Arc<Recorded>>; 2]>);
 
 /// One converted def body and what converting it did to its converter.
 #[derive(Debug)]
@@ -74,14 +74,22 @@ struct Recorded {
 impl DefMemo {
     /// The body recorded for `pointer`, converted with the budget spent or not.
     fn get(&self, pointer: &str, spent: bool) -> Option<Arc<Recorded>> {
-        let map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        map.get(&(pointer.to_string(), spent)).cloned()
+        let maps = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        maps[usize::from(spent)].get(pointer).cloned()
     }
 
     fn put(&self, pointer: &str, spent: bool, recorded: Recorded) {
-        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        map.entry((pointer.to_string(), spent))
+        let mut maps = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        maps[usize::from(spent)]
+            .entry(pointer.to_string())
             .or_insert_with(|| Arc::new(recorded));
+    }
+
+    /// How many bodies it holds.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        let maps = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        maps.iter().map(|m| m.len()).sum()
     }
 }
 
