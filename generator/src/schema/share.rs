@@ -473,6 +473,29 @@ pub fn inline_shared(schema: &Value) -> Cow<'_, Value> {
     Cow::Owned(out)
 }
 
+/// The longest chain of expansions starting at `name` (itself included),
+/// capped at [`MAX_EXPANSIONS`] (memoised in `longest`).
+fn chain<'a>(
+    name: &'a str,
+    edges: &HashMap<&'a str, Vec<&'a str>>,
+    longest: &mut HashMap<&'a str, usize>,
+    depth: usize,
+) -> usize {
+    if let Some(&n) = longest.get(name) {
+        return n;
+    }
+    if depth >= MAX_EXPANSIONS {
+        return MAX_EXPANSIONS;
+    }
+    let mut n = 1;
+    for next in edges.get(name).into_iter().flatten() {
+        n = n.max(1 + chain(next, edges, longest, depth + 1));
+    }
+    let n = n.min(MAX_EXPANSIONS);
+    longest.insert(name, n);
+    n
+}
+
 /// Most nested expansions [`inline_shared`] performs on one path.
 const MAX_EXPANSIONS: usize = 256;
 
@@ -500,6 +523,13 @@ impl<'a> SharedView<'a> {
     /// The view of `schema`; `None` when a path nests expansions so deep
     /// that [`inline_shared`] stops expanding (read that one inlined).
     pub fn new(schema: &'a Value) -> Option<Self> {
+        Self::build(schema, true)
+    }
+
+    /// [`SharedView::new`], finding the kept entries by walking the
+    /// expansion (`expanded`) or the text as written (when that gives the
+    /// same).
+    fn build(schema: &'a Value, written: bool) -> Option<Self> {
         let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
             return Some(SharedView {
                 expandable: HashMap::default(),
@@ -517,7 +547,15 @@ impl<'a> SharedView<'a> {
             return Some(view);
         }
         let mut still: HashSet<&str> = HashSet::default();
-        view.refs_after_expansion(schema, 0, &mut still)?;
+        if written && view.longest_expansion(defs) + 2 < MAX_EXPANSIONS {
+            // Every `$defs` body is also read in place (as part of the
+            // root), so the references left after expansion are the
+            // unexpanded ones written anywhere in the schema: one walk of
+            // the text as it is, not of its (far larger) expansion.
+            view.unexpanded_refs(schema, &mut still, &mut Vec::new());
+        } else {
+            view.refs_after_expansion(schema, 0, &mut still)?;
+        }
         view.kept = defs
             .iter()
             .filter(|(k, _)| recursive.contains(*k) || still.contains(k.as_str()))
@@ -534,6 +572,54 @@ impl<'a> SharedView<'a> {
         } else {
             None
         }
+    }
+
+    /// Adds to `still` the `$defs` names that `v` refers to without being
+    /// expanded, and to `pure` the expandable ones it refers to (each
+    /// occurrence).
+    fn unexpanded_refs(&self, v: &'a Value, still: &mut HashSet<&'a str>, pure: &mut Vec<&'a str>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(name) = def_ref(m) {
+                    if m.len() == 1 && self.expandable.contains_key(name) {
+                        pure.push(name);
+                        return;
+                    }
+                    still.insert(name);
+                }
+                m.values()
+                    .for_each(|c| self.unexpanded_refs(c, still, pure));
+            }
+            Value::Array(items) => items
+                .iter()
+                .for_each(|c| self.unexpanded_refs(c, still, pure)),
+            _ => {}
+        }
+    }
+
+    /// The most expansions nested on one path from any def (an upper
+    /// bound of those from the root, whose references are defs' too),
+    /// capped at [`MAX_EXPANSIONS`].
+    fn longest_expansion(&self, defs: &'a Map<String, Value>) -> usize {
+        // Each expandable def's expandable references (the graph is
+        // acyclic: expandable defs do not reach themselves).
+        let mut edges: HashMap<&str, Vec<&str>> = HashMap::default();
+        let mut ignored = HashSet::default();
+        for (name, body) in defs {
+            if self.expandable.contains_key(name.as_str()) {
+                let mut pure = Vec::new();
+                self.unexpanded_refs(body, &mut ignored, &mut pure);
+                pure.sort_unstable();
+                pure.dedup();
+                edges.insert(name.as_str(), pure);
+            }
+        }
+        let mut longest: HashMap<&str, usize> = HashMap::default();
+        let mut most = 0;
+        for start in edges.keys() {
+            most = most.max(chain(start, &edges, &mut longest, 0));
+        }
+        most
     }
 
     /// Adds the `$defs` names referenced in `v` once expanded to `out`;
@@ -564,6 +650,13 @@ impl<'a> SharedView<'a> {
             _ => Some(()),
         }
     }
+}
+
+/// [`SharedView::new`] walking the whole expansion (the reference the
+/// faster walk of the written text is tested against).
+#[cfg(test)]
+fn view_by_expansion(schema: &Value) -> Option<SharedView<'_>> {
+    SharedView::build(schema, false)
 }
 
 #[cfg(test)]

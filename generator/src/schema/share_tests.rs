@@ -1,6 +1,6 @@
 use serde_json::{Value, json};
 
-use super::{MIN_SHARED_BYTES, inline_shared, share_repeated};
+use super::{MIN_SHARED_BYTES, SharedView, inline_shared, share_repeated, view_by_expansion};
 
 /// A subschema well over the sharing threshold.
 fn rule(label: &str) -> Value {
@@ -198,4 +198,67 @@ fn encoded_string_lengths_match_serde_json() {
             "{text:?}"
         );
     }
+}
+
+/// The kept entries of a view, by name.
+fn kept(view: Option<SharedView<'_>>) -> Option<Vec<String>> {
+    view.map(|v| v.kept.iter().map(|(k, _)| k.to_string()).collect())
+}
+
+/// `n` definitions `d0 → d1 → … → dn` (each holding a reference to the
+/// next), the last a reference to recursive `node` with a sibling.
+fn chain_of(n: usize) -> Value {
+    let mut defs = serde_json::Map::new();
+    for i in 0..n {
+        defs.insert(
+            format!("d{i}"),
+            json!({"type": "object", "properties": {"x": {"$ref": format!("#/$defs/d{}", i + 1)}}}),
+        );
+    }
+    defs.insert(
+        format!("d{n}"),
+        json!({"type": "object", "properties": {"s": {"$ref": "#/$defs/sib", "description": "kept"}}}),
+    );
+    defs.insert("sib".into(), rule("sib"));
+    defs.insert(
+        "node".into(),
+        json!({"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}),
+    );
+    json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/d0"}, "n": {"$ref": "#/$defs/node"}},
+        "$defs": defs})
+}
+
+#[test]
+fn views_keep_what_walking_the_expansion_keeps() {
+    let mut shared = json!({"type": "object", "properties": {
+        "a": {"type": "array", "items": rule("x")},
+        "b": {"anyOf": [rule("x"), {"$ref": "#/$defs/node"}]},
+        "c": {"$ref": "#/$defs/gone"},
+        "d": {"$ref": "#/$defs/node", "description": "a sibling"}
+    }, "$defs": {
+        "node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}, "r": rule("x")}},
+        "unused": {"type": "object", "properties": {"r": {"$ref": "#/$defs/sib"}}},
+        "sib": rule("sib")
+    }});
+    share_repeated(&mut shared);
+    let mut cases = vec![shared, json!(true), rule("z")];
+    // Chains around the nesting bound of inlining: the fast walk is used
+    // only well below it, and both agree on either side.
+    for n in [1, 10, 250, 252, 253, 254, 255, 256, 300] {
+        cases.push(chain_of(n));
+    }
+    for schema in &cases {
+        assert_eq!(
+            kept(SharedView::new(schema)),
+            kept(view_by_expansion(schema)),
+            "{schema}"
+        );
+    }
+    // `sib` is only referred to whole (and expanded), from an unused def.
+    assert_eq!(kept(SharedView::new(&cases[0])).unwrap(), ["node"]);
+    assert_eq!(
+        kept(SharedView::new(&chain_of(10))).unwrap(),
+        ["sib", "node"]
+    );
+    assert!(SharedView::new(&chain_of(300)).is_none());
 }
