@@ -54,14 +54,17 @@ fn owned(path: &[Seg<'_>]) -> Vec<OwnedSeg> {
         .collect()
 }
 
-/// A subschema that may be replaced by a `$ref`.
+/// A subschema that may be replaced by a `$ref`; its position in the
+/// scan's list is its place in document order (post-order).
 #[derive(Debug)]
 struct Candidate<'a> {
-    path: Vec<Seg<'a>>,
+    node: &'a Value,
+    /// Its path: `Scan::paths[path.0..path.1]`.
+    path: (usize, usize),
     size: usize,
     hash: u64,
-    /// Position in document order (for a stable choice among equals).
-    order: usize,
+    /// The nearest candidate enclosing it.
+    parent: Option<usize>,
 }
 
 /// Encoded length of a JSON string (quotes and escapes included).
@@ -117,15 +120,38 @@ impl Kind {
 
 /// Walks a schema, computing each node's encoded size and a structural
 /// hash bottom-up (one pass), and collects the replaceable subschemas.
+#[derive(Default)]
 struct Scan<'a> {
     candidates: Vec<Candidate<'a>>,
+    /// The path of the node being visited.
     path: Vec<Seg<'a>>,
+    /// Every candidate's path, one after another (one allocation, not
+    /// one per candidate).
+    paths: Vec<Seg<'a>>,
+    /// Candidates whose enclosing candidate is not known yet, in order.
+    open: Vec<usize>,
+}
+
+/// Feeds the text of a scalar to a hasher and counts its bytes (no
+/// allocation: a number is formatted straight into it).
+struct ScalarText<'h> {
+    hasher: &'h mut FxHasher,
+    len: usize,
+}
+
+impl std::fmt::Write for ScalarText<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.hasher.write(s.as_bytes());
+        self.len += s.len();
+        Ok(())
+    }
 }
 
 impl<'a> Scan<'a> {
     /// `(hash, encoded size)` of `v`, recording it as a candidate when it is
     /// a replaceable subschema worth sharing.
     fn visit(&mut self, v: &'a Value, kind: Kind) -> (u64, usize) {
+        let first = self.candidates.len();
         let mut h = FxHasher::default();
         let size = match v {
             Value::Object(map) => {
@@ -159,9 +185,13 @@ impl<'a> Scan<'a> {
                 string_len(text)
             }
             leaf => {
-                let text = leaf.to_string();
-                text.hash(&mut h);
-                text.len()
+                let mut text = ScalarText {
+                    hasher: &mut h,
+                    len: 0,
+                };
+                // Writing to `ScalarText` cannot fail.
+                let _ = std::fmt::Write::write_fmt(&mut text, format_args!("{leaf}"));
+                text.len
             }
         };
         let hash = h.finish();
@@ -169,22 +199,45 @@ impl<'a> Scan<'a> {
             && v.is_object()
             && size >= MIN_SHARED_BYTES
         {
+            let index = self.candidates.len();
+            // Candidates found inside this one and not yet placed are its
+            // children (post-order: they are the last ones opened).
+            while let Some(&child) = self.open.last()
+                && child >= first
+            {
+                self.candidates[child].parent = Some(index);
+                self.open.pop();
+            }
+            self.open.push(index);
+            let start = self.paths.len();
+            self.paths.extend_from_slice(&self.path);
             self.candidates.push(Candidate {
-                path: self.path.clone(),
+                node: v,
+                path: (start, self.paths.len()),
                 size,
                 hash,
-                order: self.candidates.len(),
+                parent: None,
             });
         }
         (hash, size)
     }
-}
 
-fn node<'v>(root: &'v Value, path: &[Seg<'_>]) -> Option<&'v Value> {
-    path.iter().try_fold(root, |v, seg| match seg {
-        Seg::Key(k) => v.get(*k),
-        Seg::Index(i) => v.get(*i),
-    })
+    fn path(&self, candidate: usize) -> &[Seg<'a>] {
+        let (start, end) = self.candidates[candidate].path;
+        &self.paths[start..end]
+    }
+
+    /// Whether `candidate` or a candidate enclosing it is `removed`.
+    fn within(&self, candidate: usize, removed: &[bool]) -> bool {
+        let mut at = Some(candidate);
+        while let Some(c) = at {
+            if removed[c] {
+                return true;
+            }
+            at = self.candidates[c].parent;
+        }
+        false
+    }
 }
 
 fn node_mut<'v>(root: &'v mut Value, path: &[OwnedSeg]) -> Option<&'v mut Value> {
@@ -192,19 +245,6 @@ fn node_mut<'v>(root: &'v mut Value, path: &[OwnedSeg]) -> Option<&'v mut Value>
         OwnedSeg::Key(k) => v.get_mut(k.as_str()),
         OwnedSeg::Index(i) => v.get_mut(*i),
     })
-}
-
-fn owned_node<'v>(root: &'v Value, path: &[OwnedSeg]) -> Option<&'v Value> {
-    path.iter().try_fold(root, |v, seg| match seg {
-        OwnedSeg::Key(k) => v.get(k.as_str()),
-        OwnedSeg::Index(i) => v.get(*i),
-    })
-}
-
-/// Whether `path` is one of `removed` or lies inside one (each prefix is
-/// looked up, so the check costs the path's depth, not the set's size).
-fn within(path: &[Seg<'_>], removed: &HashSet<&[Seg<'_>]>) -> bool {
-    (1..=path.len()).any(|n| removed.contains(&path[..n]))
 }
 
 /// A `$defs` name for a subschema: its title, else the nearest property
@@ -248,25 +288,17 @@ struct Shared {
 /// The repeated subschemas of `schema` worth sharing, each with every
 /// occurrence to replace.
 fn choose(schema: &Value) -> Vec<Shared> {
-    let mut scan = Scan {
-        candidates: Vec::new(),
-        path: Vec::new(),
-    };
+    let mut scan = Scan::default();
     scan.visit(schema, Kind::Schema { replaceable: false });
-    let mut groups: HashMap<(u64, usize), Vec<Candidate>> = HashMap::default();
-    for c in scan.candidates {
-        groups.entry((c.hash, c.size)).or_default().push(c);
+    let candidates = &scan.candidates;
+    let mut groups: HashMap<(u64, usize), Vec<usize>> = HashMap::default();
+    for (i, c) in candidates.iter().enumerate() {
+        groups.entry((c.hash, c.size)).or_default().push(i);
     }
-    let mut groups: Vec<Vec<Candidate>> = groups
-        .into_values()
-        .filter(|g| g.len() >= 2)
-        .map(|mut g| {
-            g.sort_by_key(|c| c.order);
-            g
-        })
-        .collect();
+    // Each group is in document order already (candidates are).
+    let mut groups: Vec<Vec<usize>> = groups.into_values().filter(|g| g.len() >= 2).collect();
     // Largest first, then document order of the first occurrence: stable.
-    groups.sort_by_key(|g| (std::cmp::Reverse(g[0].size), g[0].order));
+    groups.sort_by_key(|g| (std::cmp::Reverse(candidates[g[0]].size), g[0]));
 
     let mut used: HashSet<String> = schema
         .get("$defs")
@@ -274,22 +306,21 @@ fn choose(schema: &Value) -> Vec<Shared> {
         .map(|d| d.keys().cloned().collect())
         .unwrap_or_default();
     // Occurrences that disappear (all but the kept copy of each choice).
-    let mut removed: HashSet<&[Seg<'_>]> = HashSet::default();
+    let mut removed = vec![false; candidates.len()];
     let mut chosen: Vec<Shared> = Vec::new();
     for group in &groups {
-        let Some(first) = node(schema, &group[0].path) else {
-            continue;
-        };
+        let first = candidates[group[0]].node;
         // Equal hashes are checked for equal content.
-        let live: Vec<&Candidate> = group
+        let live: Vec<usize> = group
             .iter()
-            .filter(|c| !within(&c.path, &removed))
-            .filter(|c| node(schema, &c.path) == Some(first))
+            .copied()
+            .filter(|&c| !scan.within(c, &removed))
+            .filter(|&c| std::ptr::eq(candidates[c].node, first) || candidates[c].node == first)
             .collect();
         if live.len() < 2 {
             continue;
         }
-        let base = base_name(first, &group[0].path);
+        let base = base_name(first, scan.path(group[0]));
         let mut name = base.clone();
         let mut n = 2;
         while used.contains(&name) {
@@ -298,18 +329,20 @@ fn choose(schema: &Value) -> Vec<Shared> {
         }
         let reference = string_len(&format!("#/$defs/{name}")) + 10;
         let entry = string_len(&name) + 2;
-        let size = group[0].size;
+        let size = candidates[group[0]].size;
         let gain = (live.len() - 1) * size;
         let cost = live.len() * reference + entry;
         if gain <= cost {
             continue;
         }
         used.insert(name.clone());
-        removed.extend(live.iter().skip(1).map(|c| c.path.as_slice()));
+        for &c in live.iter().skip(1) {
+            removed[c] = true;
+        }
         chosen.push(Shared {
             name,
             size,
-            occurrences: live.iter().map(|c| owned(&c.path)).collect(),
+            occurrences: live.iter().map(|&c| owned(scan.path(c))).collect(),
         });
     }
     chosen
@@ -331,23 +364,21 @@ pub fn share_repeated(schema: &mut Value) -> usize {
     chosen.sort_by_key(|s| s.size);
     let mut defs: BTreeMap<String, Value> = BTreeMap::new();
     for s in &chosen {
-        let Some(body) = s
-            .occurrences
-            .first()
-            .and_then(|p| owned_node(schema, p))
-            .cloned()
-        else {
-            continue;
-        };
         let reference = Value::String(format!("#/$defs/{}", s.name));
+        let mut body = None;
         for path in &s.occurrences {
             if let Some(slot) = node_mut(schema, path) {
                 let mut r = Map::new();
                 r.insert("$ref".into(), reference.clone());
-                *slot = Value::Object(r);
+                // The first occurrence becomes the definition (moved, not
+                // copied: the others are equal).
+                let was = std::mem::replace(slot, Value::Object(r));
+                body.get_or_insert(was);
             }
         }
-        defs.insert(s.name.clone(), body);
+        if let Some(body) = body {
+            defs.insert(s.name.clone(), body);
+        }
     }
     let added = defs.len();
     if let Value::Object(root) = schema {
