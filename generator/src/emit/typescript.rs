@@ -115,15 +115,23 @@ fn ts(schema: &Value, depth: usize, view: &SharedView<'_>, expansions: usize) ->
             parts.join(" & ")
         };
     }
-    match s.get("type") {
+    by_type(s, s.get("type"), depth, view, expansions)
+}
+
+/// The type of schema object `s` read as having type `ty` (each member of
+/// a type list is read in turn as the schema's only type).
+fn by_type(
+    s: &Map<String, Value>,
+    ty: Option<&Value>,
+    depth: usize,
+    view: &SharedView<'_>,
+    expansions: usize,
+) -> String {
+    match ty {
         Some(Value::Array(types)) => union(
             types
                 .iter()
-                .map(|t| {
-                    let mut single = s.clone();
-                    single.insert("type".into(), t.clone());
-                    ts(&Value::Object(single), depth, view, expansions)
-                })
+                .map(|t| by_type(s, Some(t), depth, view, expansions))
                 .collect(),
         ),
         Some(Value::String(t)) => match t.as_str() {
