@@ -79,20 +79,35 @@ impl<'a> Ctx<'a> {
 
     /// Compact JSON text of a converted schema, shared with equal texts.
     pub fn intern(&self, schema: &Value) -> Result<SchemaText> {
-        let text = serde_json::to_string(schema).map_err(|e| GenerateError::Emit {
-            file: self.doc.file.clone(),
-            message: e.to_string(),
+        thread_local! {
+            // Texts run to hundreds of kilobytes: written into a buffer kept
+            // per thread, then copied once into a block of their exact size,
+            // instead of a String grown by doubling for every schema.
+            static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let text: Arc<str> = BUFFER.with_borrow_mut(|buffer| {
+            buffer.clear();
+            serde_json::to_writer(&mut *buffer, schema).map_err(|e| GenerateError::Emit {
+                file: self.doc.file.clone(),
+                message: e.to_string(),
+            })?;
+            // serde_json writes UTF-8 only.
+            std::str::from_utf8(buffer)
+                .map(Arc::from)
+                .map_err(|e| GenerateError::Emit {
+                    file: self.doc.file.clone(),
+                    message: e.to_string(),
+                })
         })?;
         let mut texts = self
             .texts
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(shared) = texts.get(text.as_str()) {
+        if let Some(shared) = texts.get(&*text) {
             return Ok(SchemaText(Arc::clone(shared)));
         }
-        let shared: Arc<str> = Arc::from(text);
-        texts.insert(Arc::clone(&shared));
-        Ok(SchemaText(shared))
+        texts.insert(Arc::clone(&text));
+        Ok(SchemaText(text))
     }
 
     /// The memoised conversion of response schema source text `key`: its
