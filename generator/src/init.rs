@@ -437,7 +437,8 @@ jobs:
           } >>"$GITHUB_OUTPUT"
 
       # The old side of the diff is the committed catalogue: exactly what the
-      # pull request changes.
+      # pull request changes. It is copied with the schema texts
+      # `tools.json` refers to (`artifacts/schemas.json`).
       - name: Pin, diff, generate
         if: steps.fetch.outputs.changed == 'true'
         env:
@@ -447,12 +448,12 @@ jobs:
           OUT: ${{ steps.fetch.outputs.output }}
         run: |
           set -euo pipefail
-          cp "$OUT/artifacts/tools.json" "$RUNNER_TEMP/previous-tools.json"
+          cp -R "$OUT/artifacts" "$RUNNER_TEMP/previous-artifacts"
           mkdir -p "$(dirname "$SPEC_PATH")"
           cp "$RUNNER_TEMP/latest-spec" "$SPEC_PATH"
           toolforge pin --spec "$SPEC_PATH" --url "$URL" --release "$RELEASE"
           toolforge diff --config forge.json --write-lock \
-            --old "$RUNNER_TEMP/previous-tools.json" --old-label "committed catalogue" \
+            --old "$RUNNER_TEMP/previous-artifacts/tools.json" --old-label "committed catalogue" \
             --new "$SPEC_PATH" --new-label "$RELEASE" \
             --markdown "$RUNNER_TEMP/body.md" --json "$RUNNER_TEMP/diff.json"
           toolforge generate

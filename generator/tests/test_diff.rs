@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 use toolforge_generator::config::{ForgeConfig, PolicyKind};
 use toolforge_generator::diff::lock::stabilise;
 use toolforge_generator::diff::{
-    ChangeKind, DiffOptions, DiffReport, InputKind, Release, WarningKind, diff, load_release,
-    render_markdown,
+    ChangeKind, DiffOptions, DiffReport, Input, InputKind, Release, WarningKind, diff,
+    load_release, read_input_with, render_markdown,
 };
 use toolforge_generator::{CrateLayout, generate, load};
 
@@ -362,7 +362,9 @@ fn generic_synthetic_release_is_classified() {
 // ---------------------------------------------------------------------------
 // tools.json artifacts
 
-fn tools_json(spec: &Value, policy: PolicyKind) -> Value {
+/// `artifacts/tools.json` of `spec` and the schema texts beside it
+/// (`artifacts/schemas.json`, when there are any).
+fn tools_json(spec: &Value, policy: PolicyKind) -> (Value, Option<Vec<u8>>) {
     let mut cfg = config(policy);
     cfg.options.resolved_spec = false;
     let layout = CrateLayout {
@@ -370,12 +372,26 @@ fn tools_json(spec: &Value, policy: PolicyKind) -> Value {
         standalone: false,
     };
     let g = generate(&bytes(spec), "spec.json", &cfg, &layout).unwrap();
-    let file = g
-        .files
-        .iter()
-        .find(|f| f.path == "artifacts/tools.json")
-        .unwrap();
-    serde_json::from_slice(&file.contents).unwrap()
+    let file = |path: &str| {
+        g.files
+            .iter()
+            .find(|f| f.path == path)
+            .map(|f| f.contents.clone())
+    };
+    let tools = serde_json::from_slice(&file("artifacts/tools.json").unwrap()).unwrap();
+    (tools, file("artifacts/schemas.json"))
+}
+
+/// The release of a catalogue read with its schema texts beside it.
+fn artifact((tools, schemas): &(Value, Option<Vec<u8>>), label: &str) -> Release {
+    match read_input_with(&bytes(tools), label, &mut |name| {
+        (name == "schemas.json").then(|| schemas.clone()).flatten()
+    })
+    .unwrap()
+    {
+        Input::Catalogue(r) => r,
+        Input::Spec(_) => panic!("{label} read as a spec"),
+    }
 }
 
 #[test]
@@ -389,8 +405,8 @@ fn artifacts_diff_like_their_specs() {
             &release(&new, "new", policy),
             &DiffOptions::default(),
         );
-        let old_art = release(&tools_json(&old, policy), "old", policy);
-        let new_art = release(&tools_json(&new, policy), "new", policy);
+        let old_art = artifact(&tools_json(&old, policy), "old");
+        let new_art = artifact(&tools_json(&new, policy), "new");
         assert_eq!(old_art.kind, InputKind::Catalogue);
         let from_artifacts = diff(&old_art, &new_art, &DiffOptions::default());
         assert_eq!(from_artifacts.summary, from_specs.summary);
@@ -407,14 +423,14 @@ fn hint_changes_are_reported_from_artifacts() {
     // Hints follow the method, so only a catalogue from another generator
     // version can change them for the same operation.
     let mut new = tools_json(&pets_old(), PolicyKind::Generic);
-    let tools = new["tools"].as_array_mut().unwrap();
+    let tools = new.0["tools"].as_array_mut().unwrap();
     let t = tools
         .iter_mut()
         .find(|t| t["name"] == "delete_pet")
         .unwrap();
     t["annotations"]["destructiveHint"] = json!(false);
     let old = release(&pets_old(), "pets.json", PolicyKind::Generic);
-    let new = release(&new, "tools.json", PolicyKind::Generic);
+    let new = artifact(&new, "tools.json");
     let r = diff(&old, &new, &DiffOptions::default());
     assert_eq!(r.changed.len(), 1);
     assert_eq!(r.changed[0].kinds, [ChangeKind::Hints]);
@@ -735,4 +751,60 @@ fn real_releases_reach_full_stability_with_the_lock() {
     // Locking only renames: the diff is otherwise the same.
     assert_eq!(r.added.len(), plain.added.len());
     assert_eq!(r.removed.len(), plain.removed.len());
+}
+
+/// The CLI reads a catalogue's schema texts from `schemas.json` beside it:
+/// a changed text is an output-schema change, and a catalogue copied
+/// without its table is refused with a message saying what to copy.
+#[test]
+fn cli_reads_schema_texts_beside_the_catalogue() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (tools, schemas) = tools_json(&pets_old(), PolicyKind::Generic);
+    let schemas = String::from_utf8(schemas.unwrap()).unwrap();
+    for dir in ["old", "new", "alone"] {
+        std::fs::create_dir(tmp.path().join(dir)).unwrap();
+        std::fs::write(tmp.path().join(dir).join("tools.json"), bytes(&tools)).unwrap();
+    }
+    std::fs::write(tmp.path().join("old/schemas.json"), &schemas).unwrap();
+    // One integer type of one text becomes a string.
+    let changed = schemas.replacen("\"type\":\"integer\"", "\"type\":\"string\"", 1);
+    assert_ne!(changed, schemas);
+    std::fs::write(tmp.path().join("new/schemas.json"), &changed).unwrap();
+    let diff_of = |new: &str| {
+        toolforge(
+            tmp.path(),
+            &[
+                "diff",
+                "--old",
+                "old/tools.json",
+                "--new",
+                new,
+                "--json",
+                "d.json",
+            ],
+        )
+    };
+    let o = diff_of("old/tools.json");
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("0 changed"), "{}", text(&o));
+    let o = diff_of("new/tools.json");
+    assert!(o.status.success(), "{}", text(&o));
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("d.json")).unwrap()).unwrap();
+    let changed: Vec<&Value> = report["changed"].as_array().unwrap().iter().collect();
+    assert!(!changed.is_empty(), "{report}");
+    assert!(
+        changed.iter().all(|c| c["kinds"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("output_schema"))),
+        "{report}"
+    );
+    let o = diff_of("alone/tools.json");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("`schemas.json` beside it"),
+        "{}",
+        text(&o)
+    );
 }

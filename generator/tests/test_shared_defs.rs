@@ -1,5 +1,6 @@
 //! Output and response schemas cut into the parts they share across tools
-//! (`src/schemas.rs`, `artifacts/tools.json`): putting the pieces back
+//! (`artifacts/schemas.json`, embedded by `src/schemas.rs` and named by
+//! `artifacts/tools.json`): putting the pieces back
 //! together, as the runtime and `toolforge diff` do, gives every tool
 //! exactly the schema text it had before the split, on both committed
 //! specs and, with `TOOLFORGE_SHARED`, on the full Cloudflare release.
@@ -8,7 +9,7 @@
 mod common;
 
 use toolforge_generator::config::ForgeConfig;
-use toolforge_generator::diff::{Input, read_input};
+use toolforge_generator::diff::{Input, read_input_with};
 use toolforge_generator::emit::chunks::Piece;
 use toolforge_generator::emit::interned::SchemaTable;
 use toolforge_generator::generate;
@@ -105,12 +106,12 @@ fn check_tools_json(config: &str) {
 }
 
 fn check_tools_json_of(config: &str, g: &toolforge_generator::Generated) {
-    let file = g
-        .files
-        .iter()
-        .find(|f| f.path == "artifacts/tools.json")
-        .unwrap();
-    let Ok(Input::Catalogue(release)) = read_input(&file.contents, "tools.json") else {
+    let file = |path: &str| g.files.iter().find(|f| f.path == path);
+    let tools = file("artifacts/tools.json").unwrap();
+    let schemas = file("artifacts/schemas.json").map(|f| f.contents.clone());
+    let mut beside = |name: &str| (name == "schemas.json").then(|| schemas.clone()).flatten();
+    let Ok(Input::Catalogue(release)) = read_input_with(&tools.contents, "tools.json", &mut beside)
+    else {
         panic!("{config}: tools.json does not read back as a catalogue");
     };
     let tools: Vec<_> = g.catalogue.tools().collect();
@@ -161,21 +162,23 @@ fn full_cloudflare_release_rebuilds_exactly() {
     let g = load_from("forge.json", Some(spec));
     assert!(check_generated("full release", &g) > 1_000);
     check_tools_json_of("full release", &g);
-    let file = g
-        .files
-        .iter()
-        .find(|f| f.path == "artifacts/tools.json")
-        .unwrap();
-    let text = String::from_utf8_lossy(&file.contents);
+    let file = |path: &str| g.files.iter().find(|f| f.path == path).unwrap();
+    let text = String::from_utf8_lossy(&file("artifacts/tools.json").contents);
     assert!(
-        text.contains("\"x-toolforge-chunked\":true"),
+        text.contains("\"x-toolforge-chunks\":\"schemas.json\""),
+        "tools.json names no table"
+    );
+    let table = String::from_utf8_lossy(&file("artifacts/schemas.json").contents);
+    assert!(
+        table.contains("{\"x-toolforge-chunk\":\"S_"),
         "no chunks written"
     );
 }
 
-/// A spec whose own schemas hold the reference key: `src/schemas.rs` picks
-/// another key, `tools.json` writes its schemas whole, and every text
-/// still rebuilds exactly (a spec cannot plant references the runtime
+/// A spec whose own schemas hold the reference key: the table picks
+/// another key (named in `src/schemas.rs` and `artifacts/schemas.json`),
+/// and every text still rebuilds exactly, through the table and through
+/// `tools.json` (a spec cannot plant references the runtime or the diff
 /// would follow).
 #[test]
 fn a_spec_holding_the_reference_key_gets_another_key() {
@@ -211,13 +214,17 @@ fn a_spec_holding_the_reference_key_gets_another_key() {
     assert_eq!(&*table.key, "x-toolforge-chunk-2");
     assert!(check_generated("clash", &g) > 0, "nothing was shared");
     check_tools_json_of("clash", &g);
-    let schemas = g.files.iter().find(|f| f.path == "src/schemas.rs").unwrap();
-    let text = String::from_utf8_lossy(&schemas.contents);
-    assert!(text.contains("key: \"x-toolforge-chunk-2\""), "{text}");
-    let tools = g
-        .files
-        .iter()
-        .find(|f| f.path == "artifacts/tools.json")
-        .unwrap();
-    assert!(!String::from_utf8_lossy(&tools.contents).contains("\"x-toolforge-chunked\""));
+    let file = |path: &str| g.files.iter().find(|f| f.path == path).unwrap();
+    let text = String::from_utf8_lossy(&file("src/schemas.rs").contents);
+    assert!(
+        text.contains("SharedTexts::new(\n    \"x-toolforge-chunk-2\","),
+        "{text}"
+    );
+    let table = String::from_utf8_lossy(&file("artifacts/schemas.json").contents);
+    assert!(
+        table.starts_with("{\"@generated\":")
+            && table.contains(",\"key\":\"x-toolforge-chunk-2\","),
+        "{table}"
+    );
+    assert!(table.contains("{\"x-toolforge-chunk-2\":\"S_"), "{table}");
 }

@@ -3,14 +3,19 @@
 //! The output and response schemas of a large API repeat the same parts
 //! across tools (a shared error body, an object returned everywhere), and
 //! so do their TypeScript declarations. A generated crate keeps each such
-//! part once, as an entry of its [`SharedTexts`] table (`src/schemas.rs`),
-//! and a text refers to an entry with `{"<key>":"<name>"}` where the part
-//! was. [`SharedText::text`] puts the exact text back together. The table
-//! is one `static` of string literals, so the compiler checks it once: a
-//! tree of nested `const`s or `static`s, one per part, tripled the build of
-//! Stripe's crate.
+//! part once, as an entry of its [`SharedTexts`] table, and a text refers
+//! to an entry with `{"<key>":"<name>"}` where the part was.
+//! [`SharedText::text`] puts the exact text back together.
+//!
+//! The table has two sources: string literals (the declaration parts, in
+//! `src/schemas.rs`; one `static`, so the compiler checks it once: a tree
+//! of nested `const`s or `static`s, one per part, tripled the build of
+//! Stripe's crate) and the schema texts of `artifacts/schemas.json`,
+//! embedded whole and indexed on first use. That file is the one
+//! `artifacts/tools.json` refers to, so each schema text is stored once.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 /// Deepest nesting of references followed (the generator's texts nest a
 /// few levels; this and [`MAX_BYTES`] only stop a malformed table).
@@ -20,23 +25,84 @@ const MAX_DEPTH: usize = 256;
 /// (small in tests, which check the bound).
 const MAX_BYTES: usize = if cfg!(test) { 1 << 20 } else { 256 << 20 };
 
+/// `(name, text)` pairs sorted by name.
+type Entries = Vec<(&'static str, &'static str)>;
+
 /// The shared parts of a crate's texts.
 #[derive(Debug)]
 pub struct SharedTexts {
     /// The reference key: `x-toolforge-chunk`, unless some text holds that
     /// one itself (then a suffixed key no text holds).
-    pub key: &'static str,
-    /// `(name, text)` of every entry, sorted by name.
-    pub entries: &'static [(&'static str, &'static str)],
+    key: &'static str,
+    /// `(name, text)` literal entries, sorted by name.
+    entries: &'static [(&'static str, &'static str)],
+    /// A generated `schemas.json` document: one entry a line,
+    /// `"<name>":<JSON text>` (see [`SharedTexts::index_lines`]).
+    document: &'static str,
+    /// The document's entries, indexed on first use.
+    index: OnceLock<Entries>,
 }
 
 impl SharedTexts {
+    /// A table of literal entries (sorted by name) and the entries of a
+    /// `schemas.json` document (`""` for none).
+    pub const fn new(
+        key: &'static str,
+        entries: &'static [(&'static str, &'static str)],
+        document: &'static str,
+    ) -> Self {
+        SharedTexts {
+            key,
+            entries,
+            document,
+            index: OnceLock::new(),
+        }
+    }
+
+    /// The entries of a `schemas.json` document: every line that reads
+    /// `"<name>":<text>` or `"<name>":<text>,` (the generator writes one
+    /// entry a line, compact JSON having no line breaks); the head and
+    /// closing lines (which do not start with `"`) and anything else are
+    /// skipped. Sorted by name.
+    fn index_lines(document: &'static str) -> Entries {
+        let mut entries: Entries = document
+            .lines()
+            .filter_map(|line| {
+                let rest = line.strip_prefix('"')?;
+                let (name, text) = rest.split_once("\":")?;
+                let text = text.strip_suffix(',').unwrap_or(text);
+                (!name.contains(['"', '\\'])).then_some((name, text))
+            })
+            .collect();
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+        entries
+    }
+
+    /// The reference key of this table.
+    pub fn key(&self) -> &'static str {
+        self.key
+    }
+
+    /// Entry `name` as stored: its references not replaced (`None` when
+    /// the table has no such entry).
+    pub fn stored(&self, name: &str) -> Option<&'static str> {
+        self.get(name)
+    }
+
     fn get(&self, name: &str) -> Option<&'static str> {
-        self.entries
-            .binary_search_by(|(n, _)| (*n).cmp(name))
-            .ok()
-            .and_then(|i| self.entries.get(i))
-            .map(|(_, text)| *text)
+        let find = |entries: &[(&'static str, &'static str)]| {
+            entries
+                .binary_search_by(|(n, _)| (*n).cmp(name))
+                .ok()
+                .and_then(|i| entries.get(i))
+                .map(|(_, text)| *text)
+        };
+        find(self.entries).or_else(|| {
+            if self.document.is_empty() {
+                return None;
+            }
+            find(self.index.get_or_init(|| Self::index_lines(self.document)))
+        })
     }
 
     /// Appends `text` to `out` with its references replaced by the entries
@@ -109,15 +175,50 @@ impl SharedText {
 mod tests {
     use super::{SharedText, SharedTexts};
 
-    static TABLE: SharedTexts = SharedTexts {
-        key: "k",
-        entries: &[
+    static TABLE: SharedTexts = SharedTexts::new(
+        "k",
+        &[
             ("A", r#"{"type":"string"}"#),
-            ("B", r#"{"items":{"k":"A"}}"#),
             ("L", r#"{"a":{"k":"L"}}"#),
             ("W", r#"[{"k":"W"},{"k":"W"}]"#),
         ],
-    };
+        // `B` comes from the document, and refers to a literal entry.
+        "{\"@generated\":\"x\",\"key\":\"k\",\"entries\":{\n\"B\":{\"items\":{\"k\":\"A\"}}\n}}\n",
+    );
+
+    /// A document as the generator writes it, with lines that are not
+    /// entries among them.
+    static DOCUMENT: SharedTexts = SharedTexts::new(
+        "k",
+        &[],
+        concat!(
+            "{\"@generated\":\"x\",\"key\":\"k\",\"entries\":{\n",
+            "\"C\":[1,{\"k\":\"D\"}],\n",
+            "\"A\":{\"a\":\"x\\\":{\"},\n",
+            "\"D\":{\"d\":true},\n",
+            "not an entry\n",
+            "\"F\":{\"f\":1}\n",
+            "}}\n"
+        ),
+    );
+
+    #[test]
+    fn document_lines_are_entries() {
+        assert_eq!(
+            SharedText::Entry("C", &DOCUMENT).text(),
+            r#"[1,{"d":true}]"#
+        );
+        // A string holding `":` does not end the name early.
+        assert_eq!(SharedText::Entry("A", &DOCUMENT).text(), r#"{"a":"x\":{"}"#);
+        assert_eq!(SharedText::Entry("F", &DOCUMENT).text(), r#"{"f":1}"#);
+        for missing in ["not an entry", "G", "@generated", "entries"] {
+            assert_eq!(
+                SharedText::Entry(missing, &DOCUMENT).text(),
+                "",
+                "{missing}"
+            );
+        }
+    }
 
     #[test]
     fn references_are_replaced_by_their_entries() {

@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
 //! The generated crates keep each part that output and response schemas
-//! share once (`src/schemas.rs`, entries of a `SharedTexts` table that
-//! refer to each other); the runtime puts each schema back together. For every
+//! share once (`artifacts/schemas.json`, embedded by `src/schemas.rs`:
+//! entries of a `SharedTexts` table that refer to each other); the runtime
+//! puts each schema back together. For every
 //! tool of the committed sample and larder crates, the joined text is
 //! exactly the schema the generator built for it (the text it served
 //! before sharing).
@@ -24,11 +25,8 @@ fn joined(s: Option<SharedText>) -> bool {
     match s {
         Some(SharedText::Marked(..)) => true,
         Some(SharedText::Entry(name, table)) => {
-            let open = format!("{{\"{}\":\"", table.key);
-            table
-                .entries
-                .iter()
-                .any(|(n, text)| *n == name && text.contains(&open))
+            let open = format!("{{\"{}\":\"", table.key());
+            table.stored(name).is_some_and(|text| text.contains(&open))
         }
         _ => false,
     }

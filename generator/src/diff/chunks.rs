@@ -1,17 +1,16 @@
-//! Chunk references in a `tools.json` `schemas` table, put back.
+//! Chunk references in a table of shared schema texts, put back.
 //!
-//! The generator writes each output schema cut into the chunks it shares
-//! with other schemas (`crate::emit::chunks`): `{"x-toolforge-chunk":
-//! "S_…"}` stands for the whole entry of that name, and the file's root
-//! says so with `"x-toolforge-chunked": true`. A catalogue is read from
-//! wherever a user points the diff, so a reference that names nothing, a
-//! loop, a nesting too deep to be a schema and a table that expands to
-//! more values than any real one are errors, not hangs.
+//! The generator writes each schema text cut into the chunks it shares
+//! with other texts (`crate::emit::chunks`): `{"x-toolforge-chunk":
+//! "S_…"}` stands for the whole entry of that name. The table is
+//! `artifacts/schemas.json` (which names the key it uses), or, in older
+//! catalogues, the `schemas` of `tools.json` itself. A catalogue is read
+//! from wherever a user points the diff, so a reference that names
+//! nothing, a loop, a nesting too deep to be a schema and a table that
+//! expands to more values than any real one are errors, not hangs.
 
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::{Map, Value};
-
-use crate::emit::artifacts::CHUNK_KEY;
 
 /// Deepest nesting an expanded schema may reach: `serde_json`'s limit
 /// when it reads a catalogue written whole.
@@ -22,23 +21,48 @@ const MAX_DEPTH: usize = 128;
 /// can take).
 const MAX_VALUES: usize = 20_000_000;
 
-struct Expander<'a> {
+/// Expands entries of one table on demand (each once; every use is
+/// counted against [`MAX_VALUES`]).
+pub struct Expander<'a> {
     raw: &'a Map<String, Value>,
+    /// The reference key (`None`: the entries are whole texts).
+    key: Option<&'a str>,
     done: HashMap<String, (Value, usize)>,
     /// Entries being expanded (a reference to one is a loop).
     open: Vec<String>,
     values: usize,
 }
 
-/// The name a chunk reference stands for, if `v` is one.
-fn reference(v: &Value) -> Option<&str> {
-    match v {
-        Value::Object(m) if m.len() == 1 => m.get(CHUNK_KEY)?.as_str(),
-        _ => None,
+impl<'a> Expander<'a> {
+    /// An expander of `raw` (entry name → text with references), whose
+    /// references are `{key: name}` (none without a key).
+    pub fn new(raw: &'a Map<String, Value>, key: Option<&'a str>) -> Self {
+        Expander {
+            raw,
+            key,
+            done: HashMap::default(),
+            open: Vec::new(),
+            values: 0,
+        }
     }
-}
 
-impl Expander<'_> {
+    /// Entry `name` with its references put back.
+    ///
+    /// # Errors
+    /// A message naming the reference that names no entry or loops, or the
+    /// limit an expansion passes.
+    pub fn get(&mut self, name: &str) -> Result<Value, String> {
+        self.entry(name, 0).map(|(v, _)| v)
+    }
+
+    /// The name a chunk reference stands for, if `v` is one.
+    fn reference<'v>(&self, v: &'v Value) -> Option<&'v str> {
+        match v {
+            Value::Object(m) if m.len() == 1 => m.get(self.key?)?.as_str(),
+            _ => None,
+        }
+    }
+
     /// Entry `name`, expanded, and the number of values it holds.
     fn entry(&mut self, name: &str, depth: usize) -> Result<(Value, usize), String> {
         if let Some(&(_, n)) = self.done.get(name) {
@@ -51,7 +75,7 @@ impl Expander<'_> {
             return Err(format!("schema chunk {name:?} refers to itself"));
         }
         let Some(raw) = self.raw.get(name) else {
-            return Err(format!("schema chunk {name:?} names no entry of `schemas`"));
+            return Err(format!("schema chunk {name:?} names no entry of the table"));
         };
         self.open.push(name.to_string());
         let expanded = self.value(raw, depth);
@@ -78,7 +102,7 @@ impl Expander<'_> {
                 "a schema nests deeper than {MAX_DEPTH} levels once its chunks are put back"
             ));
         }
-        if let Some(name) = reference(v) {
+        if let Some(name) = self.reference(v) {
             return self.entry(name, depth);
         }
         self.charge(1)?;
@@ -108,32 +132,29 @@ impl Expander<'_> {
     }
 }
 
-/// `schemas` with every chunk reference replaced by the entry it names.
+/// `schemas` with every chunk reference (`{key: name}`) replaced by the
+/// entry it names.
 ///
 /// # Errors
-/// A message naming the reference that names no entry or loops, or the
-/// limit an expansion passes.
-pub fn expand(schemas: &Map<String, Value>) -> Result<Map<String, Value>, String> {
-    let mut expander = Expander {
-        raw: schemas,
-        done: HashMap::default(),
-        open: Vec::new(),
-        values: 0,
-    };
-    for name in schemas.keys() {
-        expander.entry(name, 0)?;
-    }
-    let mut done = expander.done;
-    Ok(schemas
+/// As [`Expander::get`].
+#[cfg(test)]
+fn expand(schemas: &Map<String, Value>, key: &str) -> Result<Map<String, Value>, String> {
+    let mut expander = Expander::new(schemas, Some(key));
+    schemas
         .keys()
-        .filter_map(|name| Some((name.clone(), done.remove(name)?.0)))
-        .collect())
+        .map(|name| Ok((name.clone(), expander.get(name)?)))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::emit::artifacts::CHUNK_KEY;
     use serde_json::json;
+
+    fn expand(schemas: &Map<String, Value>) -> Result<Map<String, Value>, String> {
+        super::expand(schemas, CHUNK_KEY)
+    }
 
     fn table(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap()

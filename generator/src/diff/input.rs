@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::DiffError;
 use super::model::{InputKind, Release, ReleaseSkipped, ReleaseTool};
 use crate::config::ForgeConfig;
-use crate::emit::artifacts::CHUNKED_KEY;
+use crate::emit::artifacts::{CHUNK_KEY, CHUNKED_KEY, CHUNKS_FILE_KEY};
 use crate::load::{self, Document};
 
 /// One diff input after reading.
@@ -41,34 +41,81 @@ fn looks_like_catalogue(root: &Value) -> bool {
             .any(|k| obj.contains_key(*k))
 }
 
+/// Whether `name` is a plain file name (what a catalogue may name beside
+/// itself: no directory, no parent, nothing hidden).
+fn plain_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// The table of shared schema texts a catalogue's `output_schema` names
+/// refer to, and its reference key: the file beside it that the root's
+/// [`CHUNKS_FILE_KEY`] names (read with `sibling`), or, in older
+/// catalogues, its own `schemas` (chunked when [`CHUNKED_KEY`] is `true`,
+/// else written whole).
+fn shared_table(
+    obj: &mut Map<String, Value>,
+    sibling: &mut dyn FnMut(&str) -> Option<Vec<u8>>,
+) -> Result<(Map<String, Value>, Option<String>), String> {
+    if let Some(file) = obj.get(CHUNKS_FILE_KEY) {
+        let Some(name) = file.as_str().filter(|n| plain_file_name(n)) else {
+            return Err(format!(
+                "`{CHUNKS_FILE_KEY}` must name a file beside the catalogue, found {file}"
+            ));
+        };
+        let bytes = sibling(name).ok_or_else(|| {
+            format!(
+                "its schemas are in `{name}` beside it, which could not be read (copy the whole `artifacts` directory)"
+            )
+        })?;
+        let root: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{name}: not a schema table: {e}"))?;
+        let key = root.get("key").and_then(Value::as_str).map(str::to_string);
+        let Some(Value::Object(entries)) = root.get("entries") else {
+            return Err(format!("{name}: not a schema table: no `entries` object"));
+        };
+        let Some(key) = key else {
+            return Err(format!("{name}: not a schema table: no `key`"));
+        };
+        return Ok((entries.clone(), Some(key)));
+    }
+    let chunked = obj.get(CHUNKED_KEY) == Some(&Value::Bool(true));
+    Ok(match obj.remove("schemas") {
+        Some(Value::Object(m)) => (m, chunked.then(|| CHUNK_KEY.to_string())),
+        _ => (Map::new(), None),
+    })
+}
+
 /// Puts each tool's shared output schema back: `output_schema` names an
-/// entry of the top-level `schemas`, whose chunk references are put back
-/// when the root says it has them (see [`super::chunks`]); older
-/// artifacts hold the schema itself, or its root without `$defs` and an
-/// `output_defs` list naming each definition's entry, appended as the
-/// last member. Names the first name or entry that does not resolve.
-fn unshare_output_defs(root: &mut Value) -> Result<(), String> {
+/// entry of the catalogue's table of schema texts (see [`shared_table`]),
+/// whose chunk references are put back; older artifacts hold the schema
+/// itself, or its root without `$defs` and an `output_defs` list naming
+/// each definition's entry, appended as the last member. Names the first
+/// name or entry that does not resolve.
+fn unshare_output_defs(
+    root: &mut Value,
+    sibling: &mut dyn FnMut(&str) -> Option<Vec<u8>>,
+) -> Result<(), String> {
     let Some(obj) = root.as_object_mut() else {
         return Ok(());
     };
-    let shared = match obj.remove("schemas") {
-        Some(Value::Object(m)) if obj.get(CHUNKED_KEY) == Some(&Value::Bool(true)) => {
-            super::chunks::expand(&m)?
-        }
-        Some(Value::Object(m)) => m,
-        _ => Map::new(),
-    };
+    let (table, key) = shared_table(obj, sibling)?;
+    let mut expander = super::chunks::Expander::new(&table, key.as_deref());
     let Some(Value::Array(tools)) = obj.get_mut("tools") else {
         return Ok(());
     };
     for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
         if let Some(Value::String(name)) = tool.get("output_schema") {
-            let Some(body) = shared.get(name) else {
+            if !table.contains_key(name) {
                 return Err(format!(
-                    "output_schema {name:?} names no schema of `schemas`"
+                    "output_schema {name:?} names no schema of the catalogue's table"
                 ));
-            };
-            tool.insert("output_schema".into(), body.clone());
+            }
+            let body = expander.get(name)?;
+            tool.insert("output_schema".into(), body);
         }
         let Some(list) = tool.remove("output_defs") else {
             continue;
@@ -78,14 +125,14 @@ fn unshare_output_defs(root: &mut Value) -> Result<(), String> {
             let entry = pair.get(0).and_then(Value::as_str).zip(
                 pair.get(1)
                     .and_then(Value::as_str)
-                    .and_then(|s| shared.get(s)),
+                    .filter(|s| table.contains_key(*s)),
             );
-            let Some((name, body)) = entry else {
+            let Some((name, entry)) = entry else {
                 return Err(format!(
                     "output_defs entry {pair} names no schema of `schemas`"
                 ));
             };
-            defs.insert(name.to_string(), body.clone());
+            defs.insert(name.to_string(), expander.get(entry)?);
         }
         if let Some(Value::Object(out)) = tool.get_mut("output_schema") {
             out.insert("$defs".into(), Value::Object(defs));
@@ -100,12 +147,27 @@ fn unshare_output_defs(root: &mut Value) -> Result<(), String> {
 /// [`DiffError::Artifact`] for a catalogue with the wrong shape, and
 /// [`DiffError::Generate`] when the bytes are not a readable spec.
 pub fn read_input(bytes: &[u8], file: &str) -> Result<Input, DiffError> {
+    read_input_with(bytes, file, &mut |_| None)
+}
+
+/// [`read_input`] for a catalogue whose schema texts may be in a file
+/// beside it: `sibling` returns the bytes of the file of that name next to
+/// `file` (`None` when it cannot be read).
+///
+/// # Errors
+/// As [`read_input`]; a catalogue that names a table `sibling` cannot
+/// read is [`DiffError::Artifact`].
+pub fn read_input_with(
+    bytes: &[u8],
+    file: &str,
+    sibling: &mut dyn FnMut(&str) -> Option<Vec<u8>>,
+) -> Result<Input, DiffError> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'{')
         && let Ok(mut root) = serde_json::from_slice::<Value>(bytes)
         && looks_like_catalogue(&root)
     {
-        unshare_output_defs(&mut root).map_err(|message| DiffError::Artifact {
+        unshare_output_defs(&mut root, sibling).map_err(|message| DiffError::Artifact {
             file: file.to_string(),
             message,
         })?;
@@ -234,6 +296,93 @@ mod tests {
         let unknown = format!(r#"{{"schemas": {{}}, "tools": [{}]}}"#, tool("\"S_9\"", ""));
         let err = read(unknown).unwrap_err();
         assert!(err.contains("\"S_9\" names no schema"), "{err}");
+    }
+
+    /// A catalogue whose schema texts are in `schemas.json` beside it.
+    fn beside(output: &str) -> String {
+        format!(
+            r#"{{"api": "x", "x-toolforge-chunks": "schemas.json", "tools": [{{"name": "a_get",
+            "method": "get", "path": "/a", "output_schema": {output},
+            "annotations": {{"readOnlyHint": true, "destructiveHint": false,
+                            "idempotentHint": true, "openWorldHint": true}}}}]}}"#
+        )
+    }
+
+    /// The output schema read from `catalogue`, with `files` beside it.
+    fn read_beside(catalogue: &str, files: &[(&str, &str)]) -> Result<Option<Value>, String> {
+        let mut asked = Vec::new();
+        let got = read_input_with(catalogue.as_bytes(), "tools.json", &mut |name| {
+            asked.push(name.to_string());
+            files
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, text)| text.as_bytes().to_vec())
+        });
+        match got {
+            Ok(Input::Catalogue(r)) => Ok(r.tools[0].output_schema.clone()),
+            Ok(Input::Spec(_)) => Err("read as a spec".to_string()),
+            Err(e) => Err(format!("{e} (asked for {asked:?})")),
+        }
+    }
+
+    #[test]
+    fn schema_texts_beside_the_catalogue_are_read_with_their_key() {
+        // The table names its key: a suffixed one, because some schema text
+        // holds the usual key itself (as data, which stays as it is).
+        let table = r#"{"@generated":"x","key":"x-toolforge-chunk-2","entries":{
+"S_1":{"type":"object","properties":{"a":{"x-toolforge-chunk-2":"S_2"},"b":{"x-toolforge-chunk":"S_2"}}},
+"S_2":{"type":"integer"}
+}}
+"#;
+        let got = read_beside(&beside("\"S_1\""), &[("schemas.json", table)]).unwrap();
+        let expected: Value = serde_json::from_str(
+            r#"{"type":"object","properties":{"a":{"type":"integer"},"b":{"x-toolforge-chunk":"S_2"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(got, Some(expected));
+        // Without the file, the diff says where the schemas are.
+        let err = read_beside(&beside("\"S_1\""), &[]).unwrap_err();
+        assert!(err.contains("`schemas.json` beside it"), "{err}");
+        // A name the table does not hold, and tables of the wrong shape.
+        let err = read_beside(&beside("\"S_9\""), &[("schemas.json", table)]).unwrap_err();
+        assert!(err.contains("\"S_9\" names no schema"), "{err}");
+        for broken in [
+            "[]",
+            "{}",
+            r#"{"key":"k"}"#,
+            r#"{"entries":{}}"#,
+            "not json",
+        ] {
+            let err = read_beside(&beside("\"S_1\""), &[("schemas.json", broken)]).unwrap_err();
+            assert!(err.contains("not a schema table"), "{broken}: {err}");
+        }
+        // A loop in the table is an error, not a hang.
+        let looping = r#"{"key":"k","entries":{
+"S_1":{"a":{"k":"S_2"}},
+"S_2":{"b":{"k":"S_1"}}
+}}"#;
+        let err = read_beside(&beside("\"S_1\""), &[("schemas.json", looping)]).unwrap_err();
+        assert!(err.contains("refers to itself"), "{err}");
+    }
+
+    #[test]
+    fn a_catalogue_names_only_a_file_beside_it() {
+        for name in [
+            "../schemas.json",
+            "/etc/passwd",
+            "sub/schemas.json",
+            ".schemas.json",
+            "",
+            "..",
+        ] {
+            let catalogue = beside("\"S_1\"").replace("\"schemas.json\"", &format!("{name:?}"));
+            let err = read_beside(&catalogue, &[(name, "{}")]).unwrap_err();
+            assert!(err.contains("must name a file beside"), "{name}: {err}");
+            assert!(err.ends_with("(asked for [])"), "{name}: {err}");
+        }
+        let err =
+            read_beside(&beside("\"S_1\"").replace("\"schemas.json\"", "7"), &[]).unwrap_err();
+        assert!(err.contains("must name a file beside"), "{err}");
     }
 
     #[test]

@@ -33,7 +33,7 @@ mod markdown;
 mod model;
 
 pub use compare::diff;
-pub use input::{Input, load_document_release, load_release, read_input};
+pub use input::{Input, load_document_release, load_release, read_input, read_input_with};
 pub use markdown::{MAX_MARKDOWN_BYTES, render_markdown};
 pub use model::{
     AddedTool, ChangeKind, ChangedTool, DiffReport, HintChange, Hints, InputKind, LockEntry,

@@ -1,12 +1,9 @@
 //! Code Mode artifacts: the resolved spec (merged paths split), products
 //! and the tool catalogue as JSON.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::chunks::{Piece, marked};
 use super::interned::{SchemaTable, ToolSchemas};
 
 use crate::error::{GenerateError, Result};
@@ -172,38 +169,6 @@ impl<'a> ToolEntry<'a> {
     }
 }
 
-/// Calls `f` on every literal piece of the entries `names` and of the
-/// entries they refer to (each entry once).
-fn visit_texts(table: &SchemaTable, names: &[&str], f: &mut impl FnMut(&str)) {
-    fn walk<'t>(
-        table: &'t SchemaTable,
-        name: &'t str,
-        seen: &mut std::collections::HashSet<&'t str>,
-        f: &mut impl FnMut(&str),
-    ) {
-        if !seen.insert(name) {
-            return;
-        }
-        for piece in table.entries.get(name).into_iter().flatten() {
-            match piece {
-                Piece::Text(t) => f(t),
-                Piece::Chunk(c) => walk(table, c, seen, f),
-            }
-        }
-    }
-    let mut seen = std::collections::HashSet::new();
-    for name in names {
-        walk(table, name, &mut seen, f);
-    }
-}
-
-fn lost(name: &str) -> GenerateError {
-    GenerateError::Emit {
-        file: "artifacts/tools.json".into(),
-        message: format!("schema constant {name} is missing"),
-    }
-}
-
 /// Appends `items` as a JSON array with one item per line.
 fn push_lines<T: Serialize>(out: &mut Vec<u8>, items: impl Iterator<Item = T>) -> Result<()> {
     out.push(b'[');
@@ -223,62 +188,27 @@ fn push_lines<T: Serialize>(out: &mut Vec<u8>, items: impl Iterator<Item = T>) -
     Ok(())
 }
 
-/// The key of a `tools.json` chunk reference: `{"x-toolforge-chunk":
-/// "S_…"}` stands for the whole entry of that name in `schemas`.
+/// The reference key of the shared texts: `{"x-toolforge-chunk": "S_…"}`
+/// stands for the whole entry of that name (unless some text holds this
+/// key itself; `artifacts/schemas.json` names the key in use).
 pub const CHUNK_KEY: &str = "x-toolforge-chunk";
 
-/// The root key saying that `schemas` holds chunk references.
+/// The root key of a `tools.json` whose schemas are in a table of their
+/// own (older catalogues hold them under `schemas`, with this key `true`).
 pub const CHUNKED_KEY: &str = "x-toolforge-chunked";
 
-/// The `schemas` entries output schema `root` needs, as JSON text:
-/// written with chunk references, or joined whole when `whole`.
-fn shared_entries<'t>(
-    table: &'t SchemaTable,
-    root: &'t str,
-    whole: bool,
-    out: &mut BTreeMap<&'t str, String>,
-) -> Result<()> {
-    if out.contains_key(root) {
-        return Ok(());
-    }
-    if whole {
-        out.insert(root, table.text(root).ok_or_else(|| lost(root))?);
-        return Ok(());
-    }
-    let pieces = table.entries.get(root).ok_or_else(|| lost(root))?;
-    let text = marked(pieces, CHUNK_KEY);
-    out.insert(root, text);
-    for piece in pieces {
-        if let Piece::Chunk(c) = piece {
-            shared_entries(table, c, whole, out)?;
-        }
-    }
-    Ok(())
-}
+/// The root key naming the file, beside `tools.json`, that holds the
+/// entries `output_schema` names (`schemas.json`).
+pub const CHUNKS_FILE_KEY: &str = "x-toolforge-chunks";
 
 /// `tools.json` text: compact JSON with one tool (and one skipped
 /// operation) per line, so a regenerated catalogue diffs line by line.
-/// Output schemas come first, as `schemas`, one entry a line, named and
-/// cut into shared chunks as in `src/schemas.rs` (a chunk is written as
-/// a [`CHUNK_KEY`] reference), so a release that changes one shared part
-/// changes the lines on its path. A spec whose output schemas hold the
-/// chunk key themselves gets its schemas written whole instead.
+/// A tool's `output_schema` names its entry of `artifacts/schemas.json`
+/// (the file the crate embeds, written by
+/// [`SchemaTable::schemas_json`]), so each schema text is stored once;
+/// the root's [`CHUNKS_FILE_KEY`] names that file.
 pub fn tools_json(cat: &Catalogue, table: &SchemaTable, generated: &str) -> Result<Vec<u8>> {
-    let roots: Vec<&str> = table
-        .tools
-        .iter()
-        .flatten()
-        .filter_map(|t| t.output.as_deref())
-        .collect();
-    let finder = memchr::memmem::Finder::new(CHUNK_KEY.as_bytes());
-    let mut whole = false;
-    visit_texts(table, &roots, &mut |t| {
-        whole |= finder.find(t.as_bytes()).is_some()
-    });
-    let mut shared: BTreeMap<&str, String> = BTreeMap::new();
-    for root in roots {
-        shared_entries(table, root, whole, &mut shared)?;
-    }
+    let any_output = table.tools.iter().flatten().any(|t| t.output.is_some());
     let entries = cat
         .products
         .iter()
@@ -293,25 +223,19 @@ pub fn tools_json(cat: &Catalogue, table: &SchemaTable, generated: &str) -> Resu
         .collect::<Vec<_>>();
     // Generous: capacity never written costs no memory, regrowth copies.
     let mut out = Vec::with_capacity(entries.len().saturating_mul(16 * 1024) + 4096);
-    let head = if whole || !shared.values().any(|t| t.contains(CHUNK_KEY)) {
-        json!({"@generated": generated, "api": cat.api})
+    let schemas_file = super::interned::SCHEMAS_JSON
+        .strip_prefix("artifacts/")
+        .unwrap_or(super::interned::SCHEMAS_JSON);
+    let head = if any_output {
+        json!({"@generated": generated, "api": cat.api, CHUNKS_FILE_KEY: schemas_file})
     } else {
-        json!({"@generated": generated, "api": cat.api, CHUNKED_KEY: true})
+        json!({"@generated": generated, "api": cat.api})
     };
     let head = serde_json::to_string(&head).map_err(|e| GenerateError::Emit {
         file: "artifacts/tools.json".into(),
         message: e.to_string(),
     })?;
     out.extend_from_slice(head.strip_suffix('}').unwrap_or(&head).as_bytes());
-    if !shared.is_empty() {
-        out.extend_from_slice(b",\n\"schemas\":{");
-        for (i, (name, text)) in shared.iter().enumerate() {
-            out.extend_from_slice(if i == 0 { &b"\n"[..] } else { &b",\n"[..] });
-            out.extend_from_slice(format!("\"{name}\":").as_bytes());
-            out.extend_from_slice(text.as_bytes());
-        }
-        out.extend_from_slice(b"\n}");
-    }
     out.extend_from_slice(b",\n\"tools\":");
     push_lines(&mut out, entries.into_iter())?;
     out.extend_from_slice(b",\n\"skipped\":");

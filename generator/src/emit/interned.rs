@@ -1,11 +1,13 @@
 //! Interned schema texts: output and response schemas repeat across tools
 //! (shared error bodies, envelopes, the objects an API returns everywhere),
-//! so `src/schemas.rs` holds each distinct schema text once, cut into the
-//! chunks it shares with other texts (see [`super::chunks`]), together with
-//! the TypeScript declaration parts tools share: one table entry per text,
-//! named by its content hash (`S_<16 hex>`), so names stay stable across
-//! releases. Input schemas stay inline in the tool statics, where a
-//! reviewer reads them.
+//! so `artifacts/schemas.json` holds each distinct schema text once, cut
+//! into the chunks it shares with other texts (see [`super::chunks`]), and
+//! `src/schemas.rs` the TypeScript declaration parts tools share, with that
+//! file embedded: one table entry per text, named by its content hash
+//! (`S_<16 hex>`), so names stay stable across releases. `tools.json`
+//! names its output schemas in the same file, so no text is written
+//! twice. Input schemas stay inline in the tool statics, where a reviewer
+//! reads them.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -41,8 +43,11 @@ pub struct ToolSchemas {
 /// Every interned text, plus which constants each tool uses.
 #[derive(Debug, Default)]
 pub struct SchemaTable {
-    /// Entry name → pieces, sorted by name (see [`super::chunks::Chunked::entries`]).
+    /// Schema texts: entry name → pieces, sorted by name (see
+    /// [`super::chunks::Chunked::entries`]); `artifacts/schemas.json`.
     pub entries: BTreeMap<String, Vec<Piece>>,
+    /// Declaration parts tools share, sorted by name; `src/schemas.rs`.
+    pub parts: BTreeMap<String, Vec<Piece>>,
     /// The key `src/schemas.rs` writes references with: `x-toolforge-chunk`,
     /// unless a schema or declaration holds that itself.
     pub key: Arc<str>,
@@ -93,6 +98,7 @@ const MIN_SHARED_PART: usize = 64;
 /// return) become entries of `entries`, the rest stays literal.
 fn share_parts(
     parts: &[Vec<Vec<String>>],
+    schemas: &BTreeMap<String, Vec<Piece>>,
     entries: &mut BTreeMap<String, Vec<Piece>>,
 ) -> Result<Vec<Vec<Vec<Piece>>>> {
     let mut counts: HashMap<&str, u32> = HashMap::default();
@@ -105,6 +111,13 @@ fn share_parts(
     for (&part, _) in counts.iter().filter(|(_, n)| **n > 1) {
         let name = const_name(part);
         let pieces = vec![Piece::Text(part.to_string())];
+        // Both sources make one table: a name means one text.
+        if schemas.contains_key(&name) {
+            return Err(GenerateError::Emit {
+                file: "src/schemas.rs".into(),
+                message: format!("two texts hash to {name}"),
+            });
+        }
         match entries.get(&name) {
             Some(existing) if *existing != pieces => {
                 return Err(GenerateError::Emit {
@@ -187,8 +200,9 @@ impl SchemaTable {
                 .copied()
                 .chain(parts.iter().flatten().flatten().map(String::as_str)),
         ));
-        let mut entries = std::mem::take(&mut chunked.entries);
-        let mut declared = share_parts(&parts, &mut entries)?.into_iter();
+        let entries = std::mem::take(&mut chunked.entries);
+        let mut shared_parts = BTreeMap::new();
+        let mut declared = share_parts(&parts, &entries, &mut shared_parts)?.into_iter();
         let table_tools = uses
             .into_iter()
             .map(|tools| {
@@ -209,6 +223,7 @@ impl SchemaTable {
             .collect();
         Ok(SchemaTable {
             entries,
+            parts: shared_parts,
             key,
             tools: table_tools,
         })
@@ -219,17 +234,69 @@ impl SchemaTable {
         self.tools.get(product).and_then(|p| p.get(tool))
     }
 
-    /// The whole text of entry `name`, joined from its chunks.
+    /// The whole text of entry `name` (a schema text or a declaration
+    /// part), joined from its chunks.
     pub fn text(&self, name: &str) -> Option<String> {
-        super::chunks::join(&self.entries, name)
+        super::chunks::join(&self.entries, name).or_else(|| super::chunks::join(&self.parts, name))
+    }
+
+    /// Whether the crate has a table at all (`src/schemas.rs`).
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty() && self.parts.is_empty()
     }
 
     /// `src/schemas.rs`: the `ALL` table (a short name, so the tool fields that
-    /// name it stay clear of a layout threshold), one entry a line, sorted by
-    /// name, each text with its shared parts written as references
+    /// name it stay clear of a layout threshold): the declaration parts, one
+    /// a line, sorted by name, and `artifacts/schemas.json` embedded
     /// (`toolforge_runtime::catalogue::SharedTexts`). Written directly (no
-    /// token round trip): it is the bulk of the crate's source.
+    /// token round trip).
     pub fn render(&self, header: &str) -> String {
+        let size: usize = self
+            .parts
+            .values()
+            .flatten()
+            .map(|p| match p {
+                Piece::Text(t) => t.len(),
+                Piece::Chunk(c) => c.len() + self.key.len() + 8,
+            })
+            .sum::<usize>()
+            + self.parts.len() * 32;
+        let mut out = String::with_capacity(size + 1024);
+        out.push_str(header);
+        out.push_str(
+            "\n//! The texts tools share: output and response schemas as JSON text, each\n//! distinct text once, named by its content hash, in `artifacts/schemas.json`\n//! (also read by `artifacts/tools.json`), and the TypeScript declaration parts\n//! below; a text refers to the parts it shares with `{\"<key>\":\"S_…\"}`\n//! (`SharedText::text` puts it back together).\n\nuse toolforge_runtime::catalogue::SharedTexts;\n\n/// Every shared text.\npub(crate) static ALL: SharedTexts = SharedTexts::new(\n    ",
+        );
+        out.push_str(&proc_macro2::Literal::string(&self.key).to_string());
+        out.push_str(",\n    &[\n");
+        for (name, pieces) in &self.parts {
+            out.push_str("        (\"");
+            out.push_str(name);
+            out.push_str("\", ");
+            out.push_str(&raw_literal(&marked(pieces, &self.key)));
+            out.push_str("),\n");
+        }
+        out.push_str("    ],\n");
+        if self.entries.is_empty() {
+            out.push_str("    \"\",\n");
+        } else {
+            out.push_str("    include_str!(\"../");
+            out.push_str(SCHEMAS_JSON);
+            out.push_str("\"),\n");
+        }
+        out.push_str(");\n");
+        out
+    }
+
+    /// `artifacts/schemas.json`: the schema texts, one entry a line
+    /// (`"<name>":<text>`, sorted by name; a chunk written as the reference
+    /// `{"<key>":"<name>"}`), under a head naming the reference key. The
+    /// runtime reads it line by line, `toolforge diff` as JSON.
+    pub fn schemas_json(&self, generated: &str) -> Result<Vec<u8>> {
+        let head = serde_json::json!({"@generated": generated, "key": &*self.key});
+        let head = serde_json::to_string(&head).map_err(|e| GenerateError::Emit {
+            file: SCHEMAS_JSON.into(),
+            message: e.to_string(),
+        })?;
         let size: usize = self
             .entries
             .values()
@@ -239,25 +306,23 @@ impl SchemaTable {
                 Piece::Chunk(c) => c.len() + self.key.len() + 8,
             })
             .sum::<usize>()
-            + self.entries.len() * 32;
-        let mut out = String::with_capacity(size + 1024);
-        out.push_str(header);
-        out.push_str(
-            "\n//! Output and response schemas as JSON text, and the TypeScript declaration\n//! parts that tools share: each distinct text once, named by its content hash,\n//! with the parts it shares with other texts written as references\n//! `{\"<key>\":\"S_…\"}` (`SharedText::text` puts a text back together).\n\nuse toolforge_runtime::catalogue::SharedTexts;\n\n/// Every shared text, sorted by name.\npub(crate) static ALL: SharedTexts = SharedTexts {\n    key: ",
-        );
-        out.push_str(&proc_macro2::Literal::string(&self.key).to_string());
-        out.push_str(",\n    entries: &[\n");
-        for (name, pieces) in &self.entries {
-            out.push_str("        (\"");
-            out.push_str(name);
-            out.push_str("\", ");
-            out.push_str(&raw_literal(&marked(pieces, &self.key)));
-            out.push_str("),\n");
+            + self.entries.len() * 24;
+        let mut out = Vec::with_capacity(size + head.len() + 32);
+        out.extend_from_slice(head.strip_suffix('}').unwrap_or(&head).as_bytes());
+        out.extend_from_slice(b",\"entries\":{");
+        for (i, (name, pieces)) in self.entries.iter().enumerate() {
+            out.extend_from_slice(if i == 0 { &b"\n\""[..] } else { &b",\n\""[..] });
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b"\":");
+            out.extend_from_slice(marked(pieces, &self.key).as_bytes());
         }
-        out.push_str("    ],\n};\n");
-        out
+        out.extend_from_slice(b"\n}}\n");
+        Ok(out)
     }
 }
+
+/// Where the schema texts are written, relative to the crate.
+pub const SCHEMAS_JSON: &str = "artifacts/schemas.json";
 
 #[cfg(test)]
 mod tests {
@@ -284,19 +349,30 @@ mod tests {
                 ),
             ]
             .into(),
+            parts: [(
+                "S_T".to_string(),
+                vec![Piece::Text("type T = \"#\";\n".into())],
+            )]
+            .into(),
             key: Arc::from("k"),
             tools: Vec::new(),
         };
         let text = table.render("// header");
+        assert!(
+            text.contains("        (\"S_T\", r##\"type T = \"#\";\n\"##),\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("include_str!(\"../artifacts/schemas.json\")"),
+            "{text}"
+        );
+        let json = String::from_utf8(table.schemas_json("note").unwrap()).unwrap();
+        assert_eq!(
+            json,
+            "{\"@generated\":\"note\",\"key\":\"k\",\"entries\":{\n\"S_A\":{\"a\":\"\\n\"},\n\"S_B\":{\"x\":{\"k\":\"S_A\"}}\n}}\n"
+        );
+        assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
         assert!(text.starts_with("// header\n//! "), "{text}");
-        assert!(
-            text.contains("        (\"S_A\", r#\"{\"a\":\"\\n\"}\"#),\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("        (\"S_B\", r#\"{\"x\":{\"k\":\"S_A\"}}\"#),\n"),
-            "{text}"
-        );
         assert_eq!(table.text("S_B").unwrap(), "{\"x\":{\"a\":\"\\n\"}}");
         assert!(syn::parse_file(&text).is_ok());
     }

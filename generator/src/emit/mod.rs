@@ -157,7 +157,8 @@ pub fn emit_into(
         })
     };
     let table = interned::SchemaTable::build(cat)?;
-    let has_schemas = !table.entries.is_empty();
+    let has_schemas = !table.is_empty();
+    let has_schema_texts = !table.entries.is_empty();
     // Every large file is made on the rayon pool (which the calling thread
     // may belong to, as the CLI's does) while a writer thread hands
     // finished ones to the sink (which does I/O): no core waits for a
@@ -172,19 +173,23 @@ pub fn emit_into(
             }
         });
         let (table, header, generated) = (&table, &header, &generated);
-        let jobs = cat.products.len() + 2;
+        let jobs = cat.products.len() + 3;
         // One file per task: neighbouring products are often the large
         // ones (Graph's `groups_*`), and a task is never split later.
         (0..jobs)
             .into_par_iter()
             .with_max_len(1)
             .try_for_each_with(tx, |tx, job| {
-                let file = match job.checked_sub(2) {
+                let file = match job.checked_sub(3) {
                     None if job == 0 => (
                         "artifacts/tools.json".to_string(),
                         artifacts::tools_json(cat, table, generated)?,
                     ),
-                    None if has_schemas => (
+                    None if job == 1 && has_schema_texts => (
+                        interned::SCHEMAS_JSON.to_string(),
+                        table.schemas_json(generated)?,
+                    ),
+                    None if job == 2 && has_schemas => (
                         "src/schemas.rs".to_string(),
                         table.render(header).into_bytes(),
                     ),

@@ -157,9 +157,9 @@ fn masking_keeps_declared_keys_only() {
     );
 }
 
-static NODE_TEXTS: SharedTexts = SharedTexts {
-    key: "x-toolforge-chunk",
-    entries: &[
+static NODE_TEXTS: SharedTexts = SharedTexts::new(
+    "x-toolforge-chunk",
+    &[
         (
             "S_NODE",
             r##"{"type":"object","required":["id"],"properties":{"id":{"type":"string"},"kids":{"type":"array","items":{"$ref":"#/$defs/Node"}}}}"##,
@@ -169,7 +169,8 @@ static NODE_TEXTS: SharedTexts = SharedTexts {
             r##"{"$ref":"#/$defs/Node","$defs":{"Node":{"x-toolforge-chunk":"S_NODE"}}}"##,
         ),
     ],
-};
+    "",
+);
 
 /// A response schema the generator cut into shared parts (its root `$defs`
 /// here, as for recursive schemas) is checked whole: the parts are joined

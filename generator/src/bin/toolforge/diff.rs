@@ -10,8 +10,8 @@ use anyhow::{Context, Result, bail};
 use toolforge_generator::config::{ForgeConfig, PolicyKind};
 use toolforge_generator::diff::lock::{Stabilised, lock_entries, stabilise};
 use toolforge_generator::diff::{
-    DiffOptions, DiffReport, Input, LockEntry, Release, diff, load_document_release, read_input,
-    render_markdown,
+    DiffOptions, DiffReport, Input, LockEntry, Release, diff, load_document_release,
+    read_input_with, render_markdown,
 };
 
 use super::PolicyArg;
@@ -96,7 +96,11 @@ fn config_for(args: &DiffArgs) -> Result<(ForgeConfig, Option<PathBuf>)> {
 
 fn read(path: &Path, label: &str) -> Result<Input> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut input = read_input(&bytes, label)?;
+    // A catalogue's schema texts are in a file beside it.
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut input = read_input_with(&bytes, label, &mut |name| {
+        std::fs::read(dir.join(name)).ok()
+    })?;
     if let Input::Catalogue(release) = &mut input {
         release.label = label.to_string();
     }
