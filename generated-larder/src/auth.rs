@@ -18,7 +18,7 @@ pub static GET_CURRENT_ACCOUNT: ToolDef = ToolDef {
     product: "auth",
     title: "The calling account",
     description: "Returns the account and household behind the OpenID Connect identity.",
-    input_schema: r#"{"type":"object","properties":{},"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_32062BDB9024160D", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_2DD6BBC18AED3159", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -66,7 +66,7 @@ pub static GET_SERVICE_STATUS: ToolDef = ToolDef {
     product: "auth",
     title: "Service status",
     description: "Reports whether the service is up. Public; no credential is needed.",
-    input_schema: r#"{"type":"object","properties":{},"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_32062BDB9024160D", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_C2B769336B98C617", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -109,7 +109,7 @@ pub static ISSUE_TOKEN: ToolDef = ToolDef {
     product: "auth",
     title: "Issue an access token",
     description: "Exchanges client credentials for a bearer token (OAuth 2 client credentials grant). The client authenticates with HTTP basic (client id and secret) or with `client_id` and `client_secret` in the form; the operation itself needs no other credential.",
-    input_schema: r#"{"type":"object","properties":{"grant_type":{"type":"string","enum":["client_credentials"],"description":"Always `client_credentials`."},"scope":{"type":"string","description":"Space-separated scopes to request (default all the client may have)."},"client_id":{"type":"string","description":"Client id, when not sent with HTTP basic."},"client_secret":{"type":"string","description":"Client secret, when not sent with HTTP basic."}},"required":["grant_type"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_B09D1ED7B8C7F904", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_B2773539DADB2826", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,

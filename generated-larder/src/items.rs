@@ -21,7 +21,7 @@ pub static CREATE_ITEM: ToolDef = ToolDef {
     product: "items",
     title: "Add an item",
     description: "Puts a new item on the shelves of a pantry.",
-    input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"name":{"type":"string","minLength":1,"maxLength":120},"category":{"type":"string","enum":["grains","tins","dairy","produce","spices","frozen","drinks","other"]},"quantity":{"type":"number","minimum":0},"unit":{"type":"string","enum":["g","kg","ml","l","piece","pack"]},"best_before":{"type":"string","format":"date"},"barcode":{"type":"string","pattern":"^[0-9]{8,14}$"},"reorder_level":{"type":"number","minimum":0}},"required":["pantryId","name","category","quantity","unit"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_1327F6DF738FCFB2", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_66F4D06641386B0B", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -97,7 +97,7 @@ pub static DELETE_ITEM: ToolDef = ToolDef {
     product: "items",
     title: "Remove an item",
     description: "Takes an item off the shelves for good.",
-    input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"itemId":{"type":"string","pattern":"^itm_[a-z0-9]{8}$","description":"Item id."}},"required":["pantryId","itemId"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_9AF2F04FEE3EE2E3", &crate::schemas::ALL),
     output_schema: None,
     annotations: Annotations {
         read_only: false,
@@ -164,7 +164,7 @@ pub static GET_ITEM: ToolDef = ToolDef {
     product: "items",
     title: "Get an item",
     description: "One item. Authenticated with the API key in the query string (for shelf labels).",
-    input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"itemId":{"type":"string","pattern":"^itm_[a-z0-9]{8}$","description":"Item id."}},"required":["pantryId","itemId"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_9AF2F04FEE3EE2E3", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_66F4D06641386B0B", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -232,7 +232,7 @@ pub static LIST_ITEMS: ToolDef = ToolDef {
     product: "items",
     title: "List items",
     description: "Items in a pantry, optionally filtered by category, text or expiry date.",
-    input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, from 1."},"per_page":{"type":"integer","minimum":1,"maximum":100,"default":20,"description":"Entries per page."},"category":{"type":"array","maxItems":5,"items":{"type":"string","enum":["grains","tins","dairy","produce","spices","frozen","drinks","other"]},"description":"Only items of these categories (comma separated)."},"q":{"type":"string","maxLength":60,"description":"Text to look for in item names."},"expiring_before":{"type":"string","format":"date","description":"Only items whose best-before date is earlier than this day."},"X-Request-Id":{"type":"string","maxLength":64,"description":"Caller's id for this request, echoed in logs."}},"required":["pantryId"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_37978D7FA0384898", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_B1AEE0C838DE53A3", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -344,7 +344,7 @@ pub static REPLACE_ITEM: ToolDef = ToolDef {
     product: "items",
     title: "Replace an item",
     description: "Overwrites every field of an item.",
-    input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"itemId":{"type":"string","pattern":"^itm_[a-z0-9]{8}$","description":"Item id."},"name":{"type":"string","minLength":1,"maxLength":120},"category":{"type":"string","enum":["grains","tins","dairy","produce","spices","frozen","drinks","other"]},"quantity":{"type":"number","minimum":0},"unit":{"type":"string","enum":["g","kg","ml","l","piece","pack"]},"best_before":{"type":"string","format":"date"},"barcode":{"type":"string","pattern":"^[0-9]{8,14}$"},"reorder_level":{"type":"number","minimum":0}},"required":["pantryId","itemId","name","category","quantity","unit"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_6529D68E9DF7B535", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_66F4D06641386B0B", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -434,7 +434,7 @@ pub static UPLOAD_ITEM_PHOTO: ToolDef = ToolDef {
     product: "items",
     title: "Upload an item photo",
     description: "Stores a picture of the item (replacing any earlier one).",
-    input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"itemId":{"type":"string","pattern":"^itm_[a-z0-9]{8}$","description":"Item id."},"photo":{"anyOf":[{"type":"string","description":"File content as UTF-8 text."},{"type":"object","properties":{"content":{"type":"string","description":"File content; base64 when encoding is base64."},"encoding":{"type":"string","enum":["utf8","base64"],"default":"utf8"},"filename":{"type":"string"},"content_type":{"type":"string"}},"required":["content"],"additionalProperties":false}],"description":"The image file (JPEG or PNG)."},"caption":{"type":"string","maxLength":140,"description":"Short text shown under the picture."}},"required":["pantryId","itemId","photo"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_E9F09F665485D872", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_C1E1BBD861D64A3E", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,

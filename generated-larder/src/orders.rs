@@ -20,8 +20,8 @@ pub static CANCEL_ORDER: ToolDef = ToolDef {
     product: "orders",
     title: "Cancel an order",
     description: "Cancels an order the supplier has not shipped yet.",
-    input_schema: r#"{"type":"object","properties":{"orderId":{"type":"string","minLength":1,"maxLength":40,"description":"Order id."},"reason":{"type":"string","maxLength":200}},"required":["orderId"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_C2F591930401CA27", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_523CA27267E6321D", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -59,7 +59,7 @@ pub static CANCEL_ORDER: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_523CA27267E6321D", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "409",
@@ -86,8 +86,8 @@ pub static CREATE_ORDER: ToolDef = ToolDef {
     product: "orders",
     title: "Place an order",
     description: "Places a purchase order with a supplier. Repeating a key returns the first order.",
-    input_schema: r#"{"type":"object","properties":{"Idempotency-Key":{"type":"string","minLength":8,"maxLength":64,"description":"Unique key of this order attempt, so a retry does not order twice."},"supplier_id":{"type":"string","pattern":"^sup_[a-z0-9]{8}$"},"deliver_to":{"type":"string","pattern":"^pan_[a-z0-9]{8}$"},"lines":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"object","required":["sku","quantity"],"properties":{"sku":{"type":"string","minLength":1,"maxLength":40},"quantity":{"type":"integer","minimum":1}}}},"note":{"type":"string","maxLength":300}},"required":["Idempotency-Key","supplier_id","lines"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_2E1E053EA2DF59D9", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_523CA27267E6321D", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -132,7 +132,7 @@ pub static CREATE_ORDER: ToolDef = ToolDef {
         ResponseDef {
             status: "201",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_523CA27267E6321D", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "401",
@@ -164,8 +164,8 @@ pub static GET_ORDER: ToolDef = ToolDef {
     product: "orders",
     title: "Get an order",
     description: "One purchase order with its lines.",
-    input_schema: r#"{"type":"object","properties":{"orderId":{"type":"string","minLength":1,"maxLength":40,"description":"Order id."}},"required":["orderId"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_1CD53BF455F1F600", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_523CA27267E6321D", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -196,7 +196,7 @@ pub static GET_ORDER: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_523CA27267E6321D", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "404",
@@ -223,8 +223,8 @@ pub static LIST_ORDERS: ToolDef = ToolDef {
     product: "orders",
     title: "List orders",
     description: "Purchase orders, a page at a time.",
-    input_schema: r#"{"type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, from 1."},"per_page":{"type":"integer","minimum":1,"maximum":100,"default":20,"description":"Entries per page."},"status":{"type":"array","items":{"type":"string","enum":["draft","placed","shipped","received","cancelled"]},"description":"Only orders in these states."},"supplier_id":{"type":"string","pattern":"^sup_[a-z0-9]{8}$","description":"Only orders placed with this supplier."}},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_C2FDE0547B59EF8D", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_80FAE341FF860B29", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_77187CC095A8704E", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -282,7 +282,7 @@ pub static LIST_ORDERS: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_C2FDE0547B59EF8D", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_77187CC095A8704E", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "401",
@@ -308,8 +308,8 @@ pub static RECEIVE_ORDER: ToolDef = ToolDef {
     product: "orders",
     title: "Receive an order",
     description: "Marks an order delivered and adds its lines to the pantry's stock.",
-    input_schema: r#"{"type":"object","properties":{"orderId":{"type":"string","minLength":1,"maxLength":40,"description":"Order id."},"pantry_id":{"type":"string","pattern":"^pan_[a-z0-9]{8}$"},"received_at":{"type":"string","format":"date-time"},"missing_skus":{"type":"array","description":"Lines that did not arrive.","items":{"type":"string"}}},"required":["orderId","pantry_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_4902F838A4F7D885", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_523CA27267E6321D", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -353,7 +353,7 @@ pub static RECEIVE_ORDER: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_F0E504475CE1FBEE", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_523CA27267E6321D", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "404",

@@ -20,7 +20,7 @@ pub static CREATE_PANTRY: ToolDef = ToolDef {
     product: "pantries",
     title: "Create a pantry",
     description: "Adds a new storage place.",
-    input_schema: r#"{"type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":80},"kind":{"type":"string","enum":["cupboard","fridge","freezer","cellar","shed"]},"notes":{"type":"string","maxLength":500},"shared":{"type":"boolean","default":false,"description":"Whether other household members see it."}},"required":["name","kind"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_23AD62A68B31B923", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_68388E6BBD112581", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -88,7 +88,7 @@ pub static DELETE_PANTRY: ToolDef = ToolDef {
     product: "pantries",
     title: "Delete a pantry",
     description: "Removes a pantry and everything in it. Destructive, so it needs two credentials at once: the account password (HTTP basic) and an API key.",
-    input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"If-Match":{"type":"string","pattern":"^\"r[0-9]+\"$","description":"The pantry's current revision, to avoid deleting one changed meanwhile."}},"required":["pantryId","If-Match"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_926C4FCBE10B2F28", &crate::schemas::ALL),
     output_schema: None,
     annotations: Annotations {
         read_only: false,
@@ -160,7 +160,7 @@ pub static GET_PANTRY: ToolDef = ToolDef {
     product: "pantries",
     title: "Get a pantry",
     description: "One pantry. Shared pantries can be read without a credential; a bearer token also shows private ones.",
-    input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."}},"required":["pantryId"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_1038C04ED234BD53", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_68388E6BBD112581", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -219,7 +219,7 @@ pub static LIST_PANTRIES: ToolDef = ToolDef {
     product: "pantries",
     title: "List pantries",
     description: "Pantries of the account, a page at a time.",
-    input_schema: r#"{"type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, from 1."},"per_page":{"type":"integer","minimum":1,"maximum":100,"default":20,"description":"Entries per page."},"sort":{"type":"string","enum":["name","created_at","item_count"],"default":"name","description":"Field to order by."},"kind":{"type":"array","items":{"type":"string","enum":["cupboard","fridge","freezer","cellar","shed"]},"description":"Only pantries of these kinds."}},"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_4B8F7DD33DEFFAE2", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_6847DC636C9CC3BD", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -309,7 +309,7 @@ pub static UPDATE_PANTRY: ToolDef = ToolDef {
     product: "pantries",
     title: "Update a pantry",
     description: "Renames a pantry or changes its kind or notes.",
-    input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"name":{"type":"string","minLength":1,"maxLength":80},"kind":{"type":"string","enum":["cupboard","fridge","freezer","cellar","shed"]},"notes":{"type":"string","maxLength":500}},"required":["pantryId"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_3B0824111E66F1E0", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_68388E6BBD112581", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,

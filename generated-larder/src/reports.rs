@@ -18,7 +18,7 @@ pub static EXPORT_INVENTORY: ToolDef = ToolDef {
     product: "reports",
     title: "Export the inventory",
     description: "Every item of every pantry as CSV, for spreadsheets.",
-    input_schema: r#"{"type":"object","properties":{"pantry_id":{"type":"array","items":{"type":"string","pattern":"^pan_[a-z0-9]{8}$"},"description":"Only these pantries (comma separated); all when absent."}},"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_10D8218CA646B334", &crate::schemas::ALL),
     output_schema: None,
     annotations: Annotations {
         read_only: true,
@@ -76,7 +76,7 @@ pub static GET_SPEND_REPORT: ToolDef = ToolDef {
     product: "reports",
     title: "Spend report",
     description: "Money spent on orders over a period, per supplier.",
-    input_schema: r#"{"type":"object","properties":{"from":{"type":"string","format":"date","description":"First day of the period."},"to":{"type":"string","format":"date","description":"Last day of the period."},"currency":{"type":"string","enum":["GBP","EUR","USD"],"default":"EUR","description":"Currency to convert the totals to."}},"required":["from","to"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_D1E94C734F1415F5", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_9A67011AE6508DD1", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -153,7 +153,7 @@ pub static GET_WASTE_REPORT: ToolDef = ToolDef {
     product: "reports",
     title: "Waste report",
     description: "What was thrown away over a period, grouped as asked. Signed-in users only.",
-    input_schema: r#"{"type":"object","properties":{"from":{"type":"string","format":"date","description":"First day of the period."},"to":{"type":"string","format":"date","description":"Last day of the period."},"group_by":{"type":"string","enum":["item","category","pantry","week"],"default":"category","description":"How to group the rows."}},"required":["from","to"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_F8CFBB34242875B9", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_9A67011AE6508DD1", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,

@@ -19,7 +19,7 @@ pub static CREATE_STOCK_ADJUSTMENT: ToolDef = ToolDef {
     product: "stock",
     title: "Adjust stock",
     description: "Records that some of an item was used, wasted, found or bought.",
-    input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"item_id":{"type":"string","pattern":"^itm_[a-z0-9]{8}$"},"delta":{"type":"number","description":"Change in the item's unit; negative for what left the pantry."},"reason":{"type":"string","enum":["used","wasted","bought","found","counted"]},"note":{"type":"string","maxLength":200}},"required":["pantryId","item_id","delta","reason"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_56CE6F3811FE73D7", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_076B1F77FD577226", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -91,7 +91,7 @@ pub static LIST_STOCK_ADJUSTMENTS: ToolDef = ToolDef {
     product: "stock",
     title: "List stock adjustments",
     description: "Changes to stock levels, newest first, with cursor pagination.",
-    input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"cursor":{"type":"string","maxLength":200,"description":"The `next_cursor` of the previous page."},"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"description":"Entries per page."},"since":{"type":"string","format":"date-time","description":"Only adjustments made at or after this instant."},"reason":{"type":"array","items":{"type":"string","enum":["used","wasted","bought","found","counted"]},"description":"Only adjustments with these reasons."}},"required":["pantryId"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_AB9AE349198294FD", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_EDC6FCA2EC40340A", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -180,7 +180,7 @@ pub static LIST_STOCK_LEVELS: ToolDef = ToolDef {
     product: "stock",
     title: "Stock levels",
     description: "How much of each item is left, with the low-stock flag. Used by the household web app, which authenticates with its session cookie.",
-    input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"low_only":{"type":"boolean","default":false,"description":"Only items at or below their reorder level."},"larder_units":{"type":"string","enum":["metric","imperial"],"description":"Unit system the web app displays."}},"required":["pantryId"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_348A9F943FC14645", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_0BE0A1116E18F388", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -256,7 +256,7 @@ pub static TRANSFER_STOCK: ToolDef = ToolDef {
     product: "stock",
     title: "Move stock to another pantry",
     description: "Moves a quantity of an item from this pantry to another one.",
-    input_schema: r#"{"type":"object","properties":{"pantryId":{"type":"string","pattern":"^pan_[a-z0-9]{8}$","description":"Pantry id."},"item_id":{"type":"string","pattern":"^itm_[a-z0-9]{8}$"},"to_pantry_id":{"type":"string","pattern":"^pan_[a-z0-9]{8}$"},"quantity":{"type":"number","exclusiveMinimum":0}},"required":["pantryId","item_id","to_pantry_id","quantity"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_A5F884778726DE4F", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_C88B69BE79283FA3", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,

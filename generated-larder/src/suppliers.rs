@@ -20,7 +20,7 @@ pub static CREATE_SUPPLIER: ToolDef = ToolDef {
     product: "suppliers",
     title: "Add a supplier",
     description: "Registers a supplier. Needs the account password (HTTP basic).",
-    input_schema: r#"{"type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":120},"country":{"type":"string","pattern":"^[A-Z]{2}$"},"email":{"type":"string","format":"email"},"phone":{"type":"string","maxLength":30},"sells":{"type":"array","items":{"type":"string","enum":["grains","tins","dairy","produce","spices","frozen","drinks","other"]}},"address":{"type":"object","required":["line1","city"],"properties":{"line1":{"type":"string"},"line2":{"type":"string"},"city":{"type":"string"},"postcode":{"type":"string"}}}},"required":["name","country"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_5361C619422B3EFB", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_3D6B9C6791F30322", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -85,7 +85,7 @@ pub static GET_SUPPLIER: ToolDef = ToolDef {
     product: "suppliers",
     title: "Get a supplier",
     description: "One supplier.",
-    input_schema: r#"{"type":"object","properties":{"supplierId":{"type":"string","pattern":"^sup_[a-z0-9]{8}$","description":"Supplier id."}},"required":["supplierId"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_88D07442EBE18B62", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_3D6B9C6791F30322", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -144,7 +144,7 @@ pub static LIST_SUPPLIER_CATALOGUE: ToolDef = ToolDef {
     product: "suppliers",
     title: "Supplier catalogue",
     description: "What a supplier sells and at what price. API key in the query, or the web session.",
-    input_schema: r#"{"type":"object","properties":{"supplierId":{"type":"string","pattern":"^sup_[a-z0-9]{8}$","description":"Supplier id."},"category":{"type":"string","enum":["grains","tins","dairy","produce","spices","frozen","drinks","other"],"description":"Only products of this category."},"max_price":{"type":"number","minimum":0,"description":"Only products at or below this unit price."}},"required":["supplierId"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_9F21EB50BFB12C55", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_DDE1730DDEF73113", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -220,7 +220,7 @@ pub static LIST_SUPPLIERS: ToolDef = ToolDef {
     product: "suppliers",
     title: "List suppliers",
     description: "Suppliers known to the account. Takes the API key in the query string.",
-    input_schema: r#"{"type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, from 1."},"per_page":{"type":"integer","minimum":1,"maximum":100,"default":20,"description":"Entries per page."},"country":{"type":"string","pattern":"^[A-Z]{2}$","description":"ISO 3166-1 alpha-2 country code."},"sells":{"type":"array","items":{"type":"string","enum":["grains","tins","dairy","produce","spices","frozen","drinks","other"]},"description":"Only suppliers selling every one of these categories."}},"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_88FEF645F835E906", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_3C67B68335F4F88E", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -300,7 +300,7 @@ pub static UPDATE_SUPPLIER: ToolDef = ToolDef {
     product: "suppliers",
     title: "Update a supplier",
     description: "Changes a supplier's contact details or categories.",
-    input_schema: r#"{"type":"object","properties":{"supplierId":{"type":"string","pattern":"^sup_[a-z0-9]{8}$","description":"Supplier id."},"name":{"type":"string","minLength":1,"maxLength":120},"email":{"type":"string","format":"email"},"sells":{"type":"array","items":{"type":"string","enum":["grains","tins","dairy","produce","spices","frozen","drinks","other"]}}},"required":["supplierId"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_97E706C51FE0EB46", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_3D6B9C6791F30322", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,

@@ -19,7 +19,7 @@ pub static CREATE_WEBHOOK: ToolDef = ToolDef {
     product: "webhooks",
     title: "Register a webhook",
     description: "Asks Larder to POST the chosen events to a URL, signed with the given secret.",
-    input_schema: r#"{"type":"object","properties":{"url":{"type":"string","format":"uri"},"events":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":["stock.low","item.expiring","order.shipped","order.received"]}},"secret":{"type":"string","minLength":16,"maxLength":128,"description":"Shared secret for the `X-Larder-Signature` header."},"active":{"type":"boolean","default":true}},"required":["url","events"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_9785660FF972F7CC", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_33B98E2F9B230CBD", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -81,7 +81,7 @@ pub static DELETE_WEBHOOK: ToolDef = ToolDef {
     product: "webhooks",
     title: "Delete a webhook",
     description: "Stops sending events to this callback.",
-    input_schema: r#"{"type":"object","properties":{"webhookId":{"type":"string","pattern":"^whk_[a-z0-9]{8}$","description":"Webhook id."}},"required":["webhookId"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_B42BF3BE86224E83", &crate::schemas::ALL),
     output_schema: None,
     annotations: Annotations {
         read_only: false,
@@ -139,7 +139,7 @@ pub static LIST_WEBHOOKS: ToolDef = ToolDef {
     product: "webhooks",
     title: "List webhooks",
     description: "Registered callbacks.",
-    input_schema: r#"{"type":"object","properties":{},"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_32062BDB9024160D", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_BAE2D05E5AFF2248", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -182,7 +182,7 @@ pub static SEND_TEST_EVENT: ToolDef = ToolDef {
     product: "webhooks",
     title: "Send a test event",
     description: "Delivers a sample event of the given type to the webhook now.",
-    input_schema: r#"{"type":"object","properties":{"webhookId":{"type":"string","pattern":"^whk_[a-z0-9]{8}$","description":"Webhook id."},"event":{"type":"string","enum":["stock.low","item.expiring","order.shipped","order.received"],"description":"Event type to simulate."}},"required":["webhookId","event"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_BAEDD334C520C826", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_E5A42B1F6ABC3AEF", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,

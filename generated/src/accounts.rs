@@ -14,8 +14,8 @@ pub static ACCOUNTS_GET: ToolDef = ToolDef {
     product: "accounts",
     title: "Get account",
     description: "Fetches one account with its settings.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."}},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_577175FD1DF8CD1B", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_54FDFA34D8B00BDA", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_9F8B4775430D1785", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -46,7 +46,7 @@ pub static ACCOUNTS_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_081E65CDF70549E7", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_F08290CAD35ECE60", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -73,8 +73,8 @@ pub static ACCOUNTS_LIST: ToolDef = ToolDef {
     product: "accounts",
     title: "List accounts",
     description: "Returns the accounts that the calling token is a member of.",
-    input_schema: r#"{"type":"object","properties":{"name":{"type":"string","maxLength":100,"description":"Only return accounts whose name contains this text."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":5,"maximum":50,"default":20,"description":"How many items each page holds."},"direction":{"type":"string","enum":["asc","desc"],"default":"asc","description":"Sort order."}},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_79451F777ECE2E55", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_F1C5A1402CCE6086", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_1727CF7EDEEF676C", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -132,7 +132,7 @@ pub static ACCOUNTS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_93A3783F76A25315", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_E5A21CB8E148982D", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -158,8 +158,8 @@ pub static ACCOUNTS_UPDATE: ToolDef = ToolDef {
     product: "accounts",
     title: "Update account",
     description: "Replaces the name and settings of an account.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"If-Match":{"type":"string","maxLength":128,"description":"Apply the update only when the account's current entity tag equals this value."},"name":{"type":"string","maxLength":100,"description":"Display name of the account."},"type":{"type":"string","enum":["standard","enterprise"],"description":"Account tier."},"settings":{"type":"object","properties":{"enforce_twofactor":{"type":"boolean","default":false,"description":"Require two-factor login for every member."},"abuse_contact_email":{"type":["string","null"],"format":"email","description":"Address for abuse reports, or null for the default."}}}},"required":["name"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_577175FD1DF8CD1B", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_B780B81B6A6EBB3C", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_9F8B4775430D1785", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -208,7 +208,7 @@ pub static ACCOUNTS_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_081E65CDF70549E7", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_F08290CAD35ECE60", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",

@@ -21,7 +21,7 @@ pub static ACCOUNT_D1_DATABASE_GET: ToolDef = ToolDef {
     product: "d1",
     title: "List D1 databases",
     description: "Lists the D1 databases of an account.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"name":{"type":"string","maxLength":64,"description":"Only databases whose name matches this text."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":10,"maximum":10000,"default":1000,"description":"Number of databases per page."}},"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_17E2B5C501630301", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_CB5A749E13EF53A9", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -106,7 +106,7 @@ pub static ACCOUNT_D1_DATABASE_ID_GET: ToolDef = ToolDef {
     product: "d1",
     title: "Get D1 database",
     description: "Returns size and table count of one D1 database.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"database_id":{"type":"string","format":"uuid","description":"D1 database UUID."}},"required":["database_id"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_8D650A4D083FDE38", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_2B7056EAA04FF56A", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -174,7 +174,7 @@ pub static D1_DATABASE_CREATE: ToolDef = ToolDef {
     product: "d1",
     title: "Create D1 database",
     description: "Creates an empty D1 database.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"name":{"type":"string","maxLength":64,"pattern":"^[a-z0-9][a-z0-9_-]*$","description":"Database name."},"primary_location_hint":{"type":"string","description":"Region where the primary copy should preferably live.","enum":["wnam","enam","weur","eeur","apac","oc"]}},"required":["name"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_4DB9DA80DA8B9C5B", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_2B7056EAA04FF56A", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -242,7 +242,7 @@ pub static D1_DATABASE_DELETE: ToolDef = ToolDef {
     product: "d1",
     title: "Delete D1 database",
     description: "Permanently removes a D1 database and its data.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"database_id":{"type":"string","format":"uuid","description":"D1 database UUID."}},"required":["database_id"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_8D650A4D083FDE38", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -309,7 +309,7 @@ pub static D1_DATABASE_QUERY: ToolDef = ToolDef {
     product: "d1",
     title: "Query D1 database",
     description: "Runs SQL against a D1 database and returns rows as objects.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"database_id":{"type":"string","format":"uuid","description":"D1 database UUID."},"sql":{"type":"string","minLength":1,"description":"One or more SQL statements separated by semicolons."},"params":{"type":"array","description":"Values bound to ? placeholders, in order.","items":{"type":"string"}}},"required":["database_id","sql"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_A362BCD84A78783D", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_AA89DF93154C3579", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -383,7 +383,7 @@ pub static D1_DATABASE_RAW: ToolDef = ToolDef {
     product: "d1",
     title: "Raw D1 query",
     description: "Runs SQL and returns rows as arrays with a separate column list.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"database_id":{"type":"string","format":"uuid","description":"D1 database UUID."},"sql":{"type":"string","minLength":1,"description":"One or more SQL statements separated by semicolons."},"params":{"type":"array","description":"Values bound to ? placeholders, in order.","items":{"type":"string"}}},"required":["database_id","sql"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_A362BCD84A78783D", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_8AF67B143E347FF0", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,

@@ -24,8 +24,8 @@ pub static DNS_RECORDS_CREATE: ToolDef = ToolDef {
     product: "dns_records",
     title: "Create DNS record",
     description: "Adds a DNS record of the given type to a zone.",
-    input_schema: r##"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"body":{"oneOf":[{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content"],"properties":{"type":{"type":"string","enum":["A"]},"content":{"type":"string","format":"ipv4","description":"IPv4 address."}}}]},{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content"],"properties":{"type":{"type":"string","enum":["AAAA"]},"content":{"type":"string","format":"ipv6","description":"IPv6 address."}}}]},{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content"],"properties":{"type":{"type":"string","enum":["CNAME"]},"content":{"type":"string","maxLength":255,"description":"Target host name."}}}]},{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content","priority"],"properties":{"type":{"type":"string","enum":["MX"]},"content":{"type":"string","format":"hostname","description":"Mail server host name."},"priority":{"type":"number","minimum":0,"maximum":65535,"description":"Lower values are preferred."}}}]},{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content"],"properties":{"type":{"type":"string","enum":["TXT"]},"content":{"type":"string","maxLength":2048,"description":"Text payload."}}}]}]}},"required":["zone_id","body"],"additionalProperties":false,"$defs":{"body":{"type":"object","properties":{"name":{"type":"string","maxLength":255,"description":"Fully qualified record name."},"ttl":{"type":"number","minimum":1,"maximum":86400,"default":1,"description":"Time to live in seconds; 1 means automatic."},"proxied":{"type":"boolean","default":false,"description":"Route traffic through Cloudflare's proxy."},"comment":{"type":["string","null"],"maxLength":100,"description":"Free-form note about the record."},"tags":{"type":"array","default":[],"description":"Labels in name:value form.","items":{"type":"string","maxLength":100}}}}}}"##,
-    output_schema: Some(SharedText::Entry("S_70E29D01CB6C5674", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_85917360ED369073", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_0A2B8A3B05132184", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -63,7 +63,7 @@ pub static DNS_RECORDS_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_B53FA109EFFF0549", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_BC2A8218E4589C5D", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -90,7 +90,7 @@ pub static DNS_RECORDS_DELETE: ToolDef = ToolDef {
     product: "dns_records",
     title: "Delete DNS record",
     description: "Removes a DNS record from the zone.",
-    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"dns_record_id":{"type":"string","maxLength":32,"description":"DNS record identifier."}},"required":["zone_id","dns_record_id"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_47949CC8F0B86065", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_A3DCBE0FA6221A5F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -157,8 +157,8 @@ pub static DNS_RECORDS_EDIT: ToolDef = ToolDef {
     product: "dns_records",
     title: "Patch DNS record",
     description: "Changes only the supplied fields of a DNS record.",
-    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"dns_record_id":{"type":"string","maxLength":32,"description":"DNS record identifier."},"type":{"type":"string","enum":["A","AAAA","CNAME","MX","TXT"],"description":"DNS record type."},"name":{"type":"string","maxLength":255,"description":"Fully qualified record name."},"content":{"type":"string","maxLength":2048,"description":"New record content."},"ttl":{"type":"number","minimum":1,"maximum":86400,"default":1,"description":"Time to live in seconds; 1 means automatic."},"proxied":{"type":"boolean","description":"New proxy status."},"comment":{"type":["string","null"],"maxLength":100,"description":"New note, or null to clear it."},"tags":{"type":"array","items":{"type":"string","maxLength":100}},"priority":{"type":"number","minimum":0,"maximum":65535,"description":"New MX priority."}},"required":["zone_id","dns_record_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_70E29D01CB6C5674", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_5BC304E6F4F2C9F8", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_0A2B8A3B05132184", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -216,7 +216,7 @@ pub static DNS_RECORDS_EDIT: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_B53FA109EFFF0549", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_BC2A8218E4589C5D", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -243,7 +243,7 @@ pub static DNS_RECORDS_EXPORT_GET: ToolDef = ToolDef {
     product: "dns_records",
     title: "Export DNS records",
     description: "Downloads every record of the zone as a BIND zone file.",
-    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."}},"required":["zone_id"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_393F0D3798DB760C", &crate::schemas::ALL),
     output_schema: None,
     annotations: Annotations {
         read_only: true,
@@ -301,8 +301,8 @@ pub static DNS_RECORDS_GET: ToolDef = ToolDef {
     product: "dns_records",
     title: "Get DNS record",
     description: "Fetches one DNS record.",
-    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"dns_record_id":{"type":"string","maxLength":32,"description":"DNS record identifier."}},"required":["zone_id","dns_record_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_70E29D01CB6C5674", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_47949CC8F0B86065", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_0A2B8A3B05132184", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -342,7 +342,7 @@ pub static DNS_RECORDS_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_B53FA109EFFF0549", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_BC2A8218E4589C5D", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -369,7 +369,7 @@ pub static DNS_RECORDS_IMPORT: ToolDef = ToolDef {
     product: "dns_records",
     title: "Import DNS records",
     description: "Creates records from an uploaded BIND zone file.",
-    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"file":{"anyOf":[{"type":"string","description":"File content as UTF-8 text."},{"type":"object","properties":{"content":{"type":"string","description":"File content; base64 when encoding is base64."},"encoding":{"type":"string","enum":["utf8","base64"],"default":"utf8"},"filename":{"type":"string"},"content_type":{"type":"string"}},"required":["content"],"additionalProperties":false}],"description":"The BIND zone file to read."},"proxied":{"type":"string","default":"false","enum":["true","false"],"description":"Whether imported A, AAAA and CNAME records should be proxied."}},"required":["zone_id","file"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_9C82A547496A2EAC", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_CCADBB6DC6424148", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -435,8 +435,8 @@ pub static DNS_RECORDS_LIST: ToolDef = ToolDef {
     product: "dns_records",
     title: "List DNS records",
     description: "Lists a zone's DNS records, filtered and sorted as requested.",
-    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"name":{"type":"string","maxLength":255,"description":"Full record name to match."},"type":{"type":"string","enum":["A","AAAA","CNAME","MX","TXT"],"description":"Record type to match."},"content":{"type":"string","description":"Record content to match."},"proxied":{"type":"boolean","description":"Match records by proxy status."},"match":{"type":"string","enum":["any","all"],"default":"all","description":"Whether all filters or any filter must match."},"comment":{"type":"string","description":"Exact comment text to match."},"comment.contains":{"type":"string","description":"Text the comment must contain."},"tag":{"type":"string","description":"A tag name, or name:value pair, the record must carry."},"tag.present":{"type":"string","description":"Tag name that must be present on the record."},"tag_match":{"type":"string","enum":["any","all"],"default":"all","description":"Whether all tag filters or any tag filter must match."},"types":{"type":"array","items":{"type":"string","enum":["A","AAAA","CNAME","MX","TXT"],"description":"DNS record type."},"description":"Comma-separated record types, any of which may match."},"created_on":{"type":"object","properties":{"gte":{"type":"string","format":"date-time","description":"Earliest creation time."},"lte":{"type":"string","format":"date-time","description":"Latest creation time."}},"description":"Time window in which the record was created."},"search":{"type":"string","maxLength":255,"description":"Free text matched against several record fields."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":1,"maximum":5000000,"default":100,"description":"Records returned on each page."},"order":{"type":"string","enum":["type","name","content","ttl","proxied"],"default":"type","description":"Field used for sorting."},"direction":{"type":"string","enum":["asc","desc"],"default":"asc","description":"Sort order."}},"required":["zone_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_66E5BA39058AF8CE", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_67D7D21584F947C4", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_7B748AD42951FF75", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -620,7 +620,7 @@ pub static DNS_RECORDS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_BE1C21A023C06232", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_8E96F19B7D5D0FB7", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -646,7 +646,7 @@ pub static DNS_RECORDS_SCAN: ToolDef = ToolDef {
     product: "dns_records",
     title: "Scan DNS records",
     description: "Looks up common records for the zone's domain and adds what it finds.",
-    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."}},"required":["zone_id"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_393F0D3798DB760C", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_CCADBB6DC6424148", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -705,8 +705,8 @@ pub static DNS_RECORDS_UPDATE: ToolDef = ToolDef {
     product: "dns_records",
     title: "Overwrite DNS record",
     description: "Replaces a DNS record entirely with the supplied one.",
-    input_schema: r##"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"dns_record_id":{"type":"string","maxLength":32,"description":"DNS record identifier."},"body":{"oneOf":[{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content"],"properties":{"type":{"type":"string","enum":["A"]},"content":{"type":"string","format":"ipv4","description":"IPv4 address."}}}]},{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content"],"properties":{"type":{"type":"string","enum":["AAAA"]},"content":{"type":"string","format":"ipv6","description":"IPv6 address."}}}]},{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content"],"properties":{"type":{"type":"string","enum":["CNAME"]},"content":{"type":"string","maxLength":255,"description":"Target host name."}}}]},{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content","priority"],"properties":{"type":{"type":"string","enum":["MX"]},"content":{"type":"string","format":"hostname","description":"Mail server host name."},"priority":{"type":"number","minimum":0,"maximum":65535,"description":"Lower values are preferred."}}}]},{"allOf":[{"$ref":"#/$defs/body"},{"type":"object","required":["type","name","content"],"properties":{"type":{"type":"string","enum":["TXT"]},"content":{"type":"string","maxLength":2048,"description":"Text payload."}}}]}]}},"required":["zone_id","dns_record_id","body"],"additionalProperties":false,"$defs":{"body":{"type":"object","properties":{"name":{"type":"string","maxLength":255,"description":"Fully qualified record name."},"ttl":{"type":"number","minimum":1,"maximum":86400,"default":1,"description":"Time to live in seconds; 1 means automatic."},"proxied":{"type":"boolean","default":false,"description":"Route traffic through Cloudflare's proxy."},"comment":{"type":["string","null"],"maxLength":100,"description":"Free-form note about the record."},"tags":{"type":"array","default":[],"description":"Labels in name:value form.","items":{"type":"string","maxLength":100}}}}}}"##,
-    output_schema: Some(SharedText::Entry("S_70E29D01CB6C5674", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_75C1D53BD86F93E0", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_0A2B8A3B05132184", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -753,7 +753,7 @@ pub static DNS_RECORDS_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_B53FA109EFFF0549", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_BC2A8218E4589C5D", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",

@@ -14,7 +14,7 @@ pub static PURGE_CACHE: ToolDef = ToolDef {
     product: "purge_cache",
     title: "Purge cached content",
     description: "Evicts cached content for a zone by URL, tag, host, prefix or entirely.",
-    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"body":{"anyOf":[{"type":"object","required":["files"],"properties":{"files":{"type":"array","maxItems":30,"description":"Exact URLs to evict.","items":{"type":"string","maxLength":2048}}}},{"type":"object","required":["tags"],"properties":{"tags":{"type":"array","description":"Cache-Tag header values to evict.","items":{"type":"string","maxLength":1024}}}},{"type":"object","required":["hosts"],"properties":{"hosts":{"type":"array","description":"Host names whose cached content is evicted.","items":{"type":"string","format":"hostname"}}}},{"type":"object","required":["prefixes"],"properties":{"prefixes":{"type":"array","description":"URL prefixes (without scheme) to evict.","items":{"type":"string","maxLength":2048}}}},{"type":"object","required":["purge_everything"],"properties":{"purge_everything":{"type":"boolean","description":"Set to true to evict the whole zone cache."}}}]}},"required":["zone_id","body"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_FE72A1BB7F2CBAE5", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_A3DCBE0FA6221A5F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,

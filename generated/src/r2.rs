@@ -19,8 +19,8 @@ pub static R2_BUCKETS_CREATE: ToolDef = ToolDef {
     product: "r2",
     title: "Create R2 bucket",
     description: "Creates a new, empty R2 bucket.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"cf-r2-jurisdiction":{"type":"string","enum":["default","eu","fedramp"],"default":"default","description":"Data-residency jurisdiction the bucket lives in."},"name":{"type":"string","minLength":3,"maxLength":64,"pattern":"^[a-z0-9][a-z0-9-]*[a-z0-9]$","description":"Bucket name."},"locationHint":{"type":"string","description":"Preferred region for the bucket's data.","enum":["apac","eeur","enam","weur","wnam"]},"storageClass":{"type":"string","enum":["Standard","InfrequentAccess"],"default":"Standard","description":"Default storage class for new objects."}},"required":["name"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_25BFC33C49E28C12", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_E240FBF6FD4A4C12", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_3CD4CC4D5CC6238B", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -73,7 +73,7 @@ pub static R2_BUCKETS_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3FC4A58E64AF53CE", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_4DB3FDEC46D5B758", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -100,7 +100,7 @@ pub static R2_BUCKETS_DELETE: ToolDef = ToolDef {
     product: "r2",
     title: "Delete R2 bucket",
     description: "Deletes a bucket, which must already be empty.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"bucket_name":{"type":"string","minLength":3,"maxLength":64,"pattern":"^[a-z0-9][a-z0-9-]*[a-z0-9]$","description":"R2 bucket name."},"cf-r2-jurisdiction":{"type":"string","enum":["default","eu","fedramp"],"default":"default","description":"Data-residency jurisdiction the bucket lives in."}},"required":["bucket_name"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_1E68F965CC42E72B", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -176,8 +176,8 @@ pub static R2_BUCKETS_GET: ToolDef = ToolDef {
     product: "r2",
     title: "Get R2 bucket",
     description: "Returns the location and storage class of one bucket.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"bucket_name":{"type":"string","minLength":3,"maxLength":64,"pattern":"^[a-z0-9][a-z0-9-]*[a-z0-9]$","description":"R2 bucket name."},"cf-r2-jurisdiction":{"type":"string","enum":["default","eu","fedramp"],"default":"default","description":"Data-residency jurisdiction the bucket lives in."}},"required":["bucket_name"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_25BFC33C49E28C12", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_1E68F965CC42E72B", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_3CD4CC4D5CC6238B", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -226,7 +226,7 @@ pub static R2_BUCKETS_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3FC4A58E64AF53CE", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_4DB3FDEC46D5B758", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -253,8 +253,8 @@ pub static R2_BUCKETS_LIST: ToolDef = ToolDef {
     product: "r2",
     title: "List R2 buckets",
     description: "Lists the R2 buckets of an account in name order.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"name_contains":{"type":"string","maxLength":64,"description":"Only buckets whose name contains this text."},"start_after":{"type":"string","maxLength":64,"description":"Start listing after this bucket name."},"per_page":{"type":"number","minimum":1,"maximum":1000,"default":20,"description":"Maximum number of buckets in one response."},"order":{"type":"string","enum":["name"],"description":"Field used for sorting."},"direction":{"type":"string","enum":["asc","desc"],"default":"asc","description":"Sort order."},"cursor":{"type":"string","description":"Opaque position returned by the previous call."},"cf-r2-jurisdiction":{"type":"string","enum":["default","eu","fedramp"],"default":"default","description":"Data-residency jurisdiction the bucket lives in."}},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_77F386485439A09F", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_1B5B905E764AF370", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_6FF64EBD8013C830", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -348,7 +348,7 @@ pub static R2_BUCKETS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_B224931837A1B3A1", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_DF1E491513B379AC", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",

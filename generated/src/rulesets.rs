@@ -26,8 +26,8 @@ pub static RULESETS_CREATE: ToolDef = ToolDef {
     product: "rulesets",
     title: "Create ruleset",
     description: "Creates a ruleset with its rules in an account or a zone.",
-    input_schema: r##"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"name":{"type":"string","minLength":1,"maxLength":255,"description":"Ruleset name."},"description":{"type":"string","maxLength":500,"description":"What the ruleset is for."},"kind":{"type":"string","enum":["managed","custom","root","zone"],"description":"Kind of ruleset."},"phase":{"type":"string","enum":["ddos_l7","http_config_settings","http_ratelimit","http_request_cache_settings","http_request_dynamic_redirect","http_request_firewall_custom","http_request_firewall_managed","http_request_late_transform","http_request_origin","http_request_redirect","http_request_transform","http_response_headers_transform"],"description":"Point of request processing where the ruleset runs."},"rules":{"type":"array","items":{"type":"object","properties":{"action":{"type":"string","enum":["block","challenge","js_challenge","managed_challenge","log","skip","execute","rewrite","redirect","route","set_config","score"],"description":"What happens when the rule matches."},"action_parameters":{"type":"object","additionalProperties":true,"description":"Options for the chosen action."},"description":{"type":"string","maxLength":500,"description":"Note about the rule."},"enabled":{"type":"boolean","default":true,"description":"Whether the rule is evaluated."},"expression":{"type":"string","minLength":1,"description":"Filter expression in the Rules language."},"expression_tree":{"$ref":"#/$defs/rulesets_expression"},"logging":{"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean","description":"Log matches even when the action is skip."}}},"ref":{"type":"string","minLength":1,"description":"Caller-chosen stable reference."}}}}},"required":["account_or_zone"],"additionalProperties":false,"$defs":{"rulesets_expression":{"type":"object","description":"A node of a logical filter; either a comparison or a combination of child nodes.","properties":{"field":{"type":"string","maxLength":128,"description":"Request field compared, such as http.host."},"operator":{"type":"string","enum":["eq","ne","lt","le","gt","ge","contains","matches","in"],"description":"Comparison applied to the field."},"value":{"type":"string","maxLength":4096,"description":"Value the field is compared with."},"and":{"type":"array","description":"All of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"or":{"type":"array","description":"Any of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"not":{"$ref":"#/$defs/rulesets_expression"},"group":{"$ref":"#/$defs/rulesets_expression_group"}}},"rulesets_expression_group":{"type":"object","description":"A labelled, parenthesised sub-expression.","required":["expression"],"properties":{"label":{"type":"string","maxLength":64,"description":"Name shown in the dashboard."},"negate":{"type":"boolean","default":false,"description":"Invert the group's result."},"expression":{"$ref":"#/$defs/rulesets_expression"}}}}}"##,
-    output_schema: Some(SharedText::Entry("S_654A2903C6765F67", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_F4DA5EA5E034199C", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_02316D1169B524E8", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -86,7 +86,7 @@ pub static RULESETS_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3206B25E61F210E3", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_7208C74ACB3D6E4B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -113,7 +113,7 @@ pub static RULESETS_DELETE: ToolDef = ToolDef {
     product: "rulesets",
     title: "Delete ruleset",
     description: "Deletes every version of a ruleset.",
-    input_schema: r#"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"ruleset_id":{"type":"string","pattern":"^[0-9a-f]{32}$","description":"Ruleset identifier."}},"required":["account_or_zone","ruleset_id"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_DE3187CBD6627A75", &crate::schemas::ALL),
     output_schema: None,
     annotations: Annotations {
         read_only: false,
@@ -193,8 +193,8 @@ pub static RULESETS_GET: ToolDef = ToolDef {
     product: "rulesets",
     title: "Get ruleset",
     description: "Returns the latest version of a ruleset with its rules.",
-    input_schema: r#"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"ruleset_id":{"type":"string","pattern":"^[0-9a-f]{32}$","description":"Ruleset identifier."}},"required":["account_or_zone","ruleset_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_654A2903C6765F67", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_DE3187CBD6627A75", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_02316D1169B524E8", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -247,7 +247,7 @@ pub static RULESETS_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3206B25E61F210E3", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_7208C74ACB3D6E4B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -274,8 +274,8 @@ pub static RULESETS_LIST: ToolDef = ToolDef {
     product: "rulesets",
     title: "List rulesets",
     description: "Lists the rulesets of an account or a zone, without their rules.",
-    input_schema: r#"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":5,"maximum":50,"default":20,"description":"How many items each page holds."}},"required":["account_or_zone"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_3133B6E688DDD13C", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_B18A065B09D00A16", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_7A7ED78B5B9DE29C", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -337,7 +337,7 @@ pub static RULESETS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_719E7BC8E7521435", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_6A179BF1B123AE67", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -364,8 +364,8 @@ pub static RULESETS_PHASES_ENTRYPOINT_GET: ToolDef = ToolDef {
     product: "rulesets",
     title: "Get phase entry point",
     description: "Returns the entry point ruleset that runs first in a phase.",
-    input_schema: r#"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"ruleset_phase":{"type":"string","enum":["ddos_l7","http_config_settings","http_ratelimit","http_request_cache_settings","http_request_dynamic_redirect","http_request_firewall_custom","http_request_firewall_managed","http_request_late_transform","http_request_origin","http_request_redirect","http_request_transform","http_response_headers_transform"],"description":"Phase whose entry point ruleset is addressed."}},"required":["account_or_zone","ruleset_phase"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_654A2903C6765F67", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_2987D412A1E41A02", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_02316D1169B524E8", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -418,7 +418,7 @@ pub static RULESETS_PHASES_ENTRYPOINT_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3206B25E61F210E3", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_7208C74ACB3D6E4B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -445,8 +445,8 @@ pub static RULESETS_PHASES_ENTRYPOINT_UPDATE: ToolDef = ToolDef {
     product: "rulesets",
     title: "Update phase entry point",
     description: "Replaces the rules of a phase's entry point ruleset, creating it if missing.",
-    input_schema: r##"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"ruleset_phase":{"type":"string","enum":["ddos_l7","http_config_settings","http_ratelimit","http_request_cache_settings","http_request_dynamic_redirect","http_request_firewall_custom","http_request_firewall_managed","http_request_late_transform","http_request_origin","http_request_redirect","http_request_transform","http_response_headers_transform"],"description":"Phase whose entry point ruleset is addressed."},"name":{"type":"string","minLength":1,"maxLength":255,"description":"Ruleset name."},"description":{"type":"string","maxLength":500,"description":"What the ruleset is for."},"kind":{"type":"string","enum":["managed","custom","root","zone"],"description":"Kind of ruleset."},"phase":{"type":"string","enum":["ddos_l7","http_config_settings","http_ratelimit","http_request_cache_settings","http_request_dynamic_redirect","http_request_firewall_custom","http_request_firewall_managed","http_request_late_transform","http_request_origin","http_request_redirect","http_request_transform","http_response_headers_transform"],"description":"Point of request processing where the ruleset runs."},"rules":{"type":"array","items":{"type":"object","properties":{"action":{"type":"string","enum":["block","challenge","js_challenge","managed_challenge","log","skip","execute","rewrite","redirect","route","set_config","score"],"description":"What happens when the rule matches."},"action_parameters":{"type":"object","additionalProperties":true,"description":"Options for the chosen action."},"description":{"type":"string","maxLength":500,"description":"Note about the rule."},"enabled":{"type":"boolean","default":true,"description":"Whether the rule is evaluated."},"expression":{"type":"string","minLength":1,"description":"Filter expression in the Rules language."},"expression_tree":{"$ref":"#/$defs/rulesets_expression"},"logging":{"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean","description":"Log matches even when the action is skip."}}},"ref":{"type":"string","minLength":1,"description":"Caller-chosen stable reference."}}}}},"required":["account_or_zone","ruleset_phase"],"additionalProperties":false,"$defs":{"rulesets_expression":{"type":"object","description":"A node of a logical filter; either a comparison or a combination of child nodes.","properties":{"field":{"type":"string","maxLength":128,"description":"Request field compared, such as http.host."},"operator":{"type":"string","enum":["eq","ne","lt","le","gt","ge","contains","matches","in"],"description":"Comparison applied to the field."},"value":{"type":"string","maxLength":4096,"description":"Value the field is compared with."},"and":{"type":"array","description":"All of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"or":{"type":"array","description":"Any of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"not":{"$ref":"#/$defs/rulesets_expression"},"group":{"$ref":"#/$defs/rulesets_expression_group"}}},"rulesets_expression_group":{"type":"object","description":"A labelled, parenthesised sub-expression.","required":["expression"],"properties":{"label":{"type":"string","maxLength":64,"description":"Name shown in the dashboard."},"negate":{"type":"boolean","default":false,"description":"Invert the group's result."},"expression":{"$ref":"#/$defs/rulesets_expression"}}}}}"##,
-    output_schema: Some(SharedText::Entry("S_654A2903C6765F67", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_BAD5AC83F3DF5289", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_02316D1169B524E8", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -514,7 +514,7 @@ pub static RULESETS_PHASES_ENTRYPOINT_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3206B25E61F210E3", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_7208C74ACB3D6E4B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -543,8 +543,8 @@ pub static RULESETS_RULES_CREATE: ToolDef = ToolDef {
     product: "rulesets",
     title: "Add ruleset rule",
     description: "Appends or inserts one rule into a ruleset.",
-    input_schema: r##"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"ruleset_id":{"type":"string","pattern":"^[0-9a-f]{32}$","description":"Ruleset identifier."},"action":{"type":"string","enum":["block","challenge","js_challenge","managed_challenge","log","skip","execute","rewrite","redirect","route","set_config","score"],"description":"What happens when the rule matches."},"action_parameters":{"type":"object","additionalProperties":true,"description":"Options for the chosen action."},"description":{"type":"string","maxLength":500,"description":"Note about the rule."},"enabled":{"type":"boolean","default":true,"description":"Whether the rule is evaluated."},"expression":{"type":"string","minLength":1,"description":"Filter expression in the Rules language."},"expression_tree":{"$ref":"#/$defs/rulesets_expression"},"logging":{"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean","description":"Log matches even when the action is skip."}}},"ref":{"type":"string","minLength":1,"description":"Caller-chosen stable reference."}},"required":["account_or_zone","ruleset_id"],"additionalProperties":false,"$defs":{"rulesets_expression":{"type":"object","description":"A node of a logical filter; either a comparison or a combination of child nodes.","properties":{"field":{"type":"string","maxLength":128,"description":"Request field compared, such as http.host."},"operator":{"type":"string","enum":["eq","ne","lt","le","gt","ge","contains","matches","in"],"description":"Comparison applied to the field."},"value":{"type":"string","maxLength":4096,"description":"Value the field is compared with."},"and":{"type":"array","description":"All of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"or":{"type":"array","description":"Any of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"not":{"$ref":"#/$defs/rulesets_expression"},"group":{"$ref":"#/$defs/rulesets_expression_group"}}},"rulesets_expression_group":{"type":"object","description":"A labelled, parenthesised sub-expression.","required":["expression"],"properties":{"label":{"type":"string","maxLength":64,"description":"Name shown in the dashboard."},"negate":{"type":"boolean","default":false,"description":"Invert the group's result."},"expression":{"$ref":"#/$defs/rulesets_expression"}}}}}"##,
-    output_schema: Some(SharedText::Entry("S_654A2903C6765F67", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_8A53BCF41DE622CC", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_02316D1169B524E8", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -615,7 +615,7 @@ pub static RULESETS_RULES_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3206B25E61F210E3", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_7208C74ACB3D6E4B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -642,8 +642,8 @@ pub static RULESETS_RULES_DELETE: ToolDef = ToolDef {
     product: "rulesets",
     title: "Remove ruleset rule",
     description: "Removes one rule from a ruleset.",
-    input_schema: r#"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"ruleset_id":{"type":"string","pattern":"^[0-9a-f]{32}$","description":"Ruleset identifier."},"rule_id":{"type":"string","pattern":"^[0-9a-f]{32}$","description":"Rule identifier."}},"required":["account_or_zone","ruleset_id","rule_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_654A2903C6765F67", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_6C872FAC0F45C9FA", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_02316D1169B524E8", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -705,7 +705,7 @@ pub static RULESETS_RULES_DELETE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3206B25E61F210E3", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_7208C74ACB3D6E4B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -732,8 +732,8 @@ pub static RULESETS_RULES_EDIT: ToolDef = ToolDef {
     product: "rulesets",
     title: "Edit ruleset rule",
     description: "Changes one rule of a ruleset.",
-    input_schema: r##"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"ruleset_id":{"type":"string","pattern":"^[0-9a-f]{32}$","description":"Ruleset identifier."},"rule_id":{"type":"string","pattern":"^[0-9a-f]{32}$","description":"Rule identifier."},"action":{"type":"string","enum":["block","challenge","js_challenge","managed_challenge","log","skip","execute","rewrite","redirect","route","set_config","score"],"description":"What happens when the rule matches."},"action_parameters":{"type":"object","additionalProperties":true,"description":"Options for the chosen action."},"description":{"type":"string","maxLength":500,"description":"Note about the rule."},"enabled":{"type":"boolean","default":true,"description":"Whether the rule is evaluated."},"expression":{"type":"string","minLength":1,"description":"Filter expression in the Rules language."},"expression_tree":{"$ref":"#/$defs/rulesets_expression"},"logging":{"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean","description":"Log matches even when the action is skip."}}},"ref":{"type":"string","minLength":1,"description":"Caller-chosen stable reference."}},"required":["account_or_zone","ruleset_id","rule_id"],"additionalProperties":false,"$defs":{"rulesets_expression":{"type":"object","description":"A node of a logical filter; either a comparison or a combination of child nodes.","properties":{"field":{"type":"string","maxLength":128,"description":"Request field compared, such as http.host."},"operator":{"type":"string","enum":["eq","ne","lt","le","gt","ge","contains","matches","in"],"description":"Comparison applied to the field."},"value":{"type":"string","maxLength":4096,"description":"Value the field is compared with."},"and":{"type":"array","description":"All of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"or":{"type":"array","description":"Any of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"not":{"$ref":"#/$defs/rulesets_expression"},"group":{"$ref":"#/$defs/rulesets_expression_group"}}},"rulesets_expression_group":{"type":"object","description":"A labelled, parenthesised sub-expression.","required":["expression"],"properties":{"label":{"type":"string","maxLength":64,"description":"Name shown in the dashboard."},"negate":{"type":"boolean","default":false,"description":"Invert the group's result."},"expression":{"$ref":"#/$defs/rulesets_expression"}}}}}"##,
-    output_schema: Some(SharedText::Entry("S_654A2903C6765F67", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_7F2652D5F6066C54", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_02316D1169B524E8", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -813,7 +813,7 @@ pub static RULESETS_RULES_EDIT: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3206B25E61F210E3", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_7208C74ACB3D6E4B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -840,8 +840,8 @@ pub static RULESETS_UPDATE: ToolDef = ToolDef {
     product: "rulesets",
     title: "Update ruleset",
     description: "Replaces a ruleset's description and rules, creating a new version.",
-    input_schema: r##"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"ruleset_id":{"type":"string","pattern":"^[0-9a-f]{32}$","description":"Ruleset identifier."},"name":{"type":"string","minLength":1,"maxLength":255,"description":"Ruleset name."},"description":{"type":"string","maxLength":500,"description":"What the ruleset is for."},"kind":{"type":"string","enum":["managed","custom","root","zone"],"description":"Kind of ruleset."},"phase":{"type":"string","enum":["ddos_l7","http_config_settings","http_ratelimit","http_request_cache_settings","http_request_dynamic_redirect","http_request_firewall_custom","http_request_firewall_managed","http_request_late_transform","http_request_origin","http_request_redirect","http_request_transform","http_response_headers_transform"],"description":"Point of request processing where the ruleset runs."},"rules":{"type":"array","items":{"type":"object","properties":{"action":{"type":"string","enum":["block","challenge","js_challenge","managed_challenge","log","skip","execute","rewrite","redirect","route","set_config","score"],"description":"What happens when the rule matches."},"action_parameters":{"type":"object","additionalProperties":true,"description":"Options for the chosen action."},"description":{"type":"string","maxLength":500,"description":"Note about the rule."},"enabled":{"type":"boolean","default":true,"description":"Whether the rule is evaluated."},"expression":{"type":"string","minLength":1,"description":"Filter expression in the Rules language."},"expression_tree":{"$ref":"#/$defs/rulesets_expression"},"logging":{"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean","description":"Log matches even when the action is skip."}}},"ref":{"type":"string","minLength":1,"description":"Caller-chosen stable reference."}}}}},"required":["account_or_zone","ruleset_id"],"additionalProperties":false,"$defs":{"rulesets_expression":{"type":"object","description":"A node of a logical filter; either a comparison or a combination of child nodes.","properties":{"field":{"type":"string","maxLength":128,"description":"Request field compared, such as http.host."},"operator":{"type":"string","enum":["eq","ne","lt","le","gt","ge","contains","matches","in"],"description":"Comparison applied to the field."},"value":{"type":"string","maxLength":4096,"description":"Value the field is compared with."},"and":{"type":"array","description":"All of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"or":{"type":"array","description":"Any of these child nodes must match.","items":{"$ref":"#/$defs/rulesets_expression"}},"not":{"$ref":"#/$defs/rulesets_expression"},"group":{"$ref":"#/$defs/rulesets_expression_group"}}},"rulesets_expression_group":{"type":"object","description":"A labelled, parenthesised sub-expression.","required":["expression"],"properties":{"label":{"type":"string","maxLength":64,"description":"Name shown in the dashboard."},"negate":{"type":"boolean","default":false,"description":"Invert the group's result."},"expression":{"$ref":"#/$defs/rulesets_expression"}}}}}"##,
-    output_schema: Some(SharedText::Entry("S_654A2903C6765F67", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_07DD0E7BDD07B0A5", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_02316D1169B524E8", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -909,7 +909,7 @@ pub static RULESETS_UPDATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_3206B25E61F210E3", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_7208C74ACB3D6E4B", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -936,8 +936,8 @@ pub static RULESETS_VERSIONS_LIST: ToolDef = ToolDef {
     product: "rulesets",
     title: "List ruleset versions",
     description: "Lists the stored versions of a ruleset.",
-    input_schema: r#"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"],"description":"Whether the call targets an account or a zone; picks the real path."},"account_or_zone_id":{"type":"string","maxLength":32,"description":"The account ID (when account_or_zone is `accounts`; defaults to the session's only account) or the zone ID."},"ruleset_id":{"type":"string","pattern":"^[0-9a-f]{32}$","description":"Ruleset identifier."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":5,"maximum":50,"default":20,"description":"How many items each page holds."}},"required":["account_or_zone","ruleset_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_3133B6E688DDD13C", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_D19B3220FACDC1EB", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_7A7ED78B5B9DE29C", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -1008,7 +1008,7 @@ pub static RULESETS_VERSIONS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_719E7BC8E7521435", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_6A179BF1B123AE67", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",

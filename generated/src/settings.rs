@@ -14,7 +14,7 @@ pub static SETTINGS_LIST: ToolDef = ToolDef {
     product: "settings",
     title: "List zone settings",
     description: "Returns every setting of a zone with its current value.",
-    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."}},"required":["zone_id"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_393F0D3798DB760C", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_A11F788E9D5FD4D6", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,

@@ -28,7 +28,7 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_BULK_DELETE: ToolDef = ToolDef {
     product: "storage",
     title: "Delete many KV pairs (old form)",
     description: "Deprecated: Older form of bulk deletion that sends the key list with a DELETE request.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"body":{"type":"array","maxItems":10000,"description":"Names of keys to remove.","items":{"type":"string","maxLength":512,"description":"Name of a key."}}},"required":["namespace_id","body"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_748713424B64DF7F", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -104,7 +104,7 @@ pub static ACCOUNT_STORAGE_KV_NAMESPACES_ID_BULK_DELETE: ToolDef = ToolDef {
     product: "storage",
     title: "Delete many KV pairs",
     description: "Removes up to ten thousand keys in one request.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"body":{"type":"array","maxItems":10000,"description":"Names of keys to remove.","items":{"type":"string","maxLength":512,"description":"Name of a key."}}},"required":["namespace_id","body"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_748713424B64DF7F", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -180,7 +180,7 @@ pub static STORAGE_KV_NAMESPACES_BULK_UPDATE: ToolDef = ToolDef {
     product: "storage",
     title: "Write many KV pairs",
     description: "Stores up to ten thousand key-value pairs in one request.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"body":{"type":"array","maxItems":10000,"items":{"type":"object","required":["key","value"],"properties":{"key":{"type":"string","maxLength":512,"description":"Name of a key."},"value":{"type":"string","maxLength":26214400,"description":"Value to store."},"base64":{"type":"boolean","default":false,"description":"Set when value is base64 encoded binary."},"expiration":{"type":"number","minimum":0,"description":"Absolute expiry in epoch seconds."},"expiration_ttl":{"type":"number","minimum":60,"description":"Relative expiry in seconds."},"metadata":{"type":"object","additionalProperties":true,"description":"Arbitrary JSON stored with a key."}}}}},"required":["namespace_id","body"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_80DE6398FCB32DF8", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -256,7 +256,7 @@ pub static STORAGE_KV_NAMESPACES_CREATE: ToolDef = ToolDef {
     product: "storage",
     title: "Create KV namespace",
     description: "Creates an empty KV namespace with the given title.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"title":{"type":"string","maxLength":512,"description":"Human-readable namespace name."}},"required":["title"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_AE993476C04DAE32", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_5F6EB35243A1C1BA", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -322,7 +322,7 @@ pub static STORAGE_KV_NAMESPACES_DELETE: ToolDef = ToolDef {
     product: "storage",
     title: "Delete KV namespace",
     description: "Deletes a KV namespace together with all of its keys.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."}},"required":["namespace_id"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_26E6C7CCD65D6955", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -389,7 +389,7 @@ pub static STORAGE_KV_NAMESPACES_GET: ToolDef = ToolDef {
     product: "storage",
     title: "Get KV namespace",
     description: "Fetches one KV namespace.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."}},"required":["namespace_id"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_26E6C7CCD65D6955", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_5F6EB35243A1C1BA", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -457,7 +457,7 @@ pub static STORAGE_KV_NAMESPACES_KEYS_LIST: ToolDef = ToolDef {
     product: "storage",
     title: "List KV keys",
     description: "Lists key names in a namespace, resumable with a cursor.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"limit":{"type":"number","minimum":10,"maximum":1000,"default":1000,"description":"Maximum number of keys in one response."},"prefix":{"type":"string","maxLength":512,"description":"Only keys starting with this text."},"cursor":{"type":"string","description":"Opaque position returned by the previous call, used to fetch the next batch."}},"required":["namespace_id"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_493C644C245C0D8C", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_4D71109648CB61B1", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -551,7 +551,7 @@ pub static STORAGE_KV_NAMESPACES_LIST: ToolDef = ToolDef {
     product: "storage",
     title: "List KV namespaces",
     description: "Lists the KV namespaces of an account.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":5,"maximum":100,"default":20,"description":"Number of namespaces per page."},"order":{"type":"string","enum":["id","title"],"description":"Field used for sorting."},"direction":{"type":"string","enum":["asc","desc"],"default":"asc","description":"Sort order."}},"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_A103B7B8533E9E1A", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_62745827BC3DF622", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -645,7 +645,7 @@ pub static STORAGE_KV_NAMESPACES_METADATA_GET: ToolDef = ToolDef {
     product: "storage",
     title: "Read KV key metadata",
     description: "Returns the JSON metadata stored alongside a key.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"key_name":{"type":"string","maxLength":512,"description":"Key name, URL-encoded when it contains reserved characters."}},"required":["namespace_id","key_name"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_80471B02523E2A53", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_1DC71A3045C2D62D", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -723,7 +723,7 @@ pub static STORAGE_KV_NAMESPACES_UPDATE: ToolDef = ToolDef {
     product: "storage",
     title: "Rename KV namespace",
     description: "Gives a KV namespace a new title.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"namespace_id_query":{"type":"string","maxLength":32,"description":"Legacy spelling of the namespace identifier kept for older clients."},"title":{"type":"string","maxLength":512,"description":"Human-readable namespace name."},"namespace_id_body":{"type":"string","maxLength":32,"description":"Confirmation copy of the namespace identifier; must equal the one in the path."}},"required":["namespace_id","title"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_A0B58D40F831FF0E", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -808,7 +808,7 @@ pub static STORAGE_KV_NAMESPACES_VALUES_DELETE: ToolDef = ToolDef {
     product: "storage",
     title: "Delete KV value",
     description: "Removes one key and its value.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"key_name":{"type":"string","maxLength":512,"description":"Key name, URL-encoded when it contains reserved characters."}},"required":["namespace_id","key_name"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_80471B02523E2A53", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -886,7 +886,7 @@ pub static STORAGE_KV_NAMESPACES_VALUES_GET: ToolDef = ToolDef {
     product: "storage",
     title: "Read KV value",
     description: "Returns the stored bytes of one key.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"key_name":{"type":"string","maxLength":512,"description":"Key name, URL-encoded when it contains reserved characters."}},"required":["namespace_id","key_name"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_80471B02523E2A53", &crate::schemas::ALL),
     output_schema: None,
     annotations: Annotations {
         read_only: true,
@@ -962,7 +962,7 @@ pub static STORAGE_KV_NAMESPACES_VALUES_UPDATE: ToolDef = ToolDef {
     product: "storage",
     title: "Write KV value",
     description: "Stores a value and optional metadata under a key, replacing what was there.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"namespace_id":{"type":"string","maxLength":32,"description":"KV namespace identifier."},"key_name":{"type":"string","maxLength":512,"description":"Key name, URL-encoded when it contains reserved characters."},"expiration":{"type":"number","minimum":0,"description":"Absolute expiry as seconds since the Unix epoch."},"expiration_ttl":{"type":"number","minimum":60,"description":"Relative expiry in seconds from now."},"value":{"type":"string","maxLength":26214400,"description":"Data to store under the key."},"metadata":{"type":"string","maxLength":1024,"description":"JSON text attached to the key and returned when listing."}},"required":["namespace_id","key_name","value"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_BA85732936CE3EDC", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,

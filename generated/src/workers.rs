@@ -22,7 +22,7 @@ pub static WORKERS_SCRIPTS_CONTENT_UPDATE: ToolDef = ToolDef {
     product: "workers",
     title: "Replace Worker code",
     description: "Uploads new code for an existing Worker without touching its settings.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."},"CF-WORKER-BODY-PART":{"type":"string","maxLength":255,"description":"Name of the part holding a service-worker style script."},"CF-WORKER-MAIN-MODULE-PART":{"type":"string","maxLength":255,"description":"Name of the part holding the main ES module."},"metadata":{"type":"object","description":"Tells the platform which part is the entry point.","properties":{"body_part":{"type":"string","description":"Part name of a service-worker script."},"main_module":{"type":"string","description":"Part name of the main ES module."}}},"files":{"type":"array","items":{"anyOf":[{"type":"string","description":"File content as UTF-8 text."},{"type":"object","properties":{"content":{"type":"string","description":"File content; base64 when encoding is base64."},"encoding":{"type":"string","enum":["utf8","base64"],"default":"utf8"},"filename":{"type":"string"},"content_type":{"type":"string"}},"required":["content"],"additionalProperties":false}]},"description":"Code parts of the Worker."}},"required":["script_name"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_DE3FA79906D3137B", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_5E3B06CF246AA5FC", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -115,7 +115,7 @@ pub static WORKERS_SCRIPTS_DELETE: ToolDef = ToolDef {
     product: "workers",
     title: "Delete Worker",
     description: "Removes a Worker script from the account.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."},"force":{"type":"boolean","default":false,"description":"Also remove bindings and Durable Objects that would otherwise block the deletion."}},"required":["script_name"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_EC004EE723E95B2E", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -191,7 +191,7 @@ pub static WORKERS_SCRIPTS_GET: ToolDef = ToolDef {
     product: "workers",
     title: "Download Worker",
     description: "Returns the raw source of a Worker script.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."}},"required":["script_name"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_59AEEDF3C3BBD89F", &crate::schemas::ALL),
     output_schema: None,
     annotations: Annotations {
         read_only: true,
@@ -258,7 +258,7 @@ pub static WORKERS_SCRIPTS_LIST: ToolDef = ToolDef {
     product: "workers",
     title: "List Workers",
     description: "Lists the Worker scripts deployed in an account.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"tags":{"type":"array","items":{"type":"string","maxLength":64},"description":"Only scripts carrying all of these tags, separated by pipes."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":5,"maximum":50,"default":20,"description":"How many items each page holds."}},"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_849BE5B20BA9B3CC", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_87017B9E82B2A1E6", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
@@ -343,8 +343,8 @@ pub static WORKERS_SCRIPTS_SETTINGS_EDIT: ToolDef = ToolDef {
     product: "workers",
     title: "Patch Worker settings",
     description: "Changes only the supplied settings of a Worker.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."},"settings":{"type":"object","properties":{"logpush":{"type":"boolean","description":"Whether Logpush collects this Worker's logs."},"tail_consumers":{"type":"array","items":{"type":"object","required":["service"],"properties":{"service":{"type":"string","description":"Worker that receives the events."},"environment":{"type":"string","description":"Environment of that Worker."},"namespace":{"type":"string","description":"Dispatch namespace of that Worker."}}}},"observability":{"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean"},"head_sampling_rate":{"type":"number","minimum":0,"maximum":1,"default":1,"description":"Fraction of requests that are logged."}}}}}},"required":["script_name"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_3E8DBAE451A47EAA", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_EC1950218218A1C8", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_D73C5B672AC7A7CF", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -391,7 +391,7 @@ pub static WORKERS_SCRIPTS_SETTINGS_EDIT: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_F3A6A49CAC275800", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_8B26A11F62014EB4", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -418,8 +418,8 @@ pub static WORKERS_SCRIPTS_SETTINGS_LIST: ToolDef = ToolDef {
     product: "workers",
     title: "Get Worker settings",
     description: "Returns logging, tail and observability settings of a Worker.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."}},"required":["script_name"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_3E8DBAE451A47EAA", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_59AEEDF3C3BBD89F", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_D73C5B672AC7A7CF", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -459,7 +459,7 @@ pub static WORKERS_SCRIPTS_SETTINGS_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_F3A6A49CAC275800", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_8B26A11F62014EB4", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -486,7 +486,7 @@ pub static WORKERS_SCRIPTS_UPDATE: ToolDef = ToolDef {
     product: "workers",
     title: "Upload Worker",
     description: "Creates or replaces a Worker from its metadata and module files.",
-    input_schema: r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32,"description":"Account identifier."},"script_name":{"type":"string","maxLength":63,"pattern":"^[a-z0-9_][a-z0-9_-]*$","description":"Name of the Worker script."},"metadata":{"type":"object","description":"JSON part describing how to run the uploaded files.","properties":{"main_module":{"type":"string","description":"Part name of the main ES module."},"body_part":{"type":"string","description":"Part name of a service-worker script."},"compatibility_date":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$","description":"Runtime behaviour date, as YYYY-MM-DD."},"compatibility_flags":{"type":"array","items":{"type":"string"}},"bindings":{"type":"array","description":"Resources exposed to the script.","items":{"type":"object","required":["type","name"],"additionalProperties":true,"properties":{"type":{"type":"string","description":"Binding kind, such as kv_namespace."},"name":{"type":"string","description":"Variable name inside the script."}}}},"keep_bindings":{"type":"array","description":"Binding kinds to carry over from the previous version.","items":{"type":"string"}},"logpush":{"type":"boolean"},"tags":{"type":"array","items":{"type":"string","maxLength":64}},"usage_model":{"type":"string","enum":["standard","bundled","unbound"]}}},"files":{"type":"array","items":{"anyOf":[{"type":"string","description":"File content as UTF-8 text."},{"type":"object","properties":{"content":{"type":"string","description":"File content; base64 when encoding is base64."},"encoding":{"type":"string","enum":["utf8","base64"],"default":"utf8"},"filename":{"type":"string"},"content_type":{"type":"string"}},"required":["content"],"additionalProperties":false}]},"description":"Module and asset files; each part name must match a name referenced by the metadata."}},"required":["script_name","metadata"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_5BB3FDDB80662587", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_5E3B06CF246AA5FC", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,

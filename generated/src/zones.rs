@@ -20,8 +20,8 @@ pub static ZONES_CREATE: ToolDef = ToolDef {
     product: "zones",
     title: "Create zone",
     description: "Adds a domain to an account as a new zone.",
-    input_schema: r#"{"type":"object","properties":{"name":{"type":"string","maxLength":253,"pattern":"^([a-zA-Z0-9][-a-zA-Z0-9]*\\.)+[-a-zA-Z0-9]{2,20}$","description":"Domain name of the zone."},"type":{"type":"string","enum":["full","partial","secondary"],"default":"full","description":"How DNS for the zone is hosted."},"account":{"type":"object","required":["id"],"description":"Account that will own the zone.","properties":{"id":{"type":"string","maxLength":32,"description":"A 32-character Cloudflare identifier."}}}},"required":["name","account"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_6298CFF4F1B9655B", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_5BFD77B2E119B34C", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_17826C5501F9535B", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: false,
@@ -51,7 +51,7 @@ pub static ZONES_CREATE: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_76FA85487F7529D5", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_E909BEE682E19DF6", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -78,7 +78,7 @@ pub static ZONES_DELETE: ToolDef = ToolDef {
     product: "zones",
     title: "Delete zone",
     description: "Removes a zone and everything configured on it.",
-    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."}},"required":["zone_id"],"additionalProperties":false}"#,
+    input_schema: SharedText::Entry("S_393F0D3798DB760C", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_A3DCBE0FA6221A5F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -136,8 +136,8 @@ pub static ZONES_EDIT: ToolDef = ToolDef {
     product: "zones",
     title: "Edit zone",
     description: "Changes the plan, type or vanity name servers of a zone.",
-    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."},"paused":{"type":"boolean","description":"Set to true to serve DNS only, without proxying."},"plan":{"type":"object","description":"Plan to move the zone to.","properties":{"id":{"type":"string","maxLength":32,"description":"A 32-character Cloudflare identifier."}}},"type":{"type":"string","enum":["full","partial","secondary"],"default":"full","description":"How DNS for the zone is hosted."},"vanity_name_servers":{"type":"array","description":"Custom name server host names for the zone.","items":{"type":"string","format":"hostname","maxLength":253}}},"required":["zone_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_6298CFF4F1B9655B", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_058E2D9D4A7A36D5", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_17826C5501F9535B", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
         destructive: true,
@@ -182,7 +182,7 @@ pub static ZONES_EDIT: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_76FA85487F7529D5", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_E909BEE682E19DF6", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -209,8 +209,8 @@ pub static ZONES_GET: ToolDef = ToolDef {
     product: "zones",
     title: "Get zone",
     description: "Fetches one zone by identifier.",
-    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32,"description":"Zone identifier."}},"required":["zone_id"],"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_6298CFF4F1B9655B", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_393F0D3798DB760C", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_17826C5501F9535B", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -241,7 +241,7 @@ pub static ZONES_GET: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_76FA85487F7529D5", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_E909BEE682E19DF6", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",
@@ -268,8 +268,8 @@ pub static ZONES_LIST: ToolDef = ToolDef {
     product: "zones",
     title: "List zones",
     description: "Lists zones visible to the token, with optional filters.",
-    input_schema: r#"{"type":"object","properties":{"name":{"type":"string","maxLength":253,"description":"Domain name to match."},"status":{"type":"string","enum":["initializing","pending","active","moved"],"description":"Only zones in this lifecycle state."},"account.id":{"type":"string","maxLength":32,"description":"Only zones owned by this account."},"account.name":{"type":"string","maxLength":253,"description":"Only zones whose owning account has this name."},"page":{"type":"number","minimum":1,"default":1,"description":"Page number, starting at 1."},"per_page":{"type":"number","minimum":5,"maximum":50,"default":20,"description":"How many items each page holds."},"order":{"type":"string","enum":["name","status","account.id","account.name"],"description":"Field used for sorting."},"direction":{"type":"string","enum":["asc","desc"],"default":"asc","description":"Sort order."},"match":{"type":"string","enum":["any","all"],"default":"all","description":"Whether every filter or any filter must match."}},"additionalProperties":false}"#,
-    output_schema: Some(SharedText::Entry("S_6D9A7F76339495E6", &crate::schemas::ALL)),
+    input_schema: SharedText::Entry("S_7FB284F2E9AD2F03", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_CF7441E79CC53674", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: true,
         destructive: false,
@@ -372,7 +372,7 @@ pub static ZONES_LIST: ToolDef = ToolDef {
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_E747C35C2D2E8259", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_66EB134539E18140", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "4XX",

@@ -40,8 +40,8 @@ fn joined(table: &SchemaTable, name: &str) -> bool {
         .any(|p| matches!(p, Piece::Chunk(_)))
 }
 
-/// Checks every output and response schema of `config`'s catalogue;
-/// returns how many were joined from shared parts.
+/// Checks every input, output and response schema of `config`'s
+/// catalogue; returns how many were joined from shared parts.
 fn check(config: &str) -> usize {
     check_generated(config, &load(config))
 }
@@ -52,6 +52,14 @@ fn check_generated(config: &str, g: &toolforge_generator::Generated) -> usize {
     for (p, product) in g.catalogue.products.iter().enumerate() {
         for (t, tool) in product.tools.iter().enumerate() {
             let refs = table.tool(p, t).unwrap();
+            let input = refs.input.as_ref().unwrap();
+            assert_eq!(
+                rebuild(&table, input),
+                serde_json::to_string(&tool.input_schema).unwrap(),
+                "{config}: {} input",
+                tool.name
+            );
+            split += usize::from(joined(&table, input));
             let mut declaration = String::new();
             for piece in &refs.declaration {
                 match piece {
@@ -118,6 +126,12 @@ fn check_tools_json_of(config: &str, g: &toolforge_generator::Generated) {
     assert_eq!(release.tools.len(), tools.len());
     for (read, tool) in release.tools.iter().zip(tools) {
         assert_eq!(read.name, tool.name);
+        assert_eq!(
+            serde_json::to_string(&read.input_schema).unwrap(),
+            serde_json::to_string(&tool.input_schema).unwrap(),
+            "{config}: {} input",
+            tool.name
+        );
         assert_eq!(
             read.output_schema
                 .as_ref()

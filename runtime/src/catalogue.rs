@@ -64,8 +64,9 @@ pub struct ToolDef {
     pub title: &'static str,
     /// Description shown to the model.
     pub description: &'static str,
-    /// JSON text of the input schema (`type: object`).
-    pub input_schema: &'static str,
+    /// JSON text of the input schema (`type: object`;
+    /// [`ToolDef::input_schema_text`] puts it together).
+    pub input_schema: SharedText,
     /// JSON text of the output schema, when the success response is JSON
     /// ([`ToolDef::output_schema_text`] puts it together).
     pub output_schema: Option<SharedText>,
@@ -96,6 +97,11 @@ pub struct ToolDef {
 }
 
 impl ToolDef {
+    /// The whole input schema text (see [`SharedText::text`]).
+    pub fn input_schema_text(&self) -> Cow<'static, str> {
+        self.input_schema.text()
+    }
+
     /// The whole output schema text (see [`SharedText::text`]).
     pub fn output_schema_text(&self) -> Option<Cow<'static, str>> {
         self.output_schema.map(SharedText::text)

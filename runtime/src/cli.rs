@@ -53,8 +53,8 @@ mod oauth;
 
 /// The MCP listing entry of a tool, as JSON (with its output schema).
 pub fn tool_listing(tool: &ToolDef) -> Value {
-    let input: Value =
-        serde_json::from_str(tool.input_schema).unwrap_or_else(|_| json!({"type": "object"}));
+    let input: Value = serde_json::from_str(&tool.input_schema_text())
+        .unwrap_or_else(|_| json!({"type": "object"}));
     let mut v = json!({
         "name": tool.name,
         "title": tool.title,

@@ -32,7 +32,7 @@
 //!     product: "dns",
 //!     title: "List DNS records",
 //!     description: "Lists the DNS records of a zone.",
-//!     input_schema: r#"{"type":"object"}"#,
+//!     input_schema: SharedText::Text(r#"{"type":"object"}"#),
 //!     output_schema: None,
 //!     annotations: Annotations { read_only: true, destructive: false, idempotent: true, open_world: true },
 //!     permissions: &[],

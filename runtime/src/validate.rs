@@ -132,7 +132,8 @@ impl Validators {
 }
 
 fn compile(tool: &ToolDef) -> Result<jsonschema::Validator, String> {
-    let schema: Value = serde_json::from_str(tool.input_schema).map_err(|e| e.to_string())?;
+    let schema: Value =
+        serde_json::from_str(&tool.input_schema_text()).map_err(|e| e.to_string())?;
     jsonschema::draft202012::options()
         .build(&schema)
         .map_err(|e| e.to_string())

@@ -645,7 +645,9 @@ static DNS_LIST: ToolDef = ToolDef {
     product: "dns_records",
     title: "List DNS records",
     description: "Lists a zone's DNS records.",
-    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32},"per_page":{"type":"number"}},"required":["zone_id"],"additionalProperties":false}"#,
+    input_schema: toolforge_runtime::catalogue::SharedText::Text(
+        r#"{"type":"object","properties":{"zone_id":{"type":"string","maxLength":32},"per_page":{"type":"number"}},"required":["zone_id"],"additionalProperties":false}"#,
+    ),
     output_schema: Some(toolforge_runtime::catalogue::SharedText::Text(
         r#"{"type":"object","properties":{"result":{"type":"array"}}}"#,
     )),

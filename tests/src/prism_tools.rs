@@ -106,7 +106,7 @@ pub fn clip_tail(text: &str, max: usize) -> String {
 ///
 /// The schema is not JSON.
 pub fn schema_of(tool: &ToolDef) -> Value {
-    serde_json::from_str(tool.input_schema)
+    serde_json::from_str(&tool.input_schema_text())
         .unwrap_or_else(|e| panic!("tool `{}`: input_schema is not JSON: {e}", tool.name))
 }
 

@@ -56,6 +56,13 @@ fn check(config: &str, catalogue: &Catalogue) -> usize {
             tool.name
         );
         shared += usize::from(joined(Some(def.ts_declaration)));
+        assert_eq!(
+            def.input_schema_text(),
+            serde_json::to_string(&tool.input_schema).unwrap(),
+            "{}: input schema",
+            tool.name
+        );
+        shared += usize::from(joined(Some(def.input_schema)));
         let want = tool
             .output_schema
             .as_ref()

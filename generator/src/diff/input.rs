@@ -89,12 +89,13 @@ fn shared_table(
     })
 }
 
-/// Puts each tool's shared output schema back: `output_schema` names an
-/// entry of the catalogue's table of schema texts (see [`shared_table`]),
-/// whose chunk references are put back; older artifacts hold the schema
-/// itself, or its root without `$defs` and an `output_defs` list naming
-/// each definition's entry, appended as the last member. Names the first
-/// name or entry that does not resolve.
+/// Puts each tool's shared input and output schemas back: `input_schema`
+/// and `output_schema` name entries of the catalogue's table of schema
+/// texts (see [`shared_table`]), whose chunk references are put back;
+/// older artifacts hold the schemas themselves, or the output's root
+/// without `$defs` and an `output_defs` list naming each definition's
+/// entry, appended as the last member. Names the first name or entry that
+/// does not resolve.
 fn unshare_output_defs(
     root: &mut Value,
     sibling: &mut dyn FnMut(&str) -> Option<Vec<u8>>,
@@ -108,14 +109,16 @@ fn unshare_output_defs(
         return Ok(());
     };
     for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
-        if let Some(Value::String(name)) = tool.get("output_schema") {
-            if !table.contains_key(name) {
-                return Err(format!(
-                    "output_schema {name:?} names no schema of the catalogue's table"
-                ));
+        for field in ["input_schema", "output_schema"] {
+            if let Some(Value::String(name)) = tool.get(field) {
+                if !table.contains_key(name) {
+                    return Err(format!(
+                        "{field} {name:?} names no schema of the catalogue's table"
+                    ));
+                }
+                let body = expander.get(name)?;
+                tool.insert(field.into(), body);
             }
-            let body = expander.get(name)?;
-            tool.insert("output_schema".into(), body);
         }
         let Some(list) = tool.remove("output_defs") else {
             continue;

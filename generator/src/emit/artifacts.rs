@@ -92,10 +92,10 @@ pub fn tools(cat: &Catalogue, generated: &str) -> Value {
 }
 
 /// A tool as `tools.json` lists it: the IR without response schemas (they
-/// are in the generated crate and, resolved, in `spec.json`). An output
-/// schema is written as the name of its root's entry in the file's
-/// `schemas` (shared by all tools: Stripe's 451 output schemas have 226
-/// distinct texts).
+/// are in the generated crate and, resolved, in `spec.json`). Input and
+/// output schemas are written as the names of their entries in
+/// `artifacts/schemas.json` (shared by all tools: Stripe's 451 output
+/// schemas have 226 distinct texts).
 #[derive(Serialize)]
 struct ToolEntry<'a> {
     name: &'a str,
@@ -109,7 +109,7 @@ struct ToolEntry<'a> {
     params: &'a [Param],
     #[serde(skip_serializing_if = "Option::is_none")]
     body: Option<&'a Body>,
-    input_schema: &'a Value,
+    input_schema: InputSchema<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     output_schema: Option<OutputSchema<'a>>,
     responses: Vec<ResponseEntry<'a>>,
@@ -126,6 +126,14 @@ struct ResponseEntry<'a> {
     content_type: Option<&'a str>,
 }
 
+/// An input schema: the IR's, or the name of its interned text.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum InputSchema<'a> {
+    Inline(&'a Value),
+    Shared(&'a str),
+}
+
 /// An output schema: the IR's, or the name of its interned root text.
 #[derive(Serialize)]
 #[serde(untagged)]
@@ -140,6 +148,10 @@ impl<'a> ToolEntry<'a> {
             (Some(_), Some(name)) => Some(OutputSchema::Shared(name.as_str())),
             (v, _) => v.as_deref().map(OutputSchema::Inline),
         };
+        let input_schema = match interned.and_then(|i| i.input.as_deref()) {
+            Some(name) => InputSchema::Shared(name),
+            None => InputSchema::Inline(&t.input_schema),
+        };
         ToolEntry {
             name: &t.name,
             operation_id: &t.operation_id,
@@ -151,7 +163,7 @@ impl<'a> ToolEntry<'a> {
             description: &t.description,
             params: &t.params,
             body: t.body.as_ref(),
-            input_schema: &t.input_schema,
+            input_schema,
             output_schema,
             responses: t
                 .responses
@@ -203,12 +215,17 @@ pub const CHUNKS_FILE_KEY: &str = "x-toolforge-chunks";
 
 /// `tools.json` text: compact JSON with one tool (and one skipped
 /// operation) per line, so a regenerated catalogue diffs line by line.
-/// A tool's `output_schema` names its entry of `artifacts/schemas.json`
+/// A tool's `input_schema` and `output_schema` name their entries of
+/// `artifacts/schemas.json`
 /// (the file the crate embeds, written by
 /// [`SchemaTable::schemas_json`]), so each schema text is stored once;
 /// the root's [`CHUNKS_FILE_KEY`] names that file.
 pub fn tools_json(cat: &Catalogue, table: &SchemaTable, generated: &str) -> Result<Vec<u8>> {
-    let any_output = table.tools.iter().flatten().any(|t| t.output.is_some());
+    let any_shared = table
+        .tools
+        .iter()
+        .flatten()
+        .any(|t| t.output.is_some() || t.input.is_some());
     let entries = cat
         .products
         .iter()
@@ -226,7 +243,7 @@ pub fn tools_json(cat: &Catalogue, table: &SchemaTable, generated: &str) -> Resu
     let schemas_file = super::interned::SCHEMAS_JSON
         .strip_prefix("artifacts/")
         .unwrap_or(super::interned::SCHEMAS_JSON);
-    let head = if any_output {
+    let head = if any_shared {
         json!({"@generated": generated, "api": cat.api, CHUNKS_FILE_KEY: schemas_file})
     } else {
         json!({"@generated": generated, "api": cat.api})

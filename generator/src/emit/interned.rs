@@ -4,10 +4,10 @@
 //! into the chunks it shares with other texts (see [`super::chunks`]), and
 //! `src/schemas.rs` the TypeScript declaration parts tools share, with that
 //! file embedded: one table entry per text, named by its content hash
-//! (`S_<16 hex>`), so names stay stable across releases. `tools.json`
-//! names its output schemas in the same file, so no text is written
-//! twice. Input schemas stay inline in the tool statics, where a reviewer
-//! reads them.
+//! (`S_<16 hex>`), so names stay stable across releases. Input schemas are
+//! entries too: Microsoft Graph's bodies repeat the same entities across
+//! thousands of tools. The tool statics and `tools.json` name their
+//! entries, so no text is written twice.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -29,6 +29,8 @@ use rustc_hash::FxHashMap as HashMap;
 /// [`SchemaTable::entries`]).
 #[derive(Debug, Clone, Default)]
 pub struct ToolSchemas {
+    /// The input schema.
+    pub input: Option<String>,
     /// The output schema.
     pub output: Option<String>,
     /// Each response's schema (parallel to `Tool::responses`).
@@ -88,6 +90,14 @@ impl<'a, T: ?Sized> Distinct<'a, T> {
 
 /// Indices of a tool's output schema and of each response's schema.
 type Uses = (Option<usize>, Vec<Option<usize>>);
+
+/// Compact JSON text of an input schema, as the tool serves it.
+fn input_text(schema: &serde_json::Value) -> Result<String> {
+    serde_json::to_string(schema).map_err(|e| GenerateError::Emit {
+        file: SCHEMAS_JSON.into(),
+        message: e.to_string(),
+    })
+}
 
 /// Shortest declaration part worth an entry of its own.
 const MIN_SHARED_PART: usize = 64;
@@ -154,8 +164,8 @@ fn share_parts(
 }
 
 impl SchemaTable {
-    /// Interns every output and response schema text (in parallel; the
-    /// result does not depend on scheduling).
+    /// Interns every input, output and response schema text (in
+    /// parallel; the result does not depend on scheduling).
     ///
     /// # Errors
     /// [`GenerateError::Emit`] if two different texts share a name (a
@@ -188,7 +198,35 @@ impl SchemaTable {
             .par_iter()
             .map(|product| product.tools.iter().map(tool_declaration_parts).collect())
             .collect();
-        let texts: Vec<&str> = texts.items.iter().map(|t| &***t).collect();
+        // Input schemas by content (each tool has its own value): equal
+        // texts are one root, after the outputs and responses.
+        let inputs: Vec<Vec<String>> = cat
+            .products
+            .par_iter()
+            .map(|product| {
+                product
+                    .tools
+                    .iter()
+                    .map(|t| input_text(&t.input_schema))
+                    .collect()
+            })
+            .collect::<Result<_>>()?;
+        let mut texts: Vec<&str> = texts.items.iter().map(|t| &***t).collect();
+        let mut input_index: HashMap<&str, usize> = HashMap::default();
+        let input_uses: Vec<Vec<usize>> = inputs
+            .iter()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .map(|text| {
+                        *input_index.entry(text.as_str()).or_insert_with(|| {
+                            texts.push(text);
+                            texts.len() - 1
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
         let mut chunked = chunk_texts(&texts).map_err(|name| GenerateError::Emit {
             file: "src/schemas.rs".into(),
             message: format!("two schema texts hash to {name}"),
@@ -205,11 +243,14 @@ impl SchemaTable {
         let mut declared = share_parts(&parts, &entries, &mut shared_parts)?.into_iter();
         let table_tools = uses
             .into_iter()
-            .map(|tools| {
+            .zip(input_uses)
+            .map(|(tools, inputs)| {
                 let mut declared = declared.next().unwrap_or_default().into_iter();
                 tools
                     .into_iter()
-                    .map(|(output, rs)| ToolSchemas {
+                    .zip(inputs)
+                    .map(|((output, rs), input)| ToolSchemas {
+                        input: chunked.roots.get(input).cloned(),
                         output: output.and_then(|i| chunked.roots.get(i).cloned()),
                         declaration: declared.next().unwrap_or_default(),
                         key: Arc::clone(&key),
@@ -264,7 +305,7 @@ impl SchemaTable {
         let mut out = String::with_capacity(size + 1024);
         out.push_str(header);
         out.push_str(
-            "\n//! The texts tools share: output and response schemas as JSON text, each\n//! distinct text once, named by its content hash, in `artifacts/schemas.json`\n//! (also read by `artifacts/tools.json`), and the TypeScript declaration parts\n//! below; a text refers to the parts it shares with `{\"<key>\":\"S_…\"}`\n//! (`SharedText::text` puts it back together).\n\nuse toolforge_runtime::catalogue::SharedTexts;\n\n/// Every shared text.\npub(crate) static ALL: SharedTexts = SharedTexts::new(\n    ",
+            "\n//! The texts tools share: input, output and response schemas as JSON text, each\n//! distinct text once, named by its content hash, in `artifacts/schemas.json`\n//! (also read by `artifacts/tools.json`), and the TypeScript declaration parts\n//! below; a text refers to the parts it shares with `{\"<key>\":\"S_…\"}`\n//! (`SharedText::text` puts it back together).\n\nuse toolforge_runtime::catalogue::SharedTexts;\n\n/// Every shared text.\npub(crate) static ALL: SharedTexts = SharedTexts::new(\n    ",
         );
         out.push_str(&proc_macro2::Literal::string(&self.key).to_string());
         out.push_str(",\n    &[\n");

@@ -163,7 +163,16 @@ fn tool_tokens(
     let product = lit(&tool.product);
     let title = lit(&tool.title);
     let description = lit(&tool.description);
-    let input_schema = deferred.text(json_text(&tool.input_schema)?);
+    let input_schema = match interned.and_then(|i| i.input.as_ref()) {
+        Some(name) => {
+            let name = lit(name);
+            quote!(SharedText::Entry(#name, &crate::schemas::ALL))
+        }
+        None => {
+            let l = deferred.text(json_text(&tool.input_schema)?);
+            quote!(SharedText::Text(#l))
+        }
+    };
     let output_schema = match (
         &tool.output_schema,
         interned.and_then(|i| i.output.as_ref()),

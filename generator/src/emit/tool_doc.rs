@@ -48,13 +48,18 @@ impl Texts<'_> {
     }
 }
 
+/// `SharedText::Entry("S_…", &crate::schemas::ALL)`: an interned text.
+fn entry(name: &str) -> Doc {
+    Doc::Call(
+        "SharedText::Entry",
+        vec![Doc::str(name), atom("&crate::schemas::ALL")],
+    )
+}
+
 /// `Some(SharedText::Entry("S_…", &crate::schemas::ALL))`: an interned
 /// schema.
 fn interned(name: &str) -> Doc {
-    Doc::some(Doc::Call(
-        "SharedText::Entry",
-        vec![Doc::str(name), atom("&crate::schemas::ALL")],
-    ))
+    Doc::some(entry(name))
 }
 
 /// `Some(SharedText::Text(…))`: a schema text written in place.
@@ -160,7 +165,10 @@ fn fields(
     schemas: Option<&ToolSchemas>,
     texts: &mut Texts<'_>,
 ) -> Result<Vec<(&'static str, Doc)>> {
-    let input_schema = texts.deferred(&json_text(&tool.input_schema)?);
+    let input_schema = match schemas.and_then(|i| i.input.as_ref()) {
+        Some(name) => entry(name),
+        None => text_call(texts.deferred(&json_text(&tool.input_schema)?)),
+    };
     let output_schema = match (&tool.output_schema, schemas.and_then(|i| i.output.as_ref())) {
         (Some(_), Some(name)) => interned(name),
         (Some(s), None) => literal_schema(texts.deferred(s.text.as_str())),

@@ -284,7 +284,7 @@ fn check_query_shape(tool: &ToolDef, arg: &str, name: &str, value: &Value) -> Re
         Value::Array(_) => "array",
         _ => return Ok(()),
     };
-    let Some(declared) = declared_types(tool.input_schema, arg) else {
+    let Some(declared) = declared_types(&tool.input_schema_text(), arg) else {
         return Ok(());
     };
     if declared.iter().any(|t| t == given) {

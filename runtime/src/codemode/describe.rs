@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::catalogue::{Annotations, Envelope, Method, ToolDef};
+use crate::catalogue::{Annotations, Envelope, Method, SharedText, ToolDef};
 use crate::profile::{AccountFill, Profile};
 
 /// Name of the spec query tool.
@@ -57,7 +57,7 @@ fn def(
         product: "codemode",
         title,
         description: leak(description),
-        input_schema,
+        input_schema: SharedText::Text(input_schema),
         output_schema: None,
         annotations,
         permissions: &[],
@@ -185,7 +185,7 @@ pub fn code_tool(facts: &Facts, tools: &[&'static ToolDef]) -> &'static ToolDef 
     let size = kb(facts.truncate_bytes);
     let example_tool = tools
         .iter()
-        .find(|t| t.annotations.read_only && !t.input_schema.contains("\"required\""))
+        .find(|t| t.annotations.read_only && !t.input_schema_text().contains("\"required\""))
         .or_else(|| tools.iter().find(|t| t.annotations.read_only))
         .or(tools.first());
     let example = example_tool.map_or_else(String::new, |t| {

@@ -4,7 +4,8 @@ use serde_json::Value;
 
 use super::Args;
 use crate::catalogue::{
-    Annotations, BodyDef, Envelope, Method, ParamDef, ParamLocation, ParamStyle, Route, ToolDef,
+    Annotations, BodyDef, Envelope, Method, ParamDef, ParamLocation, ParamStyle, Route, SharedText,
+    ToolDef,
 };
 
 /// Leaks a tool definition so it is `'static` like generated ones.
@@ -21,7 +22,7 @@ pub(crate) fn tool(
         product: "test",
         title: name,
         description: "",
-        input_schema: "{\"type\":\"object\"}",
+        input_schema: SharedText::Text("{\"type\":\"object\"}"),
         output_schema: None,
         annotations: Annotations {
             read_only: false,
@@ -83,7 +84,7 @@ pub(crate) fn args(value: Value) -> Args {
 
 /// A `GET /t` tool with the given input schema.
 pub(crate) fn tool_with_schema(schema: &'static str) -> &'static ToolDef {
-    custom(|t| t.input_schema = schema)
+    custom(|t| t.input_schema = SharedText::Text(schema))
 }
 
 /// A `GET /t` tool named `t`, changed by `edit` before it is leaked.

@@ -39,7 +39,7 @@ struct Entry<'a> {
     name: &'a str,
     title: &'a str,
     description: &'a str,
-    input_schema: &'a RawValue,
+    input_schema: Cow<'a, RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     output_schema: Option<Cow<'a, RawValue>>,
     annotations: Hints,
@@ -88,7 +88,7 @@ fn encode(tools: &[&'static ToolDef], with_output: bool) -> Bytes {
             name: t.name,
             title: t.title,
             description: t.description,
-            input_schema: raw(t.input_schema, t.name, "input"),
+            input_schema: raw_text(t.input_schema_text(), t.name, "input"),
             output_schema: if with_output {
                 t.output_schema_text()
                     .map(|s| raw_text(s, t.name, "output"))
@@ -254,6 +254,7 @@ impl Listing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalogue::SharedText;
     use crate::request::testing::custom;
     use rmcp::model::{ListToolsResult, RequestId, ServerJsonRpcMessage, ServerResult};
     use serde_json::{Value, json};
@@ -263,7 +264,8 @@ mod tests {
             custom(|t| {
                 t.name = "a_list";
                 t.title = "List A";
-                t.input_schema = r#"{"type":"object","properties":{"x":{"type":"string"}}}"#;
+                t.input_schema =
+                    SharedText::Text(r#"{"type":"object","properties":{"x":{"type":"string"}}}"#);
                 t.output_schema = Some(crate::catalogue::SharedText::Text(r#"{"type":"object"}"#));
             }),
             custom(|t| t.name = "b_get"),

@@ -452,15 +452,19 @@ impl Core {
 /// The rmcp [`Tool`] of a catalogue entry (for rmcp's header validation).
 fn rmcp_tool(def: &ToolDef) -> Tool {
     let parse = |s: &str| serde_json::from_str::<JsonObject>(s).unwrap_or_default();
-    let mut tool = Tool::new(def.name, def.description, Arc::new(parse(def.input_schema)))
-        .with_title(def.title)
-        .with_annotations(
-            ToolAnnotations::new()
-                .read_only(def.annotations.read_only)
-                .destructive(def.annotations.destructive)
-                .idempotent(def.annotations.idempotent)
-                .open_world(def.annotations.open_world),
-        );
+    let mut tool = Tool::new(
+        def.name,
+        def.description,
+        Arc::new(parse(&def.input_schema_text())),
+    )
+    .with_title(def.title)
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(def.annotations.read_only)
+            .destructive(def.annotations.destructive)
+            .idempotent(def.annotations.idempotent)
+            .open_world(def.annotations.open_world),
+    );
     if let Some(out) = def.output_schema_text() {
         tool = tool.with_raw_output_schema(Arc::new(parse(&out)));
     }

@@ -3,7 +3,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{CACHE_TTL_MS, PRODUCTS_URI, Resources};
-use crate::catalogue::{Annotations, Envelope, Method, Route, ToolDef};
+use crate::catalogue::{Annotations, Envelope, Method, Route, SharedText, ToolDef};
 use crate::skills::{Skill, SkillFile};
 
 const MD: &[u8] = b"---\nname: zone-dns\ndescription: Manage DNS\nlicense: Apache-2.0\n---\nBody\n";
@@ -39,7 +39,7 @@ fn tool(name: &'static str, product: &'static str) -> &'static ToolDef {
         product,
         title: "A title",
         description: "",
-        input_schema: "{}",
+        input_schema: SharedText::Text("{}"),
         output_schema: None,
         annotations: Annotations {
             read_only: true,

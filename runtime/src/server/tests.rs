@@ -130,7 +130,9 @@ fn account_param(arg: &'static str) -> ParamDef {
 fn catalogue() -> &'static Catalogue {
     let acct = custom(|t| {
         t.name = "acct_get";
-        t.input_schema = r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32}},"additionalProperties":false}"#;
+        t.input_schema = crate::catalogue::SharedText::Text(
+            r#"{"type":"object","properties":{"account_id":{"type":"string","maxLength":32}},"additionalProperties":false}"#,
+        );
         t.output_schema = Some(crate::catalogue::SharedText::Text(r#"{"type":"object"}"#));
         t.annotations.read_only = true;
         t.envelope = Envelope::Result { list: false };
@@ -143,7 +145,9 @@ fn catalogue() -> &'static Catalogue {
     });
     let things = custom(|t| {
         t.name = "things_list";
-        t.input_schema = r#"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"]},"account_or_zone_id":{"type":"string"}},"required":["account_or_zone"]}"#;
+        t.input_schema = crate::catalogue::SharedText::Text(
+            r#"{"type":"object","properties":{"account_or_zone":{"type":"string","enum":["accounts","zones"]},"account_or_zone_id":{"type":"string"}},"required":["account_or_zone"]}"#,
+        );
         t.output_schema = Some(crate::catalogue::SharedText::Text(r#"{"type":"object"}"#));
         t.annotations.read_only = true;
         t.envelope = Envelope::Result { list: true };

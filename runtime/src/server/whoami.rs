@@ -30,7 +30,7 @@ const fn def(name: &'static str) -> ToolDef {
         product: "toolforge",
         title: "Who am I",
         description: DESCRIPTION,
-        input_schema: INPUT_SCHEMA,
+        input_schema: SharedText::Text(INPUT_SCHEMA),
         output_schema: Some(SharedText::Text(OUTPUT_SCHEMA)),
         annotations: Annotations {
             read_only: true,

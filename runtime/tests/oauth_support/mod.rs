@@ -35,7 +35,9 @@ pub static DNS_LIST: ToolDef = ToolDef {
     product: "dns_records",
     title: "List DNS records",
     description: "Lists a zone's DNS records.",
-    input_schema: r#"{"type":"object","properties":{"zone_id":{"type":"string"}},"required":["zone_id"],"additionalProperties":false}"#,
+    input_schema: toolforge_runtime::catalogue::SharedText::Text(
+        r#"{"type":"object","properties":{"zone_id":{"type":"string"}},"required":["zone_id"],"additionalProperties":false}"#,
+    ),
     output_schema: None,
     annotations: Annotations {
         read_only: true,

@@ -92,7 +92,7 @@ const fn tool(
         product: "test",
         title: description,
         description,
-        input_schema,
+        input_schema: toolforge_runtime::catalogue::SharedText::Text(input_schema),
         output_schema: Some(toolforge_runtime::catalogue::SharedText::Text(
             r#"{"type":"object"}"#,
         )),
