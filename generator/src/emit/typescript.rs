@@ -58,6 +58,48 @@ pub fn ts_type(schema: &Value, depth: usize) -> String {
     ts(schema, depth, &SharedView::none(), 0)
 }
 
+/// The keywords of a schema object the renderer reads, found in one pass
+/// over its entries (an object has a handful; `Map::get` hashes the key
+/// for each of a dozen lookups).
+#[derive(Default)]
+struct Keywords<'a> {
+    reference: Option<&'a Value>,
+    enumeration: Option<&'a Value>,
+    constant: Option<&'a Value>,
+    any_of: Option<&'a Value>,
+    one_of: Option<&'a Value>,
+    all_of: Option<&'a Value>,
+    ty: Option<&'a Value>,
+    items: Option<&'a Value>,
+    properties: Option<&'a Value>,
+    additional: Option<&'a Value>,
+    required: Option<&'a Value>,
+}
+
+impl<'a> Keywords<'a> {
+    fn of(s: &'a Map<String, Value>) -> Self {
+        let mut k = Keywords::default();
+        for (key, value) in s {
+            let slot = match key.as_str() {
+                "$ref" => &mut k.reference,
+                "enum" => &mut k.enumeration,
+                "const" => &mut k.constant,
+                "anyOf" => &mut k.any_of,
+                "oneOf" => &mut k.one_of,
+                "allOf" => &mut k.all_of,
+                "type" => &mut k.ty,
+                "items" => &mut k.items,
+                "properties" => &mut k.properties,
+                "additionalProperties" => &mut k.additional,
+                "required" => &mut k.required,
+                _ => continue,
+            };
+            *slot = Some(value);
+        }
+        k
+    }
+}
+
 /// [`ts_type`] of `schema` read through `view`, as if its shared
 /// definitions were inlined (`expansions` already done on this path).
 fn ts(schema: &Value, depth: usize, view: &SharedView<'_>, expansions: usize) -> String {
@@ -71,22 +113,23 @@ fn ts(schema: &Value, depth: usize, view: &SharedView<'_>, expansions: usize) ->
     if let Some(body) = view.expansion(s, expansions) {
         return ts(body, depth, view, expansions + 1);
     }
-    if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+    let k = Keywords::of(s);
+    if let Some(r) = k.reference.and_then(Value::as_str) {
         return r.rsplit('/').next().map_or("any".into(), type_name);
     }
-    if let Some(Value::Array(values)) = s.get("enum")
+    if let Some(Value::Array(values)) = k.enumeration
         && values.len() <= MAX_ENUM
     {
         return union(values.iter().map(literal).collect());
     }
-    if let Some(c) = s.get("const") {
+    if let Some(c) = k.constant {
         return literal(c);
     }
     if depth > MAX_DEPTH {
         return "any".into();
     }
-    for comb in ["anyOf", "oneOf"] {
-        if let Some(Value::Array(members)) = s.get(comb) {
+    for comb in [k.any_of, k.one_of] {
+        if let Some(Value::Array(members)) = comb {
             return union(
                 members
                     .iter()
@@ -95,7 +138,7 @@ fn ts(schema: &Value, depth: usize, view: &SharedView<'_>, expansions: usize) ->
             );
         }
     }
-    if let Some(Value::Array(members)) = s.get("allOf") {
+    if let Some(Value::Array(members)) = k.all_of {
         // `&` binds tighter than `|`: a union member keeps its parentheses.
         let parts: Vec<String> = members
             .iter()
@@ -115,13 +158,13 @@ fn ts(schema: &Value, depth: usize, view: &SharedView<'_>, expansions: usize) ->
             parts.join(" & ")
         };
     }
-    by_type(s, s.get("type"), depth, view, expansions)
+    by_type(&k, k.ty, depth, view, expansions)
 }
 
 /// The type of schema object `s` read as having type `ty` (each member of
 /// a type list is read in turn as the schema's only type).
 fn by_type(
-    s: &Map<String, Value>,
+    s: &Keywords<'_>,
     ty: Option<&Value>,
     depth: usize,
     view: &SharedView<'_>,
@@ -141,7 +184,7 @@ fn by_type(
             "null" => "null".into(),
             "array" => {
                 let item = s
-                    .get("items")
+                    .items
                     .map_or("any".into(), |i| ts(i, depth + 1, view, expansions));
                 if item.contains(' ') {
                     format!("Array<{item}>")
@@ -152,7 +195,7 @@ fn by_type(
             "object" => object_type(s, depth, view, expansions),
             _ => "any".into(),
         },
-        _ if s.contains_key("properties") => object_type(s, depth, view, expansions),
+        _ if s.properties.is_some() => object_type(s, depth, view, expansions),
         _ => "any".into(),
     }
 }
@@ -184,18 +227,13 @@ fn top_level_union(t: &str) -> bool {
     false
 }
 
-fn object_type(
-    s: &Map<String, Value>,
-    depth: usize,
-    view: &SharedView<'_>,
-    expansions: usize,
-) -> String {
+fn object_type(s: &Keywords<'_>, depth: usize, view: &SharedView<'_>, expansions: usize) -> String {
     let required: Vec<&str> = s
-        .get("required")
+        .required
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let props = s.get("properties").and_then(Value::as_object);
+    let props = s.properties.and_then(Value::as_object);
     let mut fields: Vec<String> = props
         .into_iter()
         .flatten()
@@ -208,7 +246,7 @@ fn object_type(
             format!("{}{opt}: {}", key(k), ts(v, depth + 1, view, expansions))
         })
         .collect();
-    match s.get("additionalProperties") {
+    match s.additional {
         Some(Value::Bool(false)) => {}
         Some(extra @ Value::Object(_)) => fields.push(format!(
             "[key: string]: {}",
