@@ -46,8 +46,36 @@ fn check(config: &str) -> usize {
     check_generated(config, &load(config))
 }
 
+/// The offsets `src/schemas.rs` writes point at each entry's text in the
+/// `artifacts/schemas.json` written beside it.
+fn check_offsets(config: &str, table: &SchemaTable, g: &toolforge_generator::Generated) {
+    let Some(file) = g.files.iter().find(|f| f.path == "artifacts/schemas.json") else {
+        return;
+    };
+    let document = std::str::from_utf8(&file.contents).unwrap();
+    let body = &document[document.find('\n').unwrap() + 1..];
+    let offsets = table.offsets().unwrap();
+    assert_eq!(offsets.len(), table.entries.len());
+    for ((id, start, end), (name, pieces)) in offsets.iter().zip(&table.entries) {
+        assert_eq!(format!("S_{id:016X}"), *name, "{config}");
+        assert_eq!(
+            &body[*start as usize..*end as usize],
+            toolforge_generator::emit::chunks::marked(pieces, &table.key),
+            "{config}: {name}"
+        );
+    }
+    let rust = g.files.iter().find(|f| f.path == "src/schemas.rs").unwrap();
+    let (id, start, end) = offsets[0];
+    assert!(
+        String::from_utf8_lossy(&rust.contents)
+            .contains(&format!("        (0x{id:016X}, {start}, {end}),\n")),
+        "{config}: src/schemas.rs lacks the offsets"
+    );
+}
+
 fn check_generated(config: &str, g: &toolforge_generator::Generated) -> usize {
     let table = SchemaTable::build(&g.catalogue).unwrap();
+    check_offsets(config, &table, g);
     let mut split = 0;
     for (p, product) in g.catalogue.products.iter().enumerate() {
         for (t, tool) in product.tools.iter().enumerate() {
@@ -231,7 +259,7 @@ fn a_spec_holding_the_reference_key_gets_another_key() {
     let file = |path: &str| g.files.iter().find(|f| f.path == path).unwrap();
     let text = String::from_utf8_lossy(&file("src/schemas.rs").contents);
     assert!(
-        text.contains("SharedTexts::new(\n    \"x-toolforge-chunk-2\","),
+        text.contains("SharedTexts::with_offsets(\n    \"x-toolforge-chunk-2\","),
         "{text}"
     );
     let table = String::from_utf8_lossy(&file("artifacts/schemas.json").contents);

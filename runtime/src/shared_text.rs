@@ -25,8 +25,27 @@ const MAX_DEPTH: usize = 256;
 /// (small in tests, which check the bound).
 const MAX_BYTES: usize = if cfg!(test) { 1 << 20 } else { 256 << 20 };
 
-/// `(name, text)` pairs sorted by name.
+/// `(name, text)` pairs.
 type Entries = Vec<(&'static str, &'static str)>;
+
+/// What expanding texts needs, made on first use: a searcher for the
+/// opening of a reference and, for a document without an offset table
+/// (hand-made tables, tests), its entries by name. A server expands every
+/// tool's input schema before it listens, so this is on the cold start's
+/// path.
+#[derive(Debug)]
+struct Index {
+    /// `{"<key>":"`.
+    open: memchr::memmem::Finder<'static>,
+    /// The document's entries found by reading its lines (empty when the
+    /// table has offsets).
+    lines: std::collections::HashMap<&'static str, &'static str>,
+}
+
+/// Where an entry's text lies in the document: the number its name
+/// stands for (`S_` and 16 hex digits) and the byte range of its text,
+/// counted from the line after the document's head.
+pub type Offset = (u64, u32, u32);
 
 /// The shared parts of a crate's texts.
 #[derive(Debug)]
@@ -39,22 +58,37 @@ pub struct SharedTexts {
     /// A generated `schemas.json` document: one entry a line,
     /// `"<name>":<JSON text>` (see [`SharedTexts::index_lines`]).
     document: &'static str,
-    /// The document's entries, indexed on first use.
-    index: OnceLock<Entries>,
+    /// The document's entries by name number, sorted: written by the
+    /// generator, so nothing is scanned to find an entry.
+    offsets: &'static [Offset],
+    /// Made on first use.
+    index: OnceLock<Index>,
 }
 
 impl SharedTexts {
     /// A table of literal entries (sorted by name) and the entries of a
-    /// `schemas.json` document (`""` for none).
+    /// `schemas.json` document (`""` for none), found by reading its lines.
     pub const fn new(
         key: &'static str,
         entries: &'static [(&'static str, &'static str)],
         document: &'static str,
     ) -> Self {
+        Self::with_offsets(key, entries, document, &[])
+    }
+
+    /// [`SharedTexts::new`] with the document's [`Offset`]s (sorted), as a
+    /// generated crate writes them.
+    pub const fn with_offsets(
+        key: &'static str,
+        entries: &'static [(&'static str, &'static str)],
+        document: &'static str,
+        offsets: &'static [Offset],
+    ) -> Self {
         SharedTexts {
             key,
             entries,
             document,
+            offsets,
             index: OnceLock::new(),
         }
     }
@@ -63,9 +97,9 @@ impl SharedTexts {
     /// `"<name>":<text>` or `"<name>":<text>,` (the generator writes one
     /// entry a line, compact JSON having no line breaks); the head and
     /// closing lines (which do not start with `"`) and anything else are
-    /// skipped. Sorted by name.
+    /// skipped.
     fn index_lines(document: &'static str) -> Entries {
-        let mut entries: Entries = document
+        document
             .lines()
             .filter_map(|line| {
                 let rest = line.strip_prefix('"')?;
@@ -73,9 +107,7 @@ impl SharedTexts {
                 let text = text.strip_suffix(',').unwrap_or(text);
                 (!name.contains(['"', '\\'])).then_some((name, text))
             })
-            .collect();
-        entries.sort_by(|a, b| a.0.cmp(b.0));
-        entries
+            .collect()
     }
 
     /// The reference key of this table.
@@ -89,61 +121,159 @@ impl SharedTexts {
         self.get(name)
     }
 
-    fn get(&self, name: &str) -> Option<&'static str> {
-        let find = |entries: &[(&'static str, &'static str)]| {
-            entries
-                .binary_search_by(|(n, _)| (*n).cmp(name))
-                .ok()
-                .and_then(|i| entries.get(i))
-                .map(|(_, text)| *text)
-        };
-        find(self.entries).or_else(|| {
-            if self.document.is_empty() {
-                return None;
+    fn index(&self) -> &Index {
+        self.index.get_or_init(|| {
+            let mut lines = std::collections::HashMap::new();
+            if self.offsets.is_empty() {
+                // A name written twice keeps its first text.
+                for (name, text) in Self::index_lines(self.document) {
+                    lines.entry(name).or_insert(text);
+                }
             }
-            find(self.index.get_or_init(|| Self::index_lines(self.document)))
+            let open = format!("{{\"{}\":\"", self.key);
+            Index {
+                open: memchr::memmem::Finder::new(open.as_bytes()).into_owned(),
+                lines,
+            }
         })
+    }
+
+    /// The text at `offsets`' entry for `name`, if it has one.
+    fn at_offset(&self, name: &str) -> Option<&'static str> {
+        let id = name_number(name)?;
+        let i = self.offsets.binary_search_by_key(&id, |o| o.0).ok()?;
+        let (_, start, end) = *self.offsets.get(i)?;
+        let body = memchr::memchr(b'\n', self.document.as_bytes())? + 1;
+        let range = body.checked_add(start as usize)?..body.checked_add(end as usize)?;
+        self.document.get(range)
+    }
+
+    fn get(&self, name: &str) -> Option<&'static str> {
+        if let Some(text) = self.at_offset(name) {
+            return Some(text);
+        }
+        let literal = self
+            .entries
+            .binary_search_by(|(n, _)| (*n).cmp(name))
+            .ok()
+            .and_then(|i| self.entries.get(i))
+            .map(|(_, text)| *text);
+        literal.or_else(|| self.index().lines.get(name).copied())
     }
 
     /// Appends `text` to `out` with its references replaced by the entries
     /// they name (a reference that names no entry, nests past
     /// [`MAX_DEPTH`] or would grow the text past [`MAX_BYTES`] is kept as
-    /// written).
-    fn push(&self, open: &str, text: &str, out: &mut String, depth: usize) {
+    /// written). The text grows from `out[start..]` (the bound is on that
+    /// part). Returns how deep references nested below `text` when no bound
+    /// was met (`None` when one was: the expansion then depends on where it
+    /// was made, and is not copied from `written`).
+    fn push(
+        &self,
+        index: &Index,
+        text: &'static str,
+        out: &mut String,
+        start: usize,
+        depth: usize,
+        written: &mut Option<&mut Written>,
+    ) -> Option<usize> {
+        let open = index.open.needle().len();
         let mut rest = text;
-        while let Some(at) = rest.find(open) {
-            let after = &rest[at + open.len()..];
-            let target = after.find("\"}").and_then(|end| {
-                let found = self
-                    .get(&after[..end])
-                    .filter(|_| depth < MAX_DEPTH && out.len() < MAX_BYTES);
-                found.map(|t| (t, end))
+        let mut nest = Some(0usize);
+        while let Some(at) = index.open.find(rest.as_bytes()) {
+            // The needle is ASCII, so both ends are character boundaries.
+            let after = &rest[at + open..];
+            // Names are `S_` and hex digits: the reference ends at the next
+            // quote, which a `}` follows.
+            let close = memchr::memchr(b'"', after.as_bytes())
+                .filter(|&end| after.as_bytes().get(end + 1) == Some(&b'}'));
+            let Some(end) = close else {
+                out.push_str(&rest[..at + open]);
+                rest = after;
+                continue;
+            };
+            let name = &after[..end];
+            let room = depth < MAX_DEPTH && out.len() - start < MAX_BYTES;
+            // A copy is exactly the expansion: it met no bound where it was
+            // made, and meets none here.
+            let copy = written.as_ref().and_then(|w| w.0.get(name)).filter(|w| {
+                room && depth + 1 + w.nest < MAX_DEPTH
+                    && out.len() - start + w.span.len() < MAX_BYTES
             });
-            match target {
-                Some((entry, end)) => {
+            if let Some(w) = copy {
+                let (span, inner) = (w.span.clone(), w.nest);
+                out.push_str(&rest[..at]);
+                out.extend_from_within(span);
+                nest = nest.map(|n| n.max(inner + 1));
+                rest = &after[end + 2..];
+                continue;
+            }
+            match self.get(name) {
+                Some(entry) if room => {
                     out.push_str(&rest[..at]);
-                    self.push(open, entry, out, depth + 1);
+                    let from = out.len();
+                    let inner = self.push(index, entry, out, start, depth + 1, written);
+                    if let (Some(inner), Some(w)) = (inner, written.as_mut()) {
+                        let span = from..out.len();
+                        w.0.insert(name, Span { span, nest: inner });
+                    }
+                    nest = nest.zip(inner).map(|(n, i)| n.max(i + 1));
                     rest = &after[end + 2..];
                 }
-                None => {
-                    out.push_str(&rest[..at + open.len()]);
+                found => {
+                    // Kept as written; a bound makes that depend on where.
+                    if found.is_some() {
+                        nest = None;
+                    }
+                    out.push_str(&rest[..at + open]);
                     rest = after;
                 }
             }
         }
         out.push_str(rest);
+        nest
     }
 
     /// `text` with its references replaced (borrowed when it has none).
     fn expand(&self, text: &'static str) -> Cow<'static, str> {
-        let open = format!("{{\"{}\":\"", self.key);
-        if !text.contains(&open) {
+        let index = self.index();
+        if index.open.find(text.as_bytes()).is_none() {
             return Cow::Borrowed(text);
         }
         let mut out = String::with_capacity(text.len() * 4);
-        self.push(&open, text, &mut out, 0);
+        self.push(index, text, &mut out, 0, 0, &mut None);
         Cow::Owned(out)
     }
+}
+
+/// Where entries were put together in one output (see
+/// [`SharedText::write_into`]); clear it when that output is cut back.
+#[derive(Debug, Default)]
+pub struct Written(std::collections::HashMap<&'static str, Span>);
+
+impl Written {
+    /// Forgets every part (after the output was cut back).
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// One entry's expansion in an output.
+#[derive(Debug)]
+struct Span {
+    span: std::ops::Range<usize>,
+    /// How deep references nested inside it.
+    nest: usize,
+}
+
+/// The number an entry name `S_<16 hex digits>` stands for.
+fn name_number(name: &str) -> Option<u64> {
+    let hex = name.strip_prefix("S_").filter(|h| h.len() == 16)?;
+    // `from_str_radix` also takes a sign, which a name never has.
+    hex.bytes()
+        .all(|b| b.is_ascii_hexdigit())
+        .then(|| u64::from_str_radix(hex, 16).ok())
+        .flatten()
 }
 
 /// A text of the catalogue (a schema's JSON, a TypeScript declaration).
@@ -167,6 +297,26 @@ impl SharedText {
                 .get(name)
                 .map_or(Cow::Borrowed(""), |t| table.expand(t)),
             SharedText::Marked(text, table) => table.expand(text),
+        }
+    }
+
+    /// Appends the whole text to `out` (as [`SharedText::text`], without
+    /// a buffer of its own: the listing puts every tool's schemas into one).
+    /// Parts already put together in `out` and noted in `written` are
+    /// copied from there instead of being put together again (tools share
+    /// most of their parts); `out` must keep what was written since.
+    pub fn write_into(self, out: &mut String, written: Option<&mut Written>) {
+        let mut written = written;
+        match self {
+            SharedText::Text(t) => out.push_str(t),
+            SharedText::Entry(name, table) => {
+                if let Some(t) = table.get(name) {
+                    table.push(table.index(), t, out, out.len(), 0, &mut written);
+                }
+            }
+            SharedText::Marked(text, table) => {
+                table.push(table.index(), text, out, out.len(), 0, &mut written);
+            }
         }
     }
 }
@@ -201,6 +351,109 @@ mod tests {
             "}}\n"
         ),
     );
+
+    /// The document of [`DOCUMENT`] with offsets, as the generator writes
+    /// them, plus entries whose offsets are broken.
+    const OFFSET_DOC: &str = concat!(
+        "{\"@generated\":\"x\",\"key\":\"k\",\"entries\":{\n",
+        "\"S_0000000000000001\":[1,{\"k\":\"S_00000000000000AB\"}],\n",
+        "\"S_00000000000000AB\":{\"d\":true}\n",
+        "}}\n"
+    );
+    static OFFSETS: SharedTexts = SharedTexts::with_offsets(
+        "k",
+        &[("S_LITERAL", r#"{"k":"S_0000000000000001"}"#)],
+        OFFSET_DOC,
+        &[
+            (0x1, 21, 51),
+            (0xAB, 74, 84),
+            (0xFE, 70, 5000),
+            (0xFF, 90, 80),
+        ],
+    );
+
+    #[test]
+    fn offsets_find_entries_without_reading_lines() {
+        assert_eq!(
+            SharedText::Entry("S_0000000000000001", &OFFSETS).text(),
+            r#"[1,{"d":true}]"#
+        );
+        assert_eq!(
+            SharedText::Entry("S_LITERAL", &OFFSETS).text(),
+            r#"[1,{"d":true}]"#
+        );
+        // Offsets past the document or backwards name nothing; names that
+        // are not `S_` and 16 hex digits are not looked up by number.
+        for missing in [
+            "S_00000000000000FE",
+            "S_00000000000000FF",
+            "S_+000000000000001",
+            "S_1",
+            "S_00000000000000001",
+            "1",
+        ] {
+            assert_eq!(SharedText::Entry(missing, &OFFSETS).text(), "", "{missing}");
+        }
+        // The table does not read the document's lines when it has offsets.
+        let _ = SharedText::Entry("nothing", &OFFSETS).text();
+        assert!(OFFSETS.index.get().is_some_and(|i| i.lines.is_empty()));
+        assert_eq!(super::name_number("S_00000000000000ab"), Some(0xAB));
+    }
+
+    /// A chain `C0 → C1 → … → C300` nested past [`super::MAX_DEPTH`].
+    static CHAIN: std::sync::LazyLock<SharedTexts> = std::sync::LazyLock::new(|| {
+        let entries: Vec<(&'static str, &'static str)> = (0..=300)
+            .map(|i| {
+                let name: &'static str = Box::leak(format!("C{i:03}").into_boxed_str());
+                let text: &'static str = if i == 300 {
+                    "{}"
+                } else {
+                    Box::leak(format!("[{{\"k\":\"C{:03}\"}}]", i + 1).into_boxed_str())
+                };
+                (name, text)
+            })
+            .collect();
+        SharedTexts::new("k", Box::leak(entries.into_boxed_slice()), "")
+    });
+
+    /// Texts written one after another into one output, parts copied from
+    /// where they were written before, read exactly as each alone, in any
+    /// order, bounds and broken tables included.
+    #[test]
+    fn copies_of_written_parts_are_the_parts() {
+        let chain: &'static SharedTexts = &CHAIN;
+        let mut texts = vec![
+            SharedText::Entry("A", &TABLE),
+            SharedText::Entry("B", &TABLE),
+            SharedText::Marked(r#"[{"k":"B"},{"k":"A"},{"k":"Z"}]"#, &TABLE),
+            SharedText::Entry("L", &TABLE),
+            SharedText::Entry("W", &TABLE),
+        ];
+        // Deep first, then shallow, then deep again: a part written near
+        // the depth bound is not what it is higher up, and back.
+        for i in [0, 100, 250, 290, 5, 260, 299, 0] {
+            let name: &'static str = Box::leak(format!("C{i:03}").into_boxed_str());
+            texts.push(SharedText::Entry(name, chain));
+        }
+        for round in 0..2 {
+            let order: Vec<SharedText> = if round == 0 {
+                texts.clone()
+            } else {
+                texts.iter().rev().copied().collect()
+            };
+            let mut out = String::new();
+            let mut written = super::Written::default();
+            let mut expected = String::new();
+            for t in &order {
+                t.write_into(&mut out, Some(&mut written));
+                out.push('\n');
+                expected.push_str(&t.text());
+                expected.push('\n');
+            }
+            assert_eq!(out.len(), expected.len());
+            assert!(out == expected, "round {round}");
+        }
+    }
 
     #[test]
     fn document_lines_are_entries() {

@@ -305,7 +305,7 @@ impl SchemaTable {
         let mut out = String::with_capacity(size + 1024);
         out.push_str(header);
         out.push_str(
-            "\n//! The texts tools share: input, output and response schemas as JSON text, each\n//! distinct text once, named by its content hash, in `artifacts/schemas.json`\n//! (also read by `artifacts/tools.json`), and the TypeScript declaration parts\n//! below; a text refers to the parts it shares with `{\"<key>\":\"S_…\"}`\n//! (`SharedText::text` puts it back together).\n\nuse toolforge_runtime::catalogue::SharedTexts;\n\n/// Every shared text.\npub(crate) static ALL: SharedTexts = SharedTexts::new(\n    ",
+            "\n//! The texts tools share: input, output and response schemas as JSON text, each\n//! distinct text once, named by its content hash, in `artifacts/schemas.json`\n//! (also read by `artifacts/tools.json`), and the TypeScript declaration parts\n//! below; a text refers to the parts it shares with `{\"<key>\":\"S_…\"}`\n//! (`SharedText::text` puts it back together).\n\nuse toolforge_runtime::catalogue::SharedTexts;\n\n/// Every shared text.\npub(crate) static ALL: SharedTexts = SharedTexts::with_offsets(\n    ",
         );
         out.push_str(&proc_macro2::Literal::string(&self.key).to_string());
         out.push_str(",\n    &[\n");
@@ -324,8 +324,41 @@ impl SchemaTable {
             out.push_str(SCHEMAS_JSON);
             out.push_str("\"),\n");
         }
+        match self.offsets() {
+            Some(offsets) if !offsets.is_empty() => {
+                out.push_str(
+                    "    // Where each schema text lies in that file (name, start, end).\n    &[\n",
+                );
+                for (id, start, end) in offsets {
+                    out.push_str(&format!("        (0x{id:016X}, {start}, {end}),\n"));
+                }
+                out.push_str("    ],\n");
+            }
+            _ => out.push_str("    &[],\n"),
+        }
         out.push_str(");\n");
         out
+    }
+
+    /// Where each entry's text lies in `artifacts/schemas.json`, counted
+    /// from the line after the head (as [`SchemaTable::schemas_json`]
+    /// writes it), by the number its name stands for; `None` when a name
+    /// is not `S_` and 16 hex digits or the file would pass 4 GiB (the
+    /// runtime then reads the file's lines).
+    pub fn offsets(&self) -> Option<Vec<(u64, u32, u32)>> {
+        let mut at = 0usize;
+        let mut out = Vec::with_capacity(self.entries.len());
+        for (name, pieces) in &self.entries {
+            let hex = name.strip_prefix("S_").filter(|h| h.len() == 16)?;
+            let id = u64::from_str_radix(hex, 16).ok()?;
+            // `"<name>":` then the text, then `,` and a line break.
+            let start = at + name.len() + 3;
+            let end = start + marked_len(pieces, &self.key);
+            out.push((id, u32::try_from(start).ok()?, u32::try_from(end).ok()?));
+            at = end + 2;
+        }
+        // Names sort as their numbers do (fixed width, upper-case hex).
+        out.windows(2).all(|w| w[0].0 < w[1].0).then_some(out)
     }
 
     /// `artifacts/schemas.json`: the schema texts, one entry a line
@@ -360,6 +393,18 @@ impl SchemaTable {
         out.extend_from_slice(b"\n}}\n");
         Ok(out)
     }
+}
+
+/// The length of [`marked`]`(pieces, key)`, without writing it.
+fn marked_len(pieces: &[Piece], key: &str) -> usize {
+    pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Text(t) => t.len(),
+            // `{"<key>":"<name>"}`
+            Piece::Chunk(c) => key.len() + c.len() + 7,
+        })
+        .sum()
 }
 
 /// Where the schema texts are written, relative to the crate.
@@ -413,6 +458,9 @@ mod tests {
             "{\"@generated\":\"note\",\"key\":\"k\",\"entries\":{\n\"S_A\":{\"a\":\"\\n\"},\n\"S_B\":{\"x\":{\"k\":\"S_A\"}}\n}}\n"
         );
         assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
+        // Test names are not numbers: the runtime reads the lines.
+        assert!(table.offsets().is_none());
+        assert!(text.contains("    &[],\n);"), "{text}");
         assert!(text.starts_with("// header\n//! "), "{text}");
         assert_eq!(table.text("S_B").unwrap(), "{\"x\":{\"a\":\"\\n\"}}");
         assert!(syn::parse_file(&text).is_ok());

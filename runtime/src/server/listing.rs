@@ -9,16 +9,14 @@
 //! The placeholder pattern holds unescaped quotes, so it can only match the
 //! JSON structure rmcp wrote, never text inside a string value.
 
-use std::borrow::Cow;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use rmcp::model::{JsonObject, Tool};
-use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::catalogue::ToolDef;
+use crate::catalogue::{SharedText, ToolDef, Written};
 
 /// Responses larger than this are never scanned for the placeholder.
 pub(crate) const SPLICE_MAX: usize = 16 * 1024;
@@ -33,77 +31,66 @@ pub struct Listing {
     patterns: [Vec<u8>; 2],
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Entry<'a> {
-    name: &'a str,
-    title: &'a str,
-    description: &'a str,
-    input_schema: Cow<'a, RawValue>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    output_schema: Option<Cow<'a, RawValue>>,
-    annotations: Hints,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Hints {
-    read_only_hint: bool,
-    destructive_hint: bool,
-    idempotent_hint: bool,
-    open_world_hint: bool,
-}
-
 const FALLBACK_SCHEMA: &str = r#"{"type":"object"}"#;
 
-fn raw(text: &'static str, tool: &str, what: &str) -> &'static RawValue {
-    match serde_json::from_str::<&'static RawValue>(text) {
-        Ok(v) => v,
-        Err(e) => {
-            tracing::warn!(tool, what, error = %e, "invalid schema JSON in the catalogue; listing it as {FALLBACK_SCHEMA}");
-            serde_json::from_str::<&'static RawValue>(FALLBACK_SCHEMA).unwrap_or(RawValue::NULL)
-        }
+/// Appends `value` as a JSON string (serde_json's escaping).
+fn push_json_str(out: &mut String, value: &str) {
+    // A string always serialises.
+    out.push_str(&serde_json::to_string(value).unwrap_or_default());
+}
+
+/// Appends schema `text` (put together from its shared parts straight
+/// into `out`, no buffer per tool: the server does this for every tool
+/// before it listens), or [`FALLBACK_SCHEMA`] when it is not JSON.
+fn push_schema(out: &mut String, written: &mut Written, text: SharedText, tool: &str, what: &str) {
+    let start = out.len();
+    text.write_into(out, Some(written));
+    if let Err(e) = serde_json::from_str::<&RawValue>(&out[start..]) {
+        tracing::warn!(tool, what, error = %e, "invalid schema JSON in the catalogue; listing it as {FALLBACK_SCHEMA}");
+        out.truncate(start);
+        // Parts noted since were cut away.
+        written.clear();
+        out.push_str(FALLBACK_SCHEMA);
     }
 }
 
-/// [`raw`] for a schema text that may have been assembled (see
-/// [`crate::catalogue::assemble_schema`]).
-fn raw_text(text: Cow<'static, str>, tool: &str, what: &str) -> Cow<'static, RawValue> {
-    match text {
-        Cow::Borrowed(text) => Cow::Borrowed(raw(text, tool, what)),
-        Cow::Owned(text) => match RawValue::from_string(text) {
-            Ok(v) => Cow::Owned(v),
-            Err(e) => {
-                tracing::warn!(tool, what, error = %e, "invalid schema JSON in the catalogue; listing it as {FALLBACK_SCHEMA}");
-                Cow::Borrowed(raw(FALLBACK_SCHEMA, tool, what))
-            }
-        },
-    }
-}
-
+/// The listing of `tools` as a JSON array: per tool `name`, `title`,
+/// `description`, `inputSchema`, `outputSchema` (when `with_output` and
+/// the tool has one) and `annotations`, compact, in that order. (Encoding
+/// parts on two threads made the cold start slower: the threads' start
+/// and the other start-up work cost more than they saved.)
 fn encode(tools: &[&'static ToolDef], with_output: bool) -> Bytes {
-    let entries: Vec<Entry<'_>> = tools
-        .iter()
-        .map(|t| Entry {
-            name: t.name,
-            title: t.title,
-            description: t.description,
-            input_schema: raw_text(t.input_schema_text(), t.name, "input"),
-            output_schema: if with_output {
-                t.output_schema_text()
-                    .map(|s| raw_text(s, t.name, "output"))
-            } else {
-                None
-            },
-            annotations: Hints {
-                read_only_hint: t.annotations.read_only,
-                destructive_hint: t.annotations.destructive,
-                idempotent_hint: t.annotations.idempotent,
-                open_world_hint: t.annotations.open_world,
-            },
-        })
-        .collect();
-    Bytes::from(serde_json::to_vec(&entries).unwrap_or_else(|_| b"[]".to_vec()))
+    let mut out = String::from("[");
+    encode_part(tools, with_output, &mut out);
+    out.push(']');
+    Bytes::from(out.into_bytes())
+}
+
+/// Appends the listing entries of `tools` to `out`, comma-separated.
+fn encode_part(tools: &[&'static ToolDef], with_output: bool, out: &mut String) {
+    let mut written = Written::default();
+    for (i, t) in tools.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"name\":");
+        push_json_str(out, t.name);
+        out.push_str(",\"title\":");
+        push_json_str(out, t.title);
+        out.push_str(",\"description\":");
+        push_json_str(out, t.description);
+        out.push_str(",\"inputSchema\":");
+        push_schema(out, &mut written, t.input_schema, t.name, "input");
+        if let Some(schema) = t.output_schema.filter(|_| with_output) {
+            out.push_str(",\"outputSchema\":");
+            push_schema(out, &mut written, schema, t.name, "output");
+        }
+        let a = t.annotations;
+        out.push_str(&format!(
+            ",\"annotations\":{{\"readOnlyHint\":{},\"destructiveHint\":{},\"idempotentHint\":{},\"openWorldHint\":{}}}}}",
+            a.read_only, a.destructive, a.idempotent, a.open_world
+        ));
+    }
 }
 
 /// A response with the listing spliced in, as three pieces: the listing is
@@ -315,6 +302,68 @@ mod tests {
             full["result"]["tools"][0]["outputSchema"],
             json!({"type": "object"})
         );
+    }
+
+    static PARTS: crate::catalogue::SharedTexts = crate::catalogue::SharedTexts::new(
+        "k",
+        &[(
+            "S_P",
+            r#"{"type":"string","description":"é \"quoted\" \\ \u0007"}"#,
+        )],
+        "",
+    );
+
+    /// The listing is exactly what serde_json writes for the same entries
+    /// (field order, escaping), with shared parts put back and a schema
+    /// that is not JSON listed as the fallback.
+    #[test]
+    fn encodes_as_serde_json_would() {
+        let tools = vec![
+            custom(|t| {
+                t.name = "a_\"quoted\"\n";
+                t.title = "Ünïcode \u{1F600} </script>";
+                t.description = "tab\there \\ and \u{7f}\u{1}";
+                t.input_schema = SharedText::Marked(
+                    r#"{"type":"object","properties":{"p":{"k":"S_P"}}}"#,
+                    &PARTS,
+                );
+                t.output_schema = Some(SharedText::Entry("S_P", &PARTS));
+                t.annotations.read_only = true;
+            }),
+            custom(|t| {
+                t.name = "b";
+                t.input_schema = SharedText::Text("{not json");
+                t.output_schema = Some(SharedText::Text("[1,"));
+            }),
+        ];
+        let p: Value = serde_json::from_str(PARTS.stored("S_P").unwrap()).unwrap();
+        let expect = |with_output: bool| {
+            let a = tools[0].annotations;
+            let hints = |a: crate::catalogue::Annotations| {
+                json!({"readOnlyHint": a.read_only, "destructiveHint": a.destructive,
+                    "idempotentHint": a.idempotent, "openWorldHint": a.open_world})
+            };
+            let mut first = json!({"name": tools[0].name, "title": tools[0].title,
+                "description": tools[0].description,
+                "inputSchema": {"type": "object", "properties": {"p": p}}});
+            let mut second = json!({"name": "b", "title": tools[1].title,
+                "description": tools[1].description, "inputSchema": {"type": "object"}});
+            if with_output {
+                first["outputSchema"] = p.clone();
+                second["outputSchema"] = json!({"type": "object"});
+            }
+            first["annotations"] = hints(a);
+            second["annotations"] = hints(tools[1].annotations);
+            serde_json::to_vec(&json!([first, second])).unwrap()
+        };
+        for with_output in [false, true] {
+            let got = encode(&tools, with_output);
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&expect(with_output))
+            );
+        }
+        assert_eq!(encode(&[], false), "[]".as_bytes());
     }
 
     #[cfg(feature = "http")]
