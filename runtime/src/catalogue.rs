@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use crate::profile::Profile;
-pub use crate::shared_text::{Offset, SharedText, SharedTexts, Written};
+pub use crate::shared_text::{SharedText, SharedTexts, Written};
 
 /// A whole generated catalogue: every product and tool of one API release.
 #[derive(Debug)]

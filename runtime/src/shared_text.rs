@@ -42,10 +42,9 @@ struct Index {
     lines: std::collections::HashMap<&'static str, &'static str>,
 }
 
-/// Where an entry's text lies in the document: the number its name
-/// stands for (`S_` and 16 hex digits) and the byte range of its text,
-/// counted from the line after the document's head.
-pub type Offset = (u64, u32, u32);
+/// Longest entry name read from a document line (the generator's are 18
+/// bytes): an offset that lands elsewhere is not scanned far.
+const MAX_NAME: usize = 256;
 
 /// The shared parts of a crate's texts.
 #[derive(Debug)]
@@ -58,9 +57,11 @@ pub struct SharedTexts {
     /// A generated `schemas.json` document: one entry a line,
     /// `"<name>":<JSON text>` (see [`SharedTexts::index_lines`]).
     document: &'static str,
-    /// The document's entries by name number, sorted: written by the
-    /// generator, so nothing is scanned to find an entry.
-    offsets: &'static [Offset],
+    /// Where each entry's line starts in the document, counted from the
+    /// line after its head, in the document's order (sorted by name):
+    /// written by the generator, so finding an entry reads a few names
+    /// instead of indexing every line.
+    offsets: &'static [u32],
     /// Made on first use.
     index: OnceLock<Index>,
 }
@@ -76,13 +77,15 @@ impl SharedTexts {
         Self::with_offsets(key, entries, document, &[])
     }
 
-    /// [`SharedTexts::new`] with the document's [`Offset`]s (sorted), as a
-    /// generated crate writes them.
+    /// [`SharedTexts::new`] with where each of the document's lines starts
+    /// (see the field), as a generated crate writes them. An offset that
+    /// is wrong finds nothing: an entry is only read where its own name
+    /// is written.
     pub const fn with_offsets(
         key: &'static str,
         entries: &'static [(&'static str, &'static str)],
         document: &'static str,
-        offsets: &'static [Offset],
+        offsets: &'static [u32],
     ) -> Self {
         SharedTexts {
             key,
@@ -138,14 +141,23 @@ impl SharedTexts {
         })
     }
 
-    /// The text at `offsets`' entry for `name`, if it has one.
+    /// The text of entry `name` found through `offsets`, if it has one.
     fn at_offset(&self, name: &str) -> Option<&'static str> {
-        let id = name_number(name)?;
-        let i = self.offsets.binary_search_by_key(&id, |o| o.0).ok()?;
-        let (_, start, end) = *self.offsets.get(i)?;
-        let body = memchr::memchr(b'\n', self.document.as_bytes())? + 1;
-        let range = body.checked_add(start as usize)?..body.checked_add(end as usize)?;
-        self.document.get(range)
+        if self.offsets.is_empty() {
+            return None;
+        }
+        let document = self.document;
+        let body = &document[memchr::memchr(b'\n', document.as_bytes())? + 1..];
+        let i = self
+            .offsets
+            .binary_search_by(|&start| name_at(body, start).unwrap_or("").cmp(name))
+            .ok()?;
+        let start = *self.offsets.get(i)? as usize;
+        // `"<name>":<text>` then `,` or nothing before the line break.
+        let line = body.get(start + name.len() + 1..)?.strip_prefix("\":")?;
+        let end = memchr::memchr(b'\n', line.as_bytes()).unwrap_or(line.len());
+        let text = &line[..end];
+        Some(text.strip_suffix(',').unwrap_or(text))
     }
 
     fn get(&self, name: &str) -> Option<&'static str> {
@@ -266,14 +278,13 @@ struct Span {
     nest: usize,
 }
 
-/// The number an entry name `S_<16 hex digits>` stands for.
-fn name_number(name: &str) -> Option<u64> {
-    let hex = name.strip_prefix("S_").filter(|h| h.len() == 16)?;
-    // `from_str_radix` also takes a sign, which a name never has.
-    hex.bytes()
-        .all(|b| b.is_ascii_hexdigit())
-        .then(|| u64::from_str_radix(hex, 16).ok())
-        .flatten()
+/// The name of the entry whose line starts at `start` of `body` (`None`
+/// when no `"` opens a name there, or it is longer than [`MAX_NAME`]).
+fn name_at(body: &'static str, start: u32) -> Option<&'static str> {
+    let rest = body.get(start as usize..)?.strip_prefix('"')?;
+    let head = rest.as_bytes().get(..rest.len().min(MAX_NAME + 1))?;
+    // The quote is ASCII, so the cut is a character boundary.
+    rest.get(..memchr::memchr(b'"', head)?)
 }
 
 /// A text of the catalogue (a schema's JSON, a TypeScript declaration).
@@ -352,25 +363,25 @@ mod tests {
         ),
     );
 
-    /// The document of [`DOCUMENT`] with offsets, as the generator writes
-    /// them, plus entries whose offsets are broken.
+    /// A document with its line offsets, as the generator writes them.
     const OFFSET_DOC: &str = concat!(
         "{\"@generated\":\"x\",\"key\":\"k\",\"entries\":{\n",
         "\"S_0000000000000001\":[1,{\"k\":\"S_00000000000000AB\"}],\n",
-        "\"S_00000000000000AB\":{\"d\":true}\n",
+        "\"S_00000000000000AB\":{\"d\":true},\n",
+        "\"S_00000000000000AC\":{\"e\":\"\\\":\"}\n",
         "}}\n"
     );
     static OFFSETS: SharedTexts = SharedTexts::with_offsets(
         "k",
         &[("S_LITERAL", r#"{"k":"S_0000000000000001"}"#)],
         OFFSET_DOC,
-        &[
-            (0x1, 21, 51),
-            (0xAB, 74, 84),
-            (0xFE, 70, 5000),
-            (0xFF, 90, 80),
-        ],
+        &[0, 53, 86],
     );
+
+    /// Offsets that are wrong: past the document, inside a line, out of
+    /// order, on a line that is not an entry.
+    static BROKEN_OFFSETS: SharedTexts =
+        SharedTexts::with_offsets("k", &[], OFFSET_DOC, &[86, 1, 53, 5000, 120, u32::MAX]);
 
     #[test]
     fn offsets_find_entries_without_reading_lines() {
@@ -382,22 +393,27 @@ mod tests {
             SharedText::Entry("S_LITERAL", &OFFSETS).text(),
             r#"[1,{"d":true}]"#
         );
-        // Offsets past the document or backwards name nothing; names that
-        // are not `S_` and 16 hex digits are not looked up by number.
-        for missing in [
-            "S_00000000000000FE",
-            "S_00000000000000FF",
-            "S_+000000000000001",
-            "S_1",
-            "S_00000000000000001",
-            "1",
-        ] {
+        assert_eq!(
+            SharedText::Entry("S_00000000000000AC", &OFFSETS).text(),
+            r#"{"e":"\":"}"#
+        );
+        for missing in ["S_00000000000000AD", "S_1", "", "\"", "}}"] {
             assert_eq!(SharedText::Entry(missing, &OFFSETS).text(), "", "{missing}");
         }
         // The table does not read the document's lines when it has offsets.
-        let _ = SharedText::Entry("nothing", &OFFSETS).text();
         assert!(OFFSETS.index.get().is_some_and(|i| i.lines.is_empty()));
-        assert_eq!(super::name_number("S_00000000000000ab"), Some(0xAB));
+        // A wrong offset finds nothing, or the entry written where it
+        // points: never another entry's text.
+        for (name, text) in [
+            ("S_0000000000000001", r#"[1,{"d":true}]"#),
+            ("S_00000000000000AB", r#"{"d":true}"#),
+            ("S_00000000000000AC", r#"{"e":"\":"}"#),
+            ("}}", ""),
+            ("", ""),
+        ] {
+            let got = SharedTexts::stored(&BROKEN_OFFSETS, name);
+            assert!(got.is_none() || got == Some(text), "{name}: {got:?}");
+        }
     }
 
     /// A chain `C0 → C1 → … → C300` nested past [`super::MAX_DEPTH`].

@@ -324,13 +324,21 @@ impl SchemaTable {
             out.push_str(SCHEMAS_JSON);
             out.push_str("\"),\n");
         }
-        match self.offsets() {
-            Some(offsets) if !offsets.is_empty() => {
+        match self.line_starts() {
+            Some(starts) if !starts.is_empty() => {
                 out.push_str(
-                    "    // Where each schema text lies in that file (name, start, end).\n    &[\n",
+                    "    // Where each entry's line starts in that file, after its head.\n    &[\n",
                 );
-                for (id, start, end) in offsets {
-                    out.push_str(&format!("        (0x{id:016X}, {start}, {end}),\n"));
+                for row in starts.chunks(LINE_STARTS_A_ROW) {
+                    out.push_str("        ");
+                    for (i, start) in row.iter().enumerate() {
+                        if i > 0 {
+                            out.push(' ');
+                        }
+                        out.push_str(&start.to_string());
+                        out.push(',');
+                    }
+                    out.push('\n');
                 }
                 out.push_str("    ],\n");
             }
@@ -340,25 +348,24 @@ impl SchemaTable {
         out
     }
 
-    /// Where each entry's text lies in `artifacts/schemas.json`, counted
+    /// Where each entry's line starts in `artifacts/schemas.json`, counted
     /// from the line after the head (as [`SchemaTable::schemas_json`]
-    /// writes it), by the number its name stands for; `None` when a name
-    /// is not `S_` and 16 hex digits or the file would pass 4 GiB (the
-    /// runtime then reads the file's lines).
-    pub fn offsets(&self) -> Option<Vec<(u64, u32, u32)>> {
+    /// writes it), in name order; `None` when a name could not be read
+    /// back from its line (a quote, a backslash, longer than 256 bytes) or
+    /// the file would pass 4 GiB (the runtime then reads the file's lines).
+    pub fn line_starts(&self) -> Option<Vec<u32>> {
         let mut at = 0usize;
         let mut out = Vec::with_capacity(self.entries.len());
         for (name, pieces) in &self.entries {
-            let hex = name.strip_prefix("S_").filter(|h| h.len() == 16)?;
-            let id = u64::from_str_radix(hex, 16).ok()?;
+            if name.len() > 256 || name.contains(['"', '\\']) {
+                return None;
+            }
+            out.push(u32::try_from(at).ok()?);
             // `"<name>":` then the text, then `,` and a line break.
-            let start = at + name.len() + 3;
-            let end = start + marked_len(pieces, &self.key);
-            out.push((id, u32::try_from(start).ok()?, u32::try_from(end).ok()?));
-            at = end + 2;
+            at += name.len() + 3 + marked_len(pieces, &self.key) + 2;
         }
-        // Names sort as their numbers do (fixed width, upper-case hex).
-        out.windows(2).all(|w| w[0].0 < w[1].0).then_some(out)
+        u32::try_from(at).ok()?;
+        Some(out)
     }
 
     /// `artifacts/schemas.json`: the schema texts, one entry a line
@@ -406,6 +413,9 @@ fn marked_len(pieces: &[Piece], key: &str) -> usize {
         })
         .sum()
 }
+
+/// Line starts written on one line of `src/schemas.rs`.
+const LINE_STARTS_A_ROW: usize = 12;
 
 /// Where the schema texts are written, relative to the crate.
 pub const SCHEMAS_JSON: &str = "artifacts/schemas.json";
@@ -458,9 +468,12 @@ mod tests {
             "{\"@generated\":\"note\",\"key\":\"k\",\"entries\":{\n\"S_A\":{\"a\":\"\\n\"},\n\"S_B\":{\"x\":{\"k\":\"S_A\"}}\n}}\n"
         );
         assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
-        // Test names are not numbers: the runtime reads the lines.
-        assert!(table.offsets().is_none());
-        assert!(text.contains("    &[],\n);"), "{text}");
+        // Both lines are found from where they start.
+        assert_eq!(table.line_starts(), Some(vec![0, 18]));
+        assert!(
+            text.contains("    &[\n        0, 18,\n    ],\n);"),
+            "{text}"
+        );
         assert!(text.starts_with("// header\n//! "), "{text}");
         assert_eq!(table.text("S_B").unwrap(), "{\"x\":{\"a\":\"\\n\"}}");
         assert!(syn::parse_file(&text).is_ok());
