@@ -46,31 +46,35 @@ fn check(config: &str) -> usize {
     check_generated(config, &load(config))
 }
 
-/// The line starts `src/schemas.rs` writes point at each entry's line in
-/// the `artifacts/schemas.json` written beside it.
+/// The line lengths `src/schemas.rs` writes are those of the entries'
+/// lines in the `artifacts/schemas.json` written beside it.
 fn check_offsets(config: &str, table: &SchemaTable, g: &toolforge_generator::Generated) {
     let Some(file) = g.files.iter().find(|f| f.path == "artifacts/schemas.json") else {
         return;
     };
     let document = std::str::from_utf8(&file.contents).unwrap();
-    let body = &document[document.find('\n').unwrap() + 1..];
-    let starts = table.line_starts().unwrap();
-    assert_eq!(starts.len(), table.entries.len());
-    for (start, (name, pieces)) in starts.iter().zip(&table.entries) {
-        let line = &body[*start as usize..];
-        let line = &line[..line.find('\n').unwrap()];
+    let mut body = &document[document.find('\n').unwrap() + 1..];
+    let lengths = table.line_lengths().unwrap();
+    assert_eq!(lengths.len(), table.entries.len());
+    for (len, (name, pieces)) in lengths.iter().zip(&table.entries) {
+        let (line, rest) = body.split_at(body.find('\n').unwrap() + 1);
         let text = toolforge_generator::emit::chunks::marked(pieces, &table.key);
         assert!(
-            line == format!("\"{name}\":{text},") || line == format!("\"{name}\":{text}"),
+            line == format!("\"{name}\":{text},\n") || line == format!("\"{name}\":{text}\n"),
             "{config}: {name}"
         );
+        if !rest.starts_with('}') {
+            assert_eq!(*len as usize, line.len(), "{config}: {name}");
+        }
+        body = rest;
     }
     let rust = g.files.iter().find(|f| f.path == "src/schemas.rs").unwrap();
-    let first: Vec<String> = starts.iter().take(3).map(u32::to_string).collect();
+    let first: Vec<String> = (lengths.iter().take(3))
+        .map(|l| format!("        {l},\n"))
+        .collect();
     assert!(
-        String::from_utf8_lossy(&rust.contents)
-            .contains(&format!("    &[\n        {},", first.join(", "))),
-        "{config}: src/schemas.rs lacks the line starts"
+        String::from_utf8_lossy(&rust.contents).contains(&format!("    &[\n{}", first.concat())),
+        "{config}: src/schemas.rs lacks the line lengths"
     );
 }
 
@@ -260,7 +264,7 @@ fn a_spec_holding_the_reference_key_gets_another_key() {
     let file = |path: &str| g.files.iter().find(|f| f.path == path).unwrap();
     let text = String::from_utf8_lossy(&file("src/schemas.rs").contents);
     assert!(
-        text.contains("SharedTexts::with_offsets(\n    \"x-toolforge-chunk-2\","),
+        text.contains("SharedTexts::with_line_lengths(\n    \"x-toolforge-chunk-2\","),
         "{text}"
     );
     let table = String::from_utf8_lossy(&file("artifacts/schemas.json").contents);

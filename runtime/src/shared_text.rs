@@ -11,7 +11,8 @@
 //! `src/schemas.rs`; one `static`, so the compiler checks it once: a tree
 //! of nested `const`s or `static`s, one per part, tripled the build of
 //! Stripe's crate) and the schema texts of `artifacts/schemas.json`,
-//! embedded whole and indexed on first use. That file is the one
+//! embedded whole, with where each of its lines starts (a table without
+//! those is indexed line by line on first use). That file is the one
 //! `artifacts/tools.json` refers to, so each schema text is stored once.
 
 use std::borrow::Cow;
@@ -29,7 +30,7 @@ const MAX_BYTES: usize = if cfg!(test) { 1 << 20 } else { 256 << 20 };
 type Entries = Vec<(&'static str, &'static str)>;
 
 /// What expanding texts needs, made on first use: a searcher for the
-/// opening of a reference and, for a document without an offset table
+/// opening of a reference and, for a document without line lengths
 /// (hand-made tables, tests), its entries by name. A server expands every
 /// tool's input schema before it listens, so this is on the cold start's
 /// path.
@@ -38,12 +39,15 @@ struct Index {
     /// `{"<key>":"`.
     open: memchr::memmem::Finder<'static>,
     /// The document's entries found by reading its lines (empty when the
-    /// table has offsets).
+    /// table has line lengths).
     lines: std::collections::HashMap<&'static str, &'static str>,
+    /// Where each of the document's entry lines starts, summed from the
+    /// table's line lengths.
+    starts: Vec<usize>,
 }
 
 /// Longest entry name read from a document line (the generator's are 18
-/// bytes): an offset that lands elsewhere is not scanned far.
+/// bytes): a start that lands elsewhere is not scanned far.
 const MAX_NAME: usize = 256;
 
 /// The shared parts of a crate's texts.
@@ -57,11 +61,12 @@ pub struct SharedTexts {
     /// A generated `schemas.json` document: one entry a line,
     /// `"<name>":<JSON text>` (see [`SharedTexts::index_lines`]).
     document: &'static str,
-    /// Where each entry's line starts in the document, counted from the
-    /// line after its head, in the document's order (sorted by name):
-    /// written by the generator, so finding an entry reads a few names
-    /// instead of indexing every line.
-    offsets: &'static [u32],
+    /// The length of each entry's line in the document (line break
+    /// included), in the document's order (sorted by name), from the line
+    /// after its head: written by the generator, so finding an entry reads
+    /// a few names instead of indexing every line. Lengths, not starts: a
+    /// release that changes one entry changes one number.
+    line_lengths: &'static [u32],
     /// Made on first use.
     index: OnceLock<Index>,
 }
@@ -74,24 +79,24 @@ impl SharedTexts {
         entries: &'static [(&'static str, &'static str)],
         document: &'static str,
     ) -> Self {
-        Self::with_offsets(key, entries, document, &[])
+        Self::with_line_lengths(key, entries, document, &[])
     }
 
-    /// [`SharedTexts::new`] with where each of the document's lines starts
-    /// (see the field), as a generated crate writes them. An offset that
-    /// is wrong finds nothing: an entry is only read where its own name
-    /// is written.
-    pub const fn with_offsets(
+    /// [`SharedTexts::new`] with the length of each of the document's entry
+    /// lines (see the field), as a generated crate writes them. A wrong
+    /// length finds nothing: an entry is only read where its own name is
+    /// written.
+    pub const fn with_line_lengths(
         key: &'static str,
         entries: &'static [(&'static str, &'static str)],
         document: &'static str,
-        offsets: &'static [u32],
+        line_lengths: &'static [u32],
     ) -> Self {
         SharedTexts {
             key,
             entries,
             document,
-            offsets,
+            line_lengths,
             index: OnceLock::new(),
         }
     }
@@ -127,7 +132,15 @@ impl SharedTexts {
     fn index(&self) -> &Index {
         self.index.get_or_init(|| {
             let mut lines = std::collections::HashMap::new();
-            if self.offsets.is_empty() {
+            let mut at = 0usize;
+            let starts = (self.line_lengths.iter())
+                .map(|&len| {
+                    let start = at;
+                    at = at.saturating_add(len as usize);
+                    start
+                })
+                .collect();
+            if self.line_lengths.is_empty() {
                 // A name written twice keeps its first text.
                 for (name, text) in Self::index_lines(self.document) {
                     lines.entry(name).or_insert(text);
@@ -137,22 +150,24 @@ impl SharedTexts {
             Index {
                 open: memchr::memmem::Finder::new(open.as_bytes()).into_owned(),
                 lines,
+                starts,
             }
         })
     }
 
-    /// The text of entry `name` found through `offsets`, if it has one.
-    fn at_offset(&self, name: &str) -> Option<&'static str> {
-        if self.offsets.is_empty() {
+    /// The text of entry `name` found through the line lengths, if it has
+    /// one.
+    fn at_line(&self, name: &str) -> Option<&'static str> {
+        if self.line_lengths.is_empty() {
             return None;
         }
         let document = self.document;
         let body = &document[memchr::memchr(b'\n', document.as_bytes())? + 1..];
-        let i = self
-            .offsets
+        let starts = &self.index().starts;
+        let i = starts
             .binary_search_by(|&start| name_at(body, start).unwrap_or("").cmp(name))
             .ok()?;
-        let start = *self.offsets.get(i)? as usize;
+        let start = *starts.get(i)?;
         // `"<name>":<text>` then `,` or nothing before the line break.
         let line = body.get(start + name.len() + 1..)?.strip_prefix("\":")?;
         let end = memchr::memchr(b'\n', line.as_bytes()).unwrap_or(line.len());
@@ -161,7 +176,7 @@ impl SharedTexts {
     }
 
     fn get(&self, name: &str) -> Option<&'static str> {
-        if let Some(text) = self.at_offset(name) {
+        if let Some(text) = self.at_line(name) {
             return Some(text);
         }
         let literal = self
@@ -280,8 +295,8 @@ struct Span {
 
 /// The name of the entry whose line starts at `start` of `body` (`None`
 /// when no `"` opens a name there, or it is longer than [`MAX_NAME`]).
-fn name_at(body: &'static str, start: u32) -> Option<&'static str> {
-    let rest = body.get(start as usize..)?.strip_prefix('"')?;
+fn name_at(body: &'static str, start: usize) -> Option<&'static str> {
+    let rest = body.get(start..)?.strip_prefix('"')?;
     let head = rest.as_bytes().get(..rest.len().min(MAX_NAME + 1))?;
     // The quote is ASCII, so the cut is a character boundary.
     rest.get(..memchr::memchr(b'"', head)?)
@@ -363,7 +378,7 @@ mod tests {
         ),
     );
 
-    /// A document with its line offsets, as the generator writes them.
+    /// A document with its line lengths, as the generator writes them.
     const OFFSET_DOC: &str = concat!(
         "{\"@generated\":\"x\",\"key\":\"k\",\"entries\":{\n",
         "\"S_0000000000000001\":[1,{\"k\":\"S_00000000000000AB\"}],\n",
@@ -371,20 +386,24 @@ mod tests {
         "\"S_00000000000000AC\":{\"e\":\"\\\":\"}\n",
         "}}\n"
     );
-    static OFFSETS: SharedTexts = SharedTexts::with_offsets(
+    static OFFSETS: SharedTexts = SharedTexts::with_line_lengths(
         "k",
         &[("S_LITERAL", r#"{"k":"S_0000000000000001"}"#)],
         OFFSET_DOC,
-        &[0, 53, 86],
+        &[53, 33, 36],
     );
 
-    /// Offsets that are wrong: past the document, inside a line, out of
-    /// order, on a line that is not an entry.
-    static BROKEN_OFFSETS: SharedTexts =
-        SharedTexts::with_offsets("k", &[], OFFSET_DOC, &[86, 1, 53, 5000, 120, u32::MAX]);
+    /// Lengths that are wrong: starts inside a line, out of order, past
+    /// the document, on a line that is not an entry, summing past `u32`.
+    static BROKEN_OFFSETS: SharedTexts = SharedTexts::with_line_lengths(
+        "k",
+        &[],
+        OFFSET_DOC,
+        &[86, 1, 52, 5000, 34, u32::MAX, u32::MAX, 1],
+    );
 
     #[test]
-    fn offsets_find_entries_without_reading_lines() {
+    fn line_lengths_find_entries_without_reading_lines() {
         assert_eq!(
             SharedText::Entry("S_0000000000000001", &OFFSETS).text(),
             r#"[1,{"d":true}]"#
@@ -400,10 +419,10 @@ mod tests {
         for missing in ["S_00000000000000AD", "S_1", "", "\"", "}}"] {
             assert_eq!(SharedText::Entry(missing, &OFFSETS).text(), "", "{missing}");
         }
-        // The table does not read the document's lines when it has offsets.
+        // The table does not read the document's lines when it has lengths.
         assert!(OFFSETS.index.get().is_some_and(|i| i.lines.is_empty()));
-        // A wrong offset finds nothing, or the entry written where it
-        // points: never another entry's text.
+        // A wrong length finds nothing, or the entry written where the
+        // sum points: never another entry's text.
         for (name, text) in [
             ("S_0000000000000001", r#"[1,{"d":true}]"#),
             ("S_00000000000000AB", r#"{"d":true}"#),

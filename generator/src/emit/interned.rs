@@ -305,7 +305,7 @@ impl SchemaTable {
         let mut out = String::with_capacity(size + 1024);
         out.push_str(header);
         out.push_str(
-            "\n//! The texts tools share: input, output and response schemas as JSON text, each\n//! distinct text once, named by its content hash, in `artifacts/schemas.json`\n//! (also read by `artifacts/tools.json`), and the TypeScript declaration parts\n//! below; a text refers to the parts it shares with `{\"<key>\":\"S_…\"}`\n//! (`SharedText::text` puts it back together).\n\nuse toolforge_runtime::catalogue::SharedTexts;\n\n/// Every shared text.\npub(crate) static ALL: SharedTexts = SharedTexts::with_offsets(\n    ",
+            "\n//! The texts tools share: input, output and response schemas as JSON text, each\n//! distinct text once, named by its content hash, in `artifacts/schemas.json`\n//! (also read by `artifacts/tools.json`), and the TypeScript declaration parts\n//! below; a text refers to the parts it shares with `{\"<key>\":\"S_…\"}`\n//! (`SharedText::text` puts it back together).\n\nuse toolforge_runtime::catalogue::SharedTexts;\n\n/// Every shared text.\npub(crate) static ALL: SharedTexts = SharedTexts::with_line_lengths(\n    ",
         );
         out.push_str(&proc_macro2::Literal::string(&self.key).to_string());
         out.push_str(",\n    &[\n");
@@ -324,21 +324,17 @@ impl SchemaTable {
             out.push_str(SCHEMAS_JSON);
             out.push_str("\"),\n");
         }
-        match self.line_starts() {
-            Some(starts) if !starts.is_empty() => {
+        match self.line_lengths() {
+            Some(lengths) if !lengths.is_empty() => {
+                // One a line: a release that changes one entry changes
+                // (or moves) one line here.
                 out.push_str(
-                    "    // Where each entry's line starts in that file, after its head.\n    &[\n",
+                    "    // The length of each entry's line in that file, line break included.\n    &[\n",
                 );
-                for row in starts.chunks(LINE_STARTS_A_ROW) {
+                for len in lengths {
                     out.push_str("        ");
-                    for (i, start) in row.iter().enumerate() {
-                        if i > 0 {
-                            out.push(' ');
-                        }
-                        out.push_str(&start.to_string());
-                        out.push(',');
-                    }
-                    out.push('\n');
+                    out.push_str(&len.to_string());
+                    out.push_str(",\n");
                 }
                 out.push_str("    ],\n");
             }
@@ -348,23 +344,25 @@ impl SchemaTable {
         out
     }
 
-    /// Where each entry's line starts in `artifacts/schemas.json`, counted
-    /// from the line after the head (as [`SchemaTable::schemas_json`]
-    /// writes it), in name order; `None` when a name could not be read
-    /// back from its line (a quote, a backslash, longer than 256 bytes) or
-    /// the file would pass 4 GiB (the runtime then reads the file's lines).
-    pub fn line_starts(&self) -> Option<Vec<u32>> {
-        let mut at = 0usize;
+    /// The length of each entry's line in `artifacts/schemas.json` (as
+    /// [`SchemaTable::schemas_json`] writes it, line break included), in
+    /// name order; `None` when a name could not be read back from its
+    /// line (a quote, a backslash, longer than 256 bytes) or the file
+    /// would pass 4 GiB (the runtime then reads the file's lines).
+    pub fn line_lengths(&self) -> Option<Vec<u32>> {
+        let mut total = 0usize;
         let mut out = Vec::with_capacity(self.entries.len());
         for (name, pieces) in &self.entries {
             if name.len() > 256 || name.contains(['"', '\\']) {
                 return None;
             }
-            out.push(u32::try_from(at).ok()?);
-            // `"<name>":` then the text, then `,` and a line break.
-            at += name.len() + 3 + marked_len(pieces, &self.key) + 2;
+            // `"<name>":` then the text, then `,` (not on the last line)
+            // and a line break.
+            let len = name.len() + 3 + marked_len(pieces, &self.key) + 2;
+            out.push(u32::try_from(len).ok()?);
+            total += len;
         }
-        u32::try_from(at).ok()?;
+        u32::try_from(total).ok()?;
         Some(out)
     }
 
@@ -413,9 +411,6 @@ fn marked_len(pieces: &[Piece], key: &str) -> usize {
         })
         .sum()
 }
-
-/// Line starts written on one line of `src/schemas.rs`.
-const LINE_STARTS_A_ROW: usize = 12;
 
 /// Where the schema texts are written, relative to the crate.
 pub const SCHEMAS_JSON: &str = "artifacts/schemas.json";
@@ -468,10 +463,10 @@ mod tests {
             "{\"@generated\":\"note\",\"key\":\"k\",\"entries\":{\n\"S_A\":{\"a\":\"\\n\"},\n\"S_B\":{\"x\":{\"k\":\"S_A\"}}\n}}\n"
         );
         assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
-        // Both lines are found from where they start.
-        assert_eq!(table.line_starts(), Some(vec![0, 18]));
+        // The last line has no comma; its length is not read.
+        assert_eq!(table.line_lengths(), Some(vec![18, 25]));
         assert!(
-            text.contains("    &[\n        0, 18,\n    ],\n);"),
+            text.contains("    &[\n        18,\n        25,\n    ],\n);"),
             "{text}"
         );
         assert!(text.starts_with("// header\n//! "), "{text}");
