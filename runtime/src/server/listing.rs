@@ -25,7 +25,8 @@ pub(crate) const SPLICE_MAX: usize = 16 * 1024;
 #[derive(Debug)]
 pub struct Listing {
     tools: Vec<&'static ToolDef>,
-    compact: Bytes,
+    /// Encoded on a thread of its own from start-up (see [`Listing::new`]).
+    compact: Arc<OnceLock<Bytes>>,
     full: OnceLock<Bytes>,
     placeholders: [Tool; 2],
     patterns: [Vec<u8>; 2],
@@ -175,8 +176,8 @@ impl http_body::Body for PiecesBody {
 }
 
 impl Listing {
-    /// Encodes the listing of `tools` (without output schemas; the variant
-    /// with them is encoded on first request).
+    /// The listing of `tools`: encoded without output schemas on a thread
+    /// started here, and with them on the first request for that variant.
     pub fn new(tools: Vec<&'static ToolDef>) -> Self {
         let nonce = std::collections::hash_map::RandomState::new()
             .build_hasher()
@@ -194,7 +195,18 @@ impl Listing {
             p.push(b']');
             p
         });
-        let compact = encode(&tools, false);
+        // Encoding the listing of a large API takes milliseconds; a thread
+        // of its own does it while the server starts (TLS roots, the
+        // runtime, the listener), and the first request that needs it
+        // waits for it (`OnceLock` runs one initialiser; a caller that
+        // comes first, or a thread that could not start, encodes it).
+        let compact = Arc::new(OnceLock::new());
+        let (cell, listed) = (Arc::clone(&compact), tools.clone());
+        let _ = std::thread::Builder::new()
+            .name("toolforge-listing".into())
+            .spawn(move || {
+                cell.get_or_init(|| encode(&listed, false));
+            });
         Self {
             tools,
             compact,
@@ -209,7 +221,7 @@ impl Listing {
         if with_output {
             self.full.get_or_init(|| encode(&self.tools, true)).clone()
         } else {
-            self.compact.clone()
+            (self.compact.get_or_init(|| encode(&self.tools, false))).clone()
         }
     }
 
