@@ -198,6 +198,14 @@ fn a_stalled_body_gets_408_and_its_connection_closed() {
     }
     assert_eq!(unauthorized.status, 401, "{test}: {}", unauthorized.text());
     assert!(unauthorized_after < SLACK, "{test}: {unauthorized_after:?}");
+    // Its body unread, the connection cannot carry another request: the
+    // answer says so, so that a client does not reuse it.
+    assert_eq!(
+        unauthorized.header("connection"),
+        Some("close"),
+        "{test}: no token: {:?}",
+        unauthorized.headers
+    );
     assert!(
         server.log().contains("request body timed out"),
         "{test}: no log line:\n{}",

@@ -376,10 +376,15 @@ fn request_host(req: &Request) -> Option<&str> {
 }
 
 async fn guard(State(state): State<Arc<HttpState>>, req: Request, next: Next) -> Response {
+    // Refused unread, as in `authenticate`.
+    let unread = has_body(req.headers());
     if !host_allowed(request_host(&req), &state.hosts) {
-        return text_response(
-            StatusCode::FORBIDDEN,
-            "Forbidden: the Host header is not allowed (see --allowed-host)",
+        return closing_if(
+            unread,
+            text_response(
+                StatusCode::FORBIDDEN,
+                "Forbidden: the Host header is not allowed (see --allowed-host)",
+            ),
         );
     }
     let origin = req
@@ -387,9 +392,12 @@ async fn guard(State(state): State<Arc<HttpState>>, req: Request, next: Next) ->
         .get(header::ORIGIN)
         .map(|v| v.to_str().unwrap_or("\u{0}"));
     if !origin_allowed(origin, &state.origins) {
-        return text_response(
-            StatusCode::FORBIDDEN,
-            "Forbidden: the Origin header is not allowed (see --allowed-origin)",
+        return closing_if(
+            unread,
+            text_response(
+                StatusCode::FORBIDDEN,
+                "Forbidden: the Origin header is not allowed (see --allowed-origin)",
+            ),
         );
     }
     next.run(req).await
@@ -404,6 +412,12 @@ async fn authenticate(
     mut req: Request,
     next: Next,
 ) -> Response {
+    // Refused before its body is read: the connection cannot carry another
+    // request (hyper closes it once it sees the body unread), so the
+    // response says so. Without `Connection: close` a client may send its
+    // next request on that connection and see it closed without an answer.
+    let unread = has_body(req.headers());
+    let refuse = |resp: Response| closing_if(unread, resp);
     let credential = match &state.auth {
         ClientAuth::Unauthenticated(c) => c.clone(),
         ClientAuth::Tokens(table) => {
@@ -416,14 +430,17 @@ async fn authenticate(
                 Some(c) => Some(c),
                 None => {
                     let host = request_host(&req).unwrap_or("localhost");
-                    return unauthorized(&metadata_url(host), presented.is_some());
+                    return refuse(unauthorized(&metadata_url(host), presented.is_some()));
                 }
             }
         }
         #[cfg(feature = "oauth")]
         ClientAuth::OAuth { secrets, .. } => {
             let Some(server) = &state.oauth else {
-                return text_response(StatusCode::INTERNAL_SERVER_ERROR, "OAuth is not set up");
+                return refuse(text_response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "OAuth is not set up",
+                ));
             };
             let presented = req
                 .headers()
@@ -431,7 +448,7 @@ async fn authenticate(
                 .and_then(|v| v.to_str().ok())
                 .and_then(bearer_token);
             let Some(presented) = presented else {
-                return unauthorized(&server.resource_metadata_url(), false);
+                return refuse(unauthorized(&server.resource_metadata_url(), false));
             };
             match server.authenticate(presented).await {
                 Ok(session) => {
@@ -441,17 +458,19 @@ async fn authenticate(
                             None => c,
                         }),
                         // An upstream token the runtime cannot send.
-                        Err(_) => return unauthorized(&server.resource_metadata_url(), true),
+                        Err(_) => {
+                            return refuse(unauthorized(&server.resource_metadata_url(), true));
+                        }
                     }
                 }
                 Err(crate::oauth::Rejection::InvalidToken) => {
-                    return unauthorized(&server.resource_metadata_url(), true);
+                    return refuse(unauthorized(&server.resource_metadata_url(), true));
                 }
                 Err(crate::oauth::Rejection::Unavailable) => {
-                    return text_response(
+                    return refuse(text_response(
                         StatusCode::SERVICE_UNAVAILABLE,
                         "Service Unavailable: the grant store or the upstream provider cannot be reached",
-                    );
+                    ));
                 }
             }
         }
@@ -467,7 +486,7 @@ async fn authenticate(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > state.max_request_bytes as u64) {
-        return too_large(state.max_request_bytes);
+        return refuse(too_large(state.max_request_bytes));
     }
     // Every POST body is read here, under the body-read deadline (see
     // `connections::TimedBody`): rmcp would answer a non-JSON one 415
@@ -517,6 +536,24 @@ async fn authenticate(
         req = Request::from_parts(parts, Body::from(bytes));
     }
     next.run(req).await
+}
+
+/// Whether a request announces a body (chunks, or a length that is not
+/// zero).
+fn has_body(headers: &http::HeaderMap) -> bool {
+    headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|v| v.to_str().map_or(true, |v| v.trim() != "0"))
+}
+
+/// `resp`, with `Connection: close` when `close`.
+fn closing_if(close: bool, mut resp: Response) -> Response {
+    if close {
+        resp.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    resp
 }
 
 fn is_json(headers: &http::HeaderMap) -> bool {
@@ -774,6 +811,29 @@ mod tests {
             .await
             .unwrap();
         (status, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    /// A request refused before its body is read is answered with
+    /// `Connection: close`; one without a body keeps its connection.
+    #[test]
+    fn refusals_close_connections_whose_body_was_not_read() {
+        let with = |pairs: &[(header::HeaderName, &str)]| {
+            let mut h = http::HeaderMap::new();
+            for (k, v) in pairs {
+                h.insert(k.clone(), HeaderValue::from_str(v).unwrap());
+            }
+            h
+        };
+        assert!(has_body(&with(&[(header::CONTENT_LENGTH, "12")])));
+        assert!(has_body(&with(&[(header::TRANSFER_ENCODING, "chunked")])));
+        assert!(has_body(&with(&[(header::CONTENT_LENGTH, "x")])));
+        assert!(!has_body(&with(&[(header::CONTENT_LENGTH, "0")])));
+        assert!(!has_body(&with(&[])));
+        let closed = closing_if(true, unauthorized("http://h/m", false));
+        assert_eq!(closed.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(closed.headers()[header::CONNECTION], "close");
+        let kept = closing_if(false, unauthorized("http://h/m", false));
+        assert!(kept.headers().get(header::CONNECTION).is_none());
     }
 
     #[tokio::test]
