@@ -11,7 +11,7 @@
 //! `src/schemas.rs`; one `static`, so the compiler checks it once: a tree
 //! of nested `const`s or `static`s, one per part, tripled the build of
 //! Stripe's crate) and the schema texts of `artifacts/schemas.json`,
-//! embedded whole, with where each of its lines starts (a table without
+//! embedded whole, with the length of each of its lines (a table without
 //! those is indexed line by line on first use). That file is the one
 //! `artifacts/tools.json` refers to, so each schema text is stored once.
 
@@ -41,7 +41,9 @@ struct Index {
     /// The document's entries found by reading its lines (empty when the
     /// table has line lengths).
     lines: std::collections::HashMap<&'static str, &'static str>,
-    /// Where each of the document's entry lines starts, summed from the
+    /// The document after its head line (empty when it has none).
+    body: &'static str,
+    /// Where each of the body's entry lines starts, summed from the
     /// table's line lengths.
     starts: Vec<usize>,
 }
@@ -147,9 +149,13 @@ impl SharedTexts {
                 }
             }
             let open = format!("{{\"{}\":\"", self.key);
+            let document = self.document;
+            let body =
+                memchr::memchr(b'\n', document.as_bytes()).map_or("", |head| &document[head + 1..]);
             Index {
                 open: memchr::memmem::Finder::new(open.as_bytes()).into_owned(),
                 lines,
+                body,
                 starts,
             }
         })
@@ -161,9 +167,7 @@ impl SharedTexts {
         if self.line_lengths.is_empty() {
             return None;
         }
-        let document = self.document;
-        let body = &document[memchr::memchr(b'\n', document.as_bytes())? + 1..];
-        let starts = &self.index().starts;
+        let Index { body, starts, .. } = self.index();
         let i = starts
             .binary_search_by(|&start| name_at(body, start).unwrap_or("").cmp(name))
             .ok()?;
@@ -379,48 +383,48 @@ mod tests {
     );
 
     /// A document with its line lengths, as the generator writes them.
-    const OFFSET_DOC: &str = concat!(
+    const LENGTHS_DOC: &str = concat!(
         "{\"@generated\":\"x\",\"key\":\"k\",\"entries\":{\n",
         "\"S_0000000000000001\":[1,{\"k\":\"S_00000000000000AB\"}],\n",
         "\"S_00000000000000AB\":{\"d\":true},\n",
         "\"S_00000000000000AC\":{\"e\":\"\\\":\"}\n",
         "}}\n"
     );
-    static OFFSETS: SharedTexts = SharedTexts::with_line_lengths(
+    static LENGTHS: SharedTexts = SharedTexts::with_line_lengths(
         "k",
         &[("S_LITERAL", r#"{"k":"S_0000000000000001"}"#)],
-        OFFSET_DOC,
+        LENGTHS_DOC,
         &[53, 33, 36],
     );
 
     /// Lengths that are wrong: starts inside a line, out of order, past
     /// the document, on a line that is not an entry, summing past `u32`.
-    static BROKEN_OFFSETS: SharedTexts = SharedTexts::with_line_lengths(
+    static BROKEN_LENGTHS: SharedTexts = SharedTexts::with_line_lengths(
         "k",
         &[],
-        OFFSET_DOC,
+        LENGTHS_DOC,
         &[86, 1, 52, 5000, 34, u32::MAX, u32::MAX, 1],
     );
 
     #[test]
     fn line_lengths_find_entries_without_reading_lines() {
         assert_eq!(
-            SharedText::Entry("S_0000000000000001", &OFFSETS).text(),
+            SharedText::Entry("S_0000000000000001", &LENGTHS).text(),
             r#"[1,{"d":true}]"#
         );
         assert_eq!(
-            SharedText::Entry("S_LITERAL", &OFFSETS).text(),
+            SharedText::Entry("S_LITERAL", &LENGTHS).text(),
             r#"[1,{"d":true}]"#
         );
         assert_eq!(
-            SharedText::Entry("S_00000000000000AC", &OFFSETS).text(),
+            SharedText::Entry("S_00000000000000AC", &LENGTHS).text(),
             r#"{"e":"\":"}"#
         );
         for missing in ["S_00000000000000AD", "S_1", "", "\"", "}}"] {
-            assert_eq!(SharedText::Entry(missing, &OFFSETS).text(), "", "{missing}");
+            assert_eq!(SharedText::Entry(missing, &LENGTHS).text(), "", "{missing}");
         }
         // The table does not read the document's lines when it has lengths.
-        assert!(OFFSETS.index.get().is_some_and(|i| i.lines.is_empty()));
+        assert!(LENGTHS.index.get().is_some_and(|i| i.lines.is_empty()));
         // A wrong length finds nothing, or the entry written where the
         // sum points: never another entry's text.
         for (name, text) in [
@@ -430,7 +434,7 @@ mod tests {
             ("}}", ""),
             ("", ""),
         ] {
-            let got = SharedTexts::stored(&BROKEN_OFFSETS, name);
+            let got = SharedTexts::stored(&BROKEN_LENGTHS, name);
             assert!(got.is_none() || got == Some(text), "{name}: {got:?}");
         }
     }

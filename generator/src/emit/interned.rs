@@ -292,14 +292,8 @@ impl SchemaTable {
     /// (`toolforge_runtime::catalogue::SharedTexts`). Written directly (no
     /// token round trip).
     pub fn render(&self, header: &str) -> String {
-        let size: usize = self
-            .parts
-            .values()
-            .flatten()
-            .map(|p| match p {
-                Piece::Text(t) => t.len(),
-                Piece::Chunk(c) => c.len() + self.key.len() + 8,
-            })
+        let size: usize = (self.parts.values())
+            .map(|pieces| marked_len(pieces, &self.key))
             .sum::<usize>()
             + self.parts.len() * 32;
         let mut out = String::with_capacity(size + 1024);
@@ -376,14 +370,8 @@ impl SchemaTable {
             file: SCHEMAS_JSON.into(),
             message: e.to_string(),
         })?;
-        let size: usize = self
-            .entries
-            .values()
-            .flatten()
-            .map(|p| match p {
-                Piece::Text(t) => t.len(),
-                Piece::Chunk(c) => c.len() + self.key.len() + 8,
-            })
+        let size: usize = (self.entries.values())
+            .map(|pieces| marked_len(pieces, &self.key))
             .sum::<usize>()
             + self.entries.len() * 24;
         let mut out = Vec::with_capacity(size + head.len() + 32);
