@@ -97,7 +97,7 @@ pub fn deref<'a>(doc: &'a Document, node: &'a Value, at: &str) -> Result<(&'a Va
 
 /// The `$ref` member of an object, if any.
 pub(crate) fn ref_of(node: &Value) -> Option<&Value> {
-    node.as_object().and_then(|map| map.get("$ref"))
+    crate::small_map::member(node, "$ref")
 }
 
 /// Builds a [`GenerateError::Invalid`].

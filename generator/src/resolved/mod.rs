@@ -23,6 +23,7 @@ use crate::error::{GenerateError, Result, escape_token};
 use crate::load::Document;
 use crate::refs::{Ctx, child_ctx, invalid, resolve_ref};
 use crate::schema::{Cycles, Limits};
+use crate::small_map;
 
 pub use writer::{
     GENERATED_KEY, INLINE_MARKER, INLINE_MIN_NODES, INLINE_REFS_KEY, SHARED_INLINE_MAX,
@@ -169,7 +170,7 @@ impl Resolver<'_> {
         self.count(1, pointer)?;
         match value {
             Value::Object(map) => {
-                if ctx.holds_refs() && map.contains_key("$ref") {
+                if ctx.holds_refs() && small_map::has(map, "$ref") {
                     return self.walk_ref(map, pointer, ctx, depth);
                 }
                 let mut out = Map::with_capacity(map.len());
@@ -258,7 +259,7 @@ impl Resolver<'_> {
         ctx: Ctx,
         depth: usize,
     ) -> Result<(Value, usize)> {
-        let Some(reference) = map.get("$ref").and_then(Value::as_str) else {
+        let Some(reference) = small_map::get(map, "$ref").and_then(Value::as_str) else {
             return Err(invalid(&self.doc.file, pointer, "`$ref` must be a string"));
         };
         let doc = self.doc;

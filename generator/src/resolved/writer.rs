@@ -18,6 +18,7 @@ use crate::load::Document;
 use crate::policy::{MergedPath, Policy};
 use crate::refs::{Ctx, child_ctx, deref, invalid, resolve_ref};
 use crate::schema::{Cycles, Limits};
+use crate::small_map;
 
 mod defer;
 mod members;
@@ -149,7 +150,7 @@ fn write_with(
     };
     let mut pointer = String::new();
     match &doc.root {
-        Value::Object(root) if !root.contains_key("$ref") => {
+        Value::Object(root) if !small_map::has(root, "$ref") => {
             w.write_root(root, &mut pointer, policy, generated)?;
         }
         other => {
@@ -456,7 +457,7 @@ impl Writer<'_> {
         match value {
             Value::Object(map) => {
                 self.deferral.check(map);
-                if ctx.holds_refs() && map.contains_key("$ref") {
+                if ctx.holds_refs() && small_map::has(map, "$ref") {
                     return self.walk_ref(map, pointer, ctx, depth);
                 }
                 let lines = self.lines_at(pointer);
@@ -565,7 +566,7 @@ impl Writer<'_> {
         ctx: Ctx,
         depth: usize,
     ) -> Result<usize> {
-        let Some(reference) = map.get("$ref").and_then(Value::as_str) else {
+        let Some(reference) = small_map::get(map, "$ref").and_then(Value::as_str) else {
             return Err(invalid(&self.doc.file, pointer, "`$ref` must be a string"));
         };
         let doc = self.doc;

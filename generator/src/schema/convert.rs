@@ -11,6 +11,7 @@ use super::{Cycles, Limits, SchemaMode};
 use crate::error::{GenerateError, Result, push_pointer};
 use crate::load::{Document, kind_name};
 use crate::refs::{deref, invalid, resolve_ref};
+use crate::small_map;
 
 /// Converts OpenAPI 3.0 schema objects to JSON Schema 2020-12 for one tool.
 ///
@@ -294,7 +295,7 @@ impl<'a> SchemaConverter<'a> {
         self.count(1, pointer)?;
         match schema {
             Value::Bool(_) => Ok(schema.clone()),
-            Value::Object(map) if map.contains_key("$ref") => {
+            Value::Object(map) if small_map::has(map, "$ref") => {
                 self.convert_ref(map, pointer, depth, top, keep)
             }
             Value::Object(map) => keywords::convert_object(self, map, pointer, depth, keep),
@@ -317,7 +318,7 @@ impl<'a> SchemaConverter<'a> {
         top: bool,
         keep: bool,
     ) -> Result<Value> {
-        let Some(reference) = map.get("$ref").and_then(Value::as_str) else {
+        let Some(reference) = small_map::get(map, "$ref").and_then(Value::as_str) else {
             return Err(invalid(
                 &self.doc.file,
                 &push_pointer(pointer, "$ref"),
@@ -326,7 +327,7 @@ impl<'a> SchemaConverter<'a> {
         };
         let doc = self.doc;
         let (target, target_pointer) = resolve_ref(doc, reference, pointer)?;
-        if target.get("$ref").is_some() {
+        if small_map::member(target, "$ref").is_some() {
             // A pure `$ref` → `$ref` loop describes nothing: refuse it.
             deref(doc, target, &target_pointer)?;
         }

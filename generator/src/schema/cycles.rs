@@ -194,7 +194,7 @@ impl<'a> Builder<'a> {
             match node {
                 Value::Object(map) => {
                     if ctx.holds_refs()
-                        && let Some(Value::String(reference)) = map.get("$ref")
+                        && let Some(Value::String(reference)) = crate::small_map::get(map, "$ref")
                         && let Ok((target, pointer)) = resolve_ref(self.doc, reference, "")
                     {
                         let target_ctx = match ctx {

@@ -7,6 +7,7 @@ use super::convert::SchemaConverter;
 use super::{MAX_DATA_DEPTH, SchemaMode, nests_deeper_than};
 use crate::error::{GenerateError, Result, push_pointer};
 use crate::refs::{deref, invalid};
+use crate::small_map;
 
 /// JSON Schema type names (plus OpenAPI 2's `file`, read as a string).
 const TYPES: &[&str] = &[
@@ -62,7 +63,7 @@ pub(super) fn convert_object(
     keep: bool,
 ) -> Result<Value> {
     let file = conv.doc().file.as_str();
-    let flag = |key: &str| map.get(key) == Some(&Value::Bool(true));
+    let flag = |key: &str| small_map::get(map, key) == Some(&Value::Bool(true));
     let exclusive_min = flag("exclusiveMinimum");
     let exclusive_max = flag("exclusiveMaximum");
     let mut out = Map::new();
@@ -232,7 +233,7 @@ pub(super) fn convert_object(
             _ => {}
         }
     }
-    if let Some(Value::Array(names)) = map.get("required") {
+    if let Some(Value::Array(names)) = small_map::get(map, "required") {
         let kept: Vec<Value> = names
             .iter()
             .filter(|n| !n.as_str().is_some_and(|n| dropped.contains(&n)))
@@ -303,7 +304,7 @@ fn is_dropped(conv: &SchemaConverter<'_>, schema: &Value, pointer: &str) -> bool
     if let Some(Value::Bool(flag)) = schema.get(key) {
         return *flag;
     }
-    if schema.get("$ref").is_some()
+    if small_map::member(schema, "$ref").is_some()
         && let Ok((target, _)) = deref(conv.doc(), schema, pointer)
     {
         return target.get(key) == Some(&Value::Bool(true));
@@ -338,7 +339,7 @@ pub(super) fn apply_ref_siblings(
             }
         }
     }
-    if map.get("nullable") == Some(&Value::Bool(true)) {
+    if small_map::get(map, "nullable") == Some(&Value::Bool(true)) {
         conv.count(1, pointer)?;
         apply_nullable(out);
     }

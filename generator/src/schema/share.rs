@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 
 use crate::naming::snake;
 use crate::refs::{Ctx, schema_child_ctx};
+use crate::small_map;
 
 /// Smallest encoded subschema worth sharing, in bytes.
 pub const MIN_SHARED_BYTES: usize = 128;
@@ -242,7 +243,10 @@ impl<'a> Scan<'a> {
 
 fn node_mut<'v>(root: &'v mut Value, path: &[OwnedSeg]) -> Option<&'v mut Value> {
     path.iter().try_fold(root, |v, seg| match seg {
-        OwnedSeg::Key(k) => v.get_mut(k.as_str()),
+        OwnedSeg::Key(k) => match v {
+            Value::Object(map) => small_map::get_mut(map, k),
+            _ => None,
+        },
         OwnedSeg::Index(i) => v.get_mut(*i),
     })
 }
@@ -394,7 +398,9 @@ pub fn share_repeated(schema: &mut Value) -> usize {
 
 /// The definition a `$ref` names, when it is `#/$defs/<name>`.
 fn def_ref(v: &Map<String, Value>) -> Option<&str> {
-    v.get("$ref")?.as_str()?.strip_prefix("#/$defs/")
+    small_map::get(v, "$ref")?
+        .as_str()?
+        .strip_prefix("#/$defs/")
 }
 
 /// Adds the `$defs` names that `v` references to `out`.

@@ -350,6 +350,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             for w in &cat.profile.security_warnings {
                 eprintln!("warning: {w}");
             }
+            // The process exits next: freeing the catalogue one allocation
+            // at a time would only delay that exit.
+            std::mem::forget(cat);
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { common, out } => {
