@@ -22,11 +22,11 @@ use crate::load::Document;
 use crate::naming::{NameRequest, assign_unique};
 use crate::policy::{OpRef, Policy};
 use crate::refs::deref;
-use crate::schema::share_repeated;
 use crate::schema::strict::strict_input_schema;
 use crate::schema::{
     Cycles, DefMemo, INPUT_BUDGET, Limits, OUTPUT_BUDGET, SchemaConverter, SchemaMode,
 };
+use crate::schema::{MemoBody, share_repeated, share_repeated_with};
 
 /// Shared state while building one catalogue.
 pub(crate) struct Ctx<'a> {
@@ -148,8 +148,14 @@ impl<'a> Ctx<'a> {
     /// Moves repeated subschemas of `schema` into its `$defs` (full
     /// profile, when the options ask for it).
     pub fn share(&self, schema: &mut Value) {
+        self.share_with(schema, &[]);
+    }
+
+    /// [`Ctx::share`] of a schema whose root `$defs` entries named in
+    /// `bodies` equal those memo bodies (see [`share_repeated_with`]).
+    pub fn share_with(&self, schema: &mut Value, bodies: &[(String, MemoBody)]) {
         if self.profile != SchemaProfile::Strict && self.share_subschemas {
-            share_repeated(schema);
+            share_repeated_with(schema, bodies);
         }
     }
 

@@ -9,7 +9,7 @@ use super::{Ctx, Output};
 use crate::error::{Result, push_pointer};
 use crate::ir::{Envelope, Response};
 use crate::refs::deref;
-use crate::schema::SchemaMode;
+use crate::schema::{MemoBody, SchemaMode};
 
 fn is_json(media: &str) -> bool {
     let m = media
@@ -86,14 +86,15 @@ pub(crate) fn collect(
                     &push_pointer(&push_pointer(&ptr, "content"), media),
                     "schema",
                 );
-                let mut converted = convert(ctx, source, &schema_ptr)?;
+                let (mut converted, bodies) = convert(ctx, source, &schema_ptr)?;
                 // The response text is written in shared form (it validates
                 // the same bodies). An output the policy takes as it is
                 // reuses that value and text; only one it unwraps is made
                 // apart, from the converted schema.
                 let unwrapped = (success_candidate && ctx.policy.unwraps(&converted))
                     .then(|| converted.clone());
-                ctx.share(&mut converted);
+                ctx.share_with(&mut converted, &bodies);
+                drop(bodies);
                 let text = ctx.intern(&converted)?;
                 let output = match unwrapped {
                     Some(original) => Some(Arc::new(ctx.output(Some(original))?)),
@@ -127,11 +128,16 @@ fn memo_key(source: &Value) -> Option<Arc<str>> {
     serde_json::to_string(source).ok().map(Arc::from)
 }
 
-/// One response schema converted in output mode, its `$defs` attached.
-fn convert(ctx: &Ctx<'_>, source: &Value, pointer: &str) -> Result<Value> {
+/// One response schema converted in output mode, its `$defs` attached,
+/// and the entries of those that equal a memo body.
+fn convert(
+    ctx: &Ctx<'_>,
+    source: &Value,
+    pointer: &str,
+) -> Result<(Value, Vec<(String, MemoBody)>)> {
     let mut conv = ctx.converter(SchemaMode::Output);
     let mut converted = conv.convert(source, pointer)?;
-    let defs = conv.into_defs();
+    let (defs, bodies) = conv.into_defs_and_memo_bodies();
     if !defs.is_empty() {
         if let Value::Object(m) = &mut converted {
             m.insert("$defs".into(), Value::Object(defs));
@@ -142,7 +148,7 @@ fn convert(ctx: &Ctx<'_>, source: &Value, pointer: &str) -> Result<Value> {
             converted = Value::Object(m);
         }
     }
-    Ok(converted)
+    Ok((converted, bodies))
 }
 
 #[cfg(test)]

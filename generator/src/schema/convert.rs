@@ -2,11 +2,12 @@
 //! schemas, and the depth / size bounds.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use serde_json::{Map, Value, json};
 
 use super::keywords;
+use super::share::{BodyScan, EqualPairs};
 use super::{Cycles, Limits, SchemaMode};
 use crate::error::{GenerateError, Result, push_pointer};
 use crate::load::{Document, kind_name};
@@ -50,6 +51,8 @@ pub struct SchemaConverter<'a> {
     memo: Option<&'a DefMemo>,
     /// The def references made while a def body converts (to record it).
     recording: Option<Vec<(String, String)>>,
+    /// The `$defs` entries equal to a memo body, by name.
+    memo_bodies: Vec<(String, MemoBody)>,
 }
 
 /// Output `$defs` bodies as converted, shared by the converters of one
@@ -60,7 +63,19 @@ pub struct SchemaConverter<'a> {
 /// gave the first time (see [`SchemaConverter::convert_def`]): the result is
 /// exactly what converting it again would give.
 #[derive(Debug, Default)]
-pub struct DefMemo(Mutex<[rustc_hash::FxHashMap<String, Arc<Recorded>>; 2]>);
+pub struct DefMemo {
+    bodies: Mutex<Bodies>,
+    /// Pairs of subschemas of its bodies found equal (see [`EqualPairs`]).
+    equal: Arc<EqualPairs>,
+}
+
+/// Recorded bodies by target pointer, converted with the budget spent or
+/// not, and the number of bodies recorded (each one's id).
+#[derive(Debug, Default)]
+struct Bodies {
+    maps: [rustc_hash::FxHashMap<String, Arc<Recorded>>; 2],
+    count: u64,
+}
 
 /// One converted def body and what converting it did to its converter.
 #[derive(Debug)]
@@ -70,27 +85,79 @@ struct Recorded {
     nodes: usize,
     /// The defs it referred to, in order: target pointer and `$defs` name.
     refs: Vec<(String, String)>,
+    /// What sharing finds in it (made by the first schema shared with it).
+    scan: OnceLock<BodyScan>,
+    /// Its number in its memo.
+    id: u64,
+}
+
+/// A `$defs` body equal to one the [`DefMemo`] holds, so that what
+/// [`share_repeated_with`](super::share_repeated_with) learns by walking
+/// it is learnt once per catalogue, not once per schema holding a copy.
+#[derive(Debug, Clone)]
+pub struct MemoBody {
+    recorded: Arc<Recorded>,
+    /// The equal pairs known in its memo.
+    equal: Arc<EqualPairs>,
+}
+
+impl MemoBody {
+    /// The body's scan for sharing.
+    pub(super) fn scan(&self) -> &BodyScan {
+        let recorded = &self.recorded;
+        recorded.scan.get_or_init(|| BodyScan::of(&recorded.def))
+    }
+
+    /// The body (to check that a schema holds it).
+    pub(super) fn body(&self) -> &Value {
+        &self.recorded.def
+    }
+
+    /// The body's number in its memo.
+    pub(super) fn id(&self) -> u64 {
+        self.recorded.id
+    }
+
+    /// The equal pairs known in its memo.
+    pub(super) fn equal_pairs(&self) -> &EqualPairs {
+        &self.equal
+    }
 }
 
 impl DefMemo {
     /// The body recorded for `pointer`, converted with the budget spent or not.
     fn get(&self, pointer: &str, spent: bool) -> Option<Arc<Recorded>> {
-        let maps = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        maps[usize::from(spent)].get(pointer).cloned()
+        let bodies = self.bodies.lock().unwrap_or_else(PoisonError::into_inner);
+        bodies.maps[usize::from(spent)].get(pointer).cloned()
     }
 
-    fn put(&self, pointer: &str, spent: bool, recorded: Recorded) {
-        let mut maps = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        maps[usize::from(spent)]
-            .entry(pointer.to_string())
-            .or_insert_with(|| Arc::new(recorded));
+    /// Records `recorded` unless a body is recorded for `pointer` already;
+    /// returns it when it is the one kept.
+    fn put(&self, pointer: &str, spent: bool, mut recorded: Recorded) -> Option<Arc<Recorded>> {
+        let mut bodies = self.bodies.lock().unwrap_or_else(PoisonError::into_inner);
+        if bodies.maps[usize::from(spent)].contains_key(pointer) {
+            return None;
+        }
+        recorded.id = bodies.count;
+        bodies.count += 1;
+        let kept = Arc::new(recorded);
+        bodies.maps[usize::from(spent)].insert(pointer.to_string(), Arc::clone(&kept));
+        Some(kept)
+    }
+
+    /// `recorded` as a body a schema holds.
+    fn body(&self, recorded: Arc<Recorded>) -> MemoBody {
+        MemoBody {
+            recorded,
+            equal: Arc::clone(&self.equal),
+        }
     }
 
     /// How many bodies it holds.
     #[cfg(test)]
     fn len(&self) -> usize {
-        let maps = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        maps.iter().map(|m| m.len()).sum()
+        let bodies = self.bodies.lock().unwrap_or_else(PoisonError::into_inner);
+        bodies.maps.iter().map(|m| m.len()).sum()
     }
 }
 
@@ -113,6 +180,7 @@ impl<'a> SchemaConverter<'a> {
             keep_next: false,
             memo: None,
             recording: None,
+            memo_bodies: Vec::new(),
         }
     }
 
@@ -164,8 +232,11 @@ impl<'a> SchemaConverter<'a> {
             }
         };
         while let Some((target_pointer, name, target)) = self.pending.pop_front() {
-            let def = self.convert_def(target, &target_pointer);
-            self.defs.insert(name, def?);
+            let (def, memo_body) = self.convert_def(target, &target_pointer)?;
+            if let (Some(body), Some(memo)) = (memo_body, self.memo) {
+                self.memo_bodies.push((name.clone(), memo.body(body)));
+            }
+            self.defs.insert(name, def);
         }
         Ok(out)
     }
@@ -177,8 +248,13 @@ impl<'a> SchemaConverter<'a> {
     /// alike); no recursion was found beyond [`Cycles`] (a target found
     /// recursive is referred to instead of inlined); and every def it
     /// refers to gets the name it got there (names are given in order of
-    /// first reference, made unique per converter).
-    fn convert_def(&mut self, target: &Value, target_pointer: &str) -> Result<Value> {
+    /// first reference, made unique per converter). Also returns the memo
+    /// entry the body equals, if any.
+    fn convert_def(
+        &mut self,
+        target: &Value,
+        target_pointer: &str,
+    ) -> Result<(Value, Option<Arc<Recorded>>)> {
         let memo = self
             .memo
             .filter(|_| self.mode == SchemaMode::Output && self.dynamic.is_empty());
@@ -201,7 +277,7 @@ impl<'a> SchemaConverter<'a> {
                     self.def_ref(pointer.clone(), target);
                 }
                 self.nodes = after;
-                return Ok(found.def.clone());
+                return Ok((found.def.clone(), Some(found)));
             }
         }
         let before = self.nodes;
@@ -211,7 +287,9 @@ impl<'a> SchemaConverter<'a> {
         let def = self.convert_node(target, target_pointer, 1, false);
         self.branch.clear();
         let refs = self.recording.take();
-        if let (Some(memo), Some(refs), Ok(def)) = (memo, refs, &def)
+        let def = def?;
+        let mut kept = None;
+        if let (Some(memo), Some(refs)) = (memo, refs)
             && self.dynamic.is_empty()
             && (spent || self.nodes < self.budget)
         {
@@ -219,10 +297,12 @@ impl<'a> SchemaConverter<'a> {
                 def: def.clone(),
                 nodes: self.nodes - before,
                 refs,
+                scan: OnceLock::new(),
+                id: 0,
             };
-            memo.put(target_pointer, spent, recorded);
+            kept = memo.put(target_pointer, spent, recorded);
         }
-        def
+        Ok((def, kept))
     }
 
     /// Whether referring to `refs` in order here gives each the recorded
@@ -247,9 +327,15 @@ impl<'a> SchemaConverter<'a> {
     /// The `$defs` collected by all conversions, sorted by name (empty when
     /// nothing recursive was met).
     pub fn into_defs(self) -> Map<String, Value> {
+        self.into_defs_and_memo_bodies().0
+    }
+
+    /// [`SchemaConverter::into_defs`], with the entries that equal a memo
+    /// body (see [`MemoBody`]).
+    pub fn into_defs_and_memo_bodies(self) -> (Map<String, Value>, Vec<(String, MemoBody)>) {
         let mut entries: Vec<(String, Value)> = self.defs.into_iter().collect();
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        entries.into_iter().collect()
+        (entries.into_iter().collect(), self.memo_bodies)
     }
 
     /// The mode this converter was made for.

@@ -112,3 +112,67 @@ fn input_converters_ignore_the_memo() {
     }
     assert!(memo.len() == 0);
 }
+
+/// Recursive components that each inline the same large objects, as
+/// Stripe's expandable resources do: sharing finds repeats across bodies.
+fn shared_doc() -> Document {
+    let long =
+        |d: &str| json!({"type": "string", "description": format!("{d}: {}", "words ".repeat(30))});
+    let address = json!({"type": "object", "properties": {
+        "line1": long("line1"), "city": long("city"), "country": long("country")}});
+    Document {
+        root: json!({"openapi": "3.0.3", "paths": {}, "components": {"schemas": {
+            "Address": address,
+            "Customer": {"type": "object", "properties": {
+                "billing": {"$ref": "#/components/schemas/Address"},
+                "shipping": {"$ref": "#/components/schemas/Address"},
+                "charge": {"anyOf": [{"type": "string"}, {"$ref": "#/components/schemas/Charge"}]}}},
+            "Charge": {"type": "object", "properties": {
+                "billing": {"$ref": "#/components/schemas/Address"},
+                "customer": {"anyOf": [{"type": "string"}, {"$ref": "#/components/schemas/Customer"}]},
+                "refund": {"anyOf": [{"type": "string"}, {"$ref": "#/components/schemas/Refund"}]}}},
+            "Refund": {"type": "object", "properties": {
+                "note": long("note"),
+                "charge": {"anyOf": [{"type": "string"}, {"$ref": "#/components/schemas/Charge"}]}}}
+        }}}),
+        file: "spec.yaml".into(),
+        openapi_version: "3.0.3".into(),
+    }
+}
+
+#[test]
+fn sharing_with_memo_bodies_equals_sharing_by_walking() {
+    let d = shared_doc();
+    let cycles = Cycles::compute(&d);
+    let r = |name: &str| json!({"$ref": format!("#/components/schemas/{name}")});
+    let roots = [
+        r("Customer"),
+        r("Charge"),
+        r("Refund"),
+        json!({"type": "object", "properties": {"data": {"type": "array", "items": r("Charge")}}}),
+        json!({"type": "object", "properties": {"a": r("Customer"), "b": r("Address")}}),
+    ];
+    let memo = DefMemo::default();
+    let mut linked = 0;
+    // Twice: the second round finds every pair of equal subschemas known.
+    for schema in roots.iter().chain(roots.iter()) {
+        let mut conv = SchemaConverter::new(&d, &cycles, SchemaMode::Output, Limits::default())
+            .with_memo(&memo);
+        let root = conv.convert(schema, "/x").unwrap();
+        let (defs, bodies) = conv.into_defs_and_memo_bodies();
+        let mut with_bodies = root;
+        if let Value::Object(m) = &mut with_bodies {
+            m.insert("$defs".into(), Value::Object(defs));
+        }
+        let mut walked = with_bodies.clone();
+        let added = crate::schema::share_repeated(&mut walked);
+        assert_eq!(
+            crate::schema::share_repeated_with(&mut with_bodies, &bodies),
+            added
+        );
+        assert_eq!(with_bodies, walked, "root {schema}");
+        linked += bodies.len();
+    }
+    assert!(linked > 0, "no def body was taken from the memo");
+    assert!(memo.equal.len() > 0, "no equal pair was recorded");
+}

@@ -21,6 +21,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet, FxHasher};
 
 use serde_json::{Map, Value};
 
+use super::MemoBody;
 use crate::naming::snake;
 use crate::refs::{Ctx, schema_child_ctx};
 use crate::small_map;
@@ -46,6 +47,15 @@ enum OwnedSeg {
     Index(usize),
 }
 
+impl OwnedSeg {
+    fn as_seg(&self) -> Seg<'_> {
+        match self {
+            OwnedSeg::Key(k) => Seg::Key(k),
+            OwnedSeg::Index(i) => Seg::Index(*i),
+        }
+    }
+}
+
 fn owned(path: &[Seg<'_>]) -> Vec<OwnedSeg> {
     path.iter()
         .map(|s| match s {
@@ -59,13 +69,58 @@ fn owned(path: &[Seg<'_>]) -> Vec<OwnedSeg> {
 /// scan's list is its place in document order (post-order).
 #[derive(Debug)]
 struct Candidate<'a> {
-    node: &'a Value,
+    /// The subschema (`None`: found by its path, see [`Scan::node`]).
+    node: Option<&'a Value>,
     /// Its path: `Scan::paths[path.0..path.1]`.
     path: (usize, usize),
     size: usize,
     hash: u64,
     /// The nearest candidate enclosing it.
     parent: Option<usize>,
+    /// For one taken from a memo body's scan: the body's id and its
+    /// index there (see [`EqualPairs`]).
+    origin: Option<Origin>,
+}
+
+/// A candidate of a memo body: the body's id in its memo and the
+/// candidate's index in the body's scan.
+type Origin = (u64, usize);
+
+/// Pairs of memo body subschemas found equal, kept with the memo: the same
+/// bodies meet in many schemas of a catalogue, and their subschemas are
+/// compared in full once, not once per schema.
+#[derive(Debug, Default)]
+pub(crate) struct EqualPairs(std::sync::Mutex<HashSet<(Origin, Origin)>>);
+
+impl EqualPairs {
+    fn key(a: Origin, b: Origin) -> (Origin, Origin) {
+        if a <= b { (a, b) } else { (b, a) }
+    }
+
+    fn known(&self, a: Origin, b: Origin) -> bool {
+        let pairs = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        pairs.contains(&Self::key(a, b))
+    }
+
+    /// How many pairs it holds.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+
+    fn record(&self, a: Origin, b: Origin) {
+        let mut pairs = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        pairs.insert(Self::key(a, b));
+    }
 }
 
 /// Encoded length of a JSON string (quotes and escapes included).
@@ -123,6 +178,11 @@ impl Kind {
 /// hash bottom-up (one pass), and collects the replaceable subschemas.
 #[derive(Default)]
 struct Scan<'a> {
+    /// The schema walked (where [`Scan::node`] looks candidates up).
+    root: Option<&'a Value>,
+    /// Scans of root `$defs` entries known to equal a memo body, by name:
+    /// their candidates are copied from there instead of walked.
+    bodies: HashMap<&'a str, (&'a BodyScan, u64)>,
     candidates: Vec<Candidate<'a>>,
     /// The path of the node being visited.
     path: Vec<Seg<'a>>,
@@ -152,6 +212,13 @@ impl<'a> Scan<'a> {
     /// `(hash, encoded size)` of `v`, recording it as a candidate when it is
     /// a replaceable subschema worth sharing.
     fn visit(&mut self, v: &'a Value, kind: Kind) -> (u64, usize) {
+        if !self.bodies.is_empty()
+            && matches!(kind, Kind::Schema { replaceable: false })
+            && let [Seg::Key("$defs"), Seg::Key(name)] = self.path[..]
+            && let Some(&(body, id)) = self.bodies.get(name)
+        {
+            return self.splice(body, id);
+        }
         let first = self.candidates.len();
         let mut h = FxHasher::default();
         let size = match v {
@@ -213,14 +280,52 @@ impl<'a> Scan<'a> {
             let start = self.paths.len();
             self.paths.extend_from_slice(&self.path);
             self.candidates.push(Candidate {
-                node: v,
+                node: Some(v),
                 path: (start, self.paths.len()),
                 size,
                 hash,
                 parent: None,
+                origin: None,
             });
         }
         (hash, size)
+    }
+
+    /// Takes the candidates of a root `$defs` entry from the scan of the
+    /// memo body it equals: the walk would find the same ones. Those at
+    /// the top of the body stay without a parent (nothing encloses a root
+    /// `$defs` entry), as the walk leaves them.
+    fn splice(&mut self, body: &'a BodyScan, id: u64) -> (u64, usize) {
+        let base = self.candidates.len();
+        for (i, c) in body.candidates.iter().enumerate() {
+            let start = self.paths.len();
+            self.paths.extend_from_slice(&self.path);
+            self.paths
+                .extend(body.paths[c.path.0..c.path.1].iter().map(OwnedSeg::as_seg));
+            self.candidates.push(Candidate {
+                node: None,
+                path: (start, self.paths.len()),
+                size: c.size,
+                hash: c.hash,
+                parent: c.parent.map(|p| base + p),
+                origin: Some((id, i)),
+            });
+        }
+        (body.hash, body.size)
+    }
+
+    /// The subschema of `candidate`.
+    fn node(&self, candidate: usize) -> Option<&'a Value> {
+        if let Some(node) = self.candidates[candidate].node {
+            return Some(node);
+        }
+        self.path(candidate)
+            .iter()
+            .try_fold(self.root?, |v, seg| match (seg, v) {
+                (Seg::Key(k), Value::Object(map)) => small_map::get(map, k),
+                (Seg::Index(i), Value::Array(items)) => items.get(*i),
+                _ => None,
+            })
     }
 
     fn path(&self, candidate: usize) -> &[Seg<'a>] {
@@ -289,11 +394,63 @@ struct Shared {
     occurrences: Vec<Vec<OwnedSeg>>,
 }
 
+/// What the walk of a `$defs` body finds, kept with a body that many
+/// schemas hold (see [`MemoBody`]).
+#[derive(Debug)]
+pub(crate) struct BodyScan {
+    hash: u64,
+    size: usize,
+    /// Candidates in the body, in walk order; parents index this list.
+    candidates: Vec<BodyCandidate>,
+    /// Candidate paths from the body, one after another.
+    paths: Vec<OwnedSeg>,
+}
+
+#[derive(Debug)]
+struct BodyCandidate {
+    path: (usize, usize),
+    size: usize,
+    hash: u64,
+    parent: Option<usize>,
+}
+
+impl BodyScan {
+    /// Walks `body` as a root `$defs` entry is walked.
+    pub(crate) fn of(body: &Value) -> Self {
+        let mut scan = Scan::default();
+        let (hash, size) = scan.visit(body, Kind::Schema { replaceable: false });
+        BodyScan {
+            hash,
+            size,
+            candidates: scan
+                .candidates
+                .iter()
+                .map(|c| BodyCandidate {
+                    path: c.path,
+                    size: c.size,
+                    hash: c.hash,
+                    parent: c.parent,
+                })
+                .collect(),
+            paths: owned(&scan.paths),
+        }
+    }
+}
+
 /// The repeated subschemas of `schema` worth sharing, each with every
-/// occurrence to replace.
-fn choose(schema: &Value) -> Vec<Shared> {
-    let mut scan = Scan::default();
+/// occurrence to replace; `bodies` are root `$defs` entries known to equal
+/// a memo body.
+fn choose(schema: &Value, bodies: &[(String, MemoBody)]) -> Vec<Shared> {
+    let mut scan = Scan {
+        root: Some(schema),
+        bodies: bodies
+            .iter()
+            .map(|(n, b)| (n.as_str(), (b.scan(), b.id())))
+            .collect(),
+        ..Scan::default()
+    };
     scan.visit(schema, Kind::Schema { replaceable: false });
+    let pairs = bodies.first().map(|(_, b)| b.equal_pairs());
     let candidates = &scan.candidates;
     let mut groups: HashMap<(u64, usize), Vec<usize>> = HashMap::default();
     for (i, c) in candidates.iter().enumerate() {
@@ -313,13 +470,31 @@ fn choose(schema: &Value) -> Vec<Shared> {
     let mut removed = vec![false; candidates.len()];
     let mut chosen: Vec<Shared> = Vec::new();
     for group in &groups {
-        let first = candidates[group[0]].node;
-        // Equal hashes are checked for equal content.
+        let Some(first) = scan.node(group[0]) else {
+            continue;
+        };
+        // Equal hashes are checked for equal content (once per pair of memo
+        // body subschemas).
+        let first_origin = candidates[group[0]].origin;
         let live: Vec<usize> = group
             .iter()
             .copied()
             .filter(|&c| !scan.within(c, &removed))
-            .filter(|&c| std::ptr::eq(candidates[c].node, first) || candidates[c].node == first)
+            .filter(|&c| {
+                let pair = pairs.zip(first_origin).zip(candidates[c].origin);
+                if let Some(((pairs, a), b)) = pair
+                    && (a == b || pairs.known(a, b))
+                {
+                    return true;
+                }
+                let equal = scan
+                    .node(c)
+                    .is_some_and(|n| std::ptr::eq(n, first) || n == first);
+                if equal && let Some(((pairs, a), b)) = pair {
+                    pairs.record(a, b);
+                }
+                equal
+            })
             .collect();
         if live.len() < 2 {
             continue;
@@ -356,10 +531,21 @@ fn choose(schema: &Value) -> Vec<Shared> {
 /// makes the encoded schema smaller; returns how many definitions it added.
 /// The result validates exactly the same instances.
 pub fn share_repeated(schema: &mut Value) -> usize {
+    share_repeated_with(schema, &[])
+}
+
+/// [`share_repeated`] of a schema whose root `$defs` entries named in
+/// `bodies` equal those memo bodies (as a converter's
+/// [`into_defs_and_memo_bodies`](super::SchemaConverter::into_defs_and_memo_bodies)
+/// reports them): what is in them is learnt from the memo, not walked again.
+pub fn share_repeated_with(schema: &mut Value, bodies: &[(String, MemoBody)]) -> usize {
     if !schema.is_object() {
         return 0;
     }
-    let mut chosen = choose(schema);
+    debug_assert!(bodies.iter().all(|(name, body)| {
+        schema.get("$defs").and_then(|d| d.get(name)) == Some(body.body())
+    }));
+    let mut chosen = choose(schema, bodies);
     if chosen.is_empty() {
         return 0;
     }

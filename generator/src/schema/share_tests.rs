@@ -1,6 +1,8 @@
 use serde_json::{Value, json};
 
-use super::{MIN_SHARED_BYTES, SharedView, inline_shared, share_repeated, view_by_expansion};
+use super::{
+    EqualPairs, MIN_SHARED_BYTES, SharedView, inline_shared, share_repeated, view_by_expansion,
+};
 
 /// A subschema well over the sharing threshold.
 fn rule(label: &str) -> Value {
@@ -261,4 +263,17 @@ fn views_keep_what_walking_the_expansion_keeps() {
         ["sib", "node"]
     );
     assert!(SharedView::new(&chain_of(300)).is_none());
+}
+
+#[test]
+fn equal_pairs_are_known_both_ways_once_recorded() {
+    let pairs = EqualPairs::default();
+    assert!(!pairs.known((1, 2), (3, 4)));
+    pairs.record((3, 4), (1, 2));
+    assert!(pairs.known((1, 2), (3, 4)));
+    assert!(pairs.known((3, 4), (1, 2)));
+    // Neither the same index in another body nor another index is implied.
+    assert!(!pairs.known((1, 2), (5, 4)));
+    assert!(!pairs.known((1, 3), (3, 4)));
+    assert_eq!(pairs.len(), 1);
 }
