@@ -26,7 +26,7 @@ use crate::schema::strict::strict_input_schema;
 use crate::schema::{
     Cycles, DefMemo, INPUT_BUDGET, Limits, OUTPUT_BUDGET, SchemaConverter, SchemaMode,
 };
-use crate::schema::{MemoBody, share_repeated, share_repeated_with};
+use crate::schema::{MemoBody, fill_memo_bodies, share_repeated, share_repeated_with};
 
 /// Shared state while building one catalogue.
 pub(crate) struct Ctx<'a> {
@@ -152,10 +152,13 @@ impl<'a> Ctx<'a> {
     }
 
     /// [`Ctx::share`] of a schema whose root `$defs` entries named in
-    /// `bodies` equal those memo bodies (see [`share_repeated_with`]).
+    /// `bodies` are placeholders for those memo bodies (see
+    /// [`share_repeated_with`]); they are filled in either way.
     pub fn share_with(&self, schema: &mut Value, bodies: &[(String, MemoBody)]) {
         if self.profile != SchemaProfile::Strict && self.share_subschemas {
             share_repeated_with(schema, bodies);
+        } else {
+            fill_memo_bodies(schema, bodies);
         }
     }
 

@@ -9,7 +9,7 @@ use super::{Ctx, Output};
 use crate::error::{Result, push_pointer};
 use crate::ir::{Envelope, Response};
 use crate::refs::deref;
-use crate::schema::{MemoBody, SchemaMode};
+use crate::schema::{MemoBody, SchemaMode, fill_memo_bodies};
 
 fn is_json(media: &str) -> bool {
     let m = media
@@ -91,8 +91,12 @@ pub(crate) fn collect(
                 // the same bodies). An output the policy takes as it is
                 // reuses that value and text; only one it unwraps is made
                 // apart, from the converted schema.
-                let unwrapped = (success_candidate && ctx.policy.unwraps(&converted))
-                    .then(|| converted.clone());
+                // (The policy reads the root only, not the placeholders.)
+                let unwrapped = (success_candidate && ctx.policy.unwraps(&converted)).then(|| {
+                    let mut original = converted.clone();
+                    fill_memo_bodies(&mut original, &bodies);
+                    original
+                });
                 ctx.share_with(&mut converted, &bodies);
                 drop(bodies);
                 let text = ctx.intern(&converted)?;
@@ -128,8 +132,9 @@ fn memo_key(source: &Value) -> Option<Arc<str>> {
     serde_json::to_string(source).ok().map(Arc::from)
 }
 
-/// One response schema converted in output mode, its `$defs` attached,
-/// and the entries of those that equal a memo body.
+/// One response schema converted in output mode, its `$defs` attached
+/// (with placeholders for the bodies taken from the memo), and those
+/// bodies by name.
 fn convert(
     ctx: &Ctx<'_>,
     source: &Value,
@@ -159,8 +164,13 @@ mod tests {
     use crate::ir::Tool;
 
     fn tools(spec: &str) -> Vec<Tool> {
+        tools_with(spec, |_| {})
+    }
+
+    fn tools_with(spec: &str, configure: impl Fn(&mut ForgeConfig)) -> Vec<Tool> {
         let doc = crate::load::load(spec.as_bytes(), "spec.json").unwrap();
-        let config = ForgeConfig::generic("t", std::path::Path::new("spec.json"), "0");
+        let mut config = ForgeConfig::generic("t", std::path::Path::new("spec.json"), "0");
+        configure(&mut config);
         let cat = crate::build::build_catalogue(&doc, &config).unwrap();
         let mut tools: Vec<Tool> = cat.products.into_iter().flat_map(|p| p.tools).collect();
         tools.sort_by(|a, b| a.operation_id.cmp(&b.operation_id));
@@ -263,5 +273,60 @@ mod tests {
             .unwrap();
         assert_eq!(response["type"], "array");
         assert!(jsonschema::draft202012::new(&response).is_ok());
+    }
+
+    #[test]
+    fn memo_bodies_are_filled_in_whether_shared_or_not() {
+        // Recursive `Node` bodies come from the def memo from the second
+        // schema on; `/list` is unwrapped by the policy; the big
+        // description makes the shared form differ from the plain one.
+        let node = |n: &str| serde_json::json!({"$ref": format!("#/components/schemas/{n}")});
+        let ok = |schema: serde_json::Value| {
+            serde_json::json!({"200": {"description": "ok",
+            "content": {"application/json": {"schema": schema}}}})
+        };
+        let spec = serde_json::json!({
+            "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+            "paths": {
+                "/a": {"get": {"operationId": "a", "responses": ok(node("Node"))}},
+                "/b": {"get": {"operationId": "b", "responses": ok(serde_json::json!({"type": "object",
+                    "properties": {"n": node("Node"), "m": node("Node")}}))}},
+                "/list": {"get": {"operationId": "list", "responses": ok(serde_json::json!({
+                    "type": "array", "items": node("Node")}))}}
+            },
+            "components": {"schemas": {
+                "Node": {"type": "object", "properties": {
+                    "tag": {"type": "object", "description": "x".repeat(200)},
+                    "again": {"type": "object", "description": "x".repeat(200)},
+                    "children": {"type": "array", "items": node("Node")}}}
+            }}
+        })
+        .to_string();
+        let strict =
+            |c: &mut ForgeConfig| c.options.schema_profile = crate::config::SchemaProfile::Strict;
+        let unshared = |c: &mut ForgeConfig| c.options.share_subschemas = false;
+        let instance = serde_json::json!({"children": [{"tag": {}, "children": []}]});
+        let configs: [&dyn Fn(&mut ForgeConfig); 3] = [&|_| {}, &strict, &unshared];
+        for configure in configs {
+            for tool in tools_with(&spec, configure) {
+                let texts = tool.responses.iter().filter_map(|r| r.schema.as_ref());
+                let output = tool.output_schema.as_ref().map(|o| &o.text);
+                for text in texts.chain(output) {
+                    let value = text.to_value().unwrap();
+                    let defs = value["$defs"].as_object().cloned().unwrap_or_default();
+                    assert!(defs.values().all(serde_json::Value::is_object), "{value}");
+                    let validator = jsonschema::draft202012::new(&value).unwrap();
+                    let sample = match (tool.operation_id.as_str(), text == output.unwrap()) {
+                        ("list", true) => serde_json::json!({"result": [instance.clone()]}),
+                        ("list", false) => serde_json::json!([instance.clone()]),
+                        ("b", _) => serde_json::json!({"n": instance.clone()}),
+                        _ => instance.clone(),
+                    };
+                    assert!(validator.is_valid(&sample), "{} {value}", tool.operation_id);
+                    let bad = serde_json::json!({"children": [{"tag": 7}]});
+                    assert!(!validator.is_valid(&bad) || tool.operation_id != "a");
+                }
+            }
+        }
     }
 }

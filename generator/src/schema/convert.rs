@@ -91,7 +91,7 @@ struct Recorded {
     id: u64,
 }
 
-/// A `$defs` body equal to one the [`DefMemo`] holds, so that what
+/// A `$defs` body the [`DefMemo`] holds, taken by a converter, so that what
 /// [`share_repeated_with`](super::share_repeated_with) learns by walking
 /// it is learnt once per catalogue, not once per schema holding a copy.
 #[derive(Debug, Clone)]
@@ -131,18 +131,23 @@ impl DefMemo {
         bodies.maps[usize::from(spent)].get(pointer).cloned()
     }
 
-    /// Records `recorded` unless a body is recorded for `pointer` already;
-    /// returns it when it is the one kept.
-    fn put(&self, pointer: &str, spent: bool, mut recorded: Recorded) -> Option<Arc<Recorded>> {
+    /// Records `recorded` unless a body is recorded for `pointer` already
+    /// (then gives its body back).
+    fn put(
+        &self,
+        pointer: &str,
+        spent: bool,
+        mut recorded: Recorded,
+    ) -> std::result::Result<Arc<Recorded>, Value> {
         let mut bodies = self.bodies.lock().unwrap_or_else(PoisonError::into_inner);
         if bodies.maps[usize::from(spent)].contains_key(pointer) {
-            return None;
+            return Err(recorded.def);
         }
         recorded.id = bodies.count;
         bodies.count += 1;
         let kept = Arc::new(recorded);
         bodies.maps[usize::from(spent)].insert(pointer.to_string(), Arc::clone(&kept));
-        Some(kept)
+        Ok(kept)
     }
 
     /// `recorded` as a body a schema holds.
@@ -277,7 +282,7 @@ impl<'a> SchemaConverter<'a> {
                     self.def_ref(pointer.clone(), target);
                 }
                 self.nodes = after;
-                return Ok((found.def.clone(), Some(found)));
+                return Ok((Value::Null, Some(found)));
             }
         }
         let before = self.nodes;
@@ -288,21 +293,23 @@ impl<'a> SchemaConverter<'a> {
         self.branch.clear();
         let refs = self.recording.take();
         let def = def?;
-        let mut kept = None;
         if let (Some(memo), Some(refs)) = (memo, refs)
             && self.dynamic.is_empty()
             && (spent || self.nodes < self.budget)
         {
             let recorded = Recorded {
-                def: def.clone(),
+                def,
                 nodes: self.nodes - before,
                 refs,
                 scan: OnceLock::new(),
                 id: 0,
             };
-            kept = memo.put(target_pointer, spent, recorded);
+            return Ok(match memo.put(target_pointer, spent, recorded) {
+                Ok(kept) => (Value::Null, Some(kept)),
+                Err(def) => (def, None),
+            });
         }
-        Ok((def, kept))
+        Ok((def, None))
     }
 
     /// Whether referring to `refs` in order here gives each the recorded
@@ -327,11 +334,19 @@ impl<'a> SchemaConverter<'a> {
     /// The `$defs` collected by all conversions, sorted by name (empty when
     /// nothing recursive was met).
     pub fn into_defs(self) -> Map<String, Value> {
-        self.into_defs_and_memo_bodies().0
+        let (mut defs, bodies) = self.into_defs_and_memo_bodies();
+        for (name, body) in bodies {
+            if let Some(slot) = defs.get_mut(&name) {
+                *slot = body.body().clone();
+            }
+        }
+        defs
     }
 
-    /// [`SchemaConverter::into_defs`], with the entries that equal a memo
-    /// body (see [`MemoBody`]).
+    /// [`SchemaConverter::into_defs`] with the bodies taken from the memo
+    /// left as `null` placeholders, and those bodies by name (see
+    /// [`MemoBody`]; [`share_repeated_with`](super::share_repeated_with)
+    /// and [`fill_memo_bodies`](super::fill_memo_bodies) put them in).
     pub fn into_defs_and_memo_bodies(self) -> (Map<String, Value>, Vec<(String, MemoBody)>) {
         let mut entries: Vec<(String, Value)> = self.defs.into_iter().collect();
         entries.sort_by(|a, b| a.0.cmp(&b.0));

@@ -123,12 +123,19 @@ fn shared_doc() -> Document {
     Document {
         root: json!({"openapi": "3.0.3", "paths": {}, "components": {"schemas": {
             "Address": address,
+            // Repeated, and holding a smaller repeated object: its
+            // definition keeps a `$ref` to that one.
+            "Profile": {"type": "object", "properties": {
+                "address": {"$ref": "#/components/schemas/Address"},
+                "note": long("profile")}},
             "Customer": {"type": "object", "properties": {
                 "billing": {"$ref": "#/components/schemas/Address"},
                 "shipping": {"$ref": "#/components/schemas/Address"},
+                "profile": {"$ref": "#/components/schemas/Profile"},
                 "charge": {"anyOf": [{"type": "string"}, {"$ref": "#/components/schemas/Charge"}]}}},
             "Charge": {"type": "object", "properties": {
                 "billing": {"$ref": "#/components/schemas/Address"},
+                "profile": {"$ref": "#/components/schemas/Profile"},
                 "customer": {"anyOf": [{"type": "string"}, {"$ref": "#/components/schemas/Customer"}]},
                 "refund": {"anyOf": [{"type": "string"}, {"$ref": "#/components/schemas/Refund"}]}}},
             "Refund": {"type": "object", "properties": {
@@ -164,7 +171,10 @@ fn sharing_with_memo_bodies_equals_sharing_by_walking() {
         if let Value::Object(m) = &mut with_bodies {
             m.insert("$defs".into(), Value::Object(defs));
         }
+        // The memo bodies are placeholders until shared or filled in.
         let mut walked = with_bodies.clone();
+        crate::schema::fill_memo_bodies(&mut walked, &bodies);
+        let filled = walked.clone();
         let added = crate::schema::share_repeated(&mut walked);
         assert_eq!(
             crate::schema::share_repeated_with(&mut with_bodies, &bodies),
@@ -172,6 +182,13 @@ fn sharing_with_memo_bodies_equals_sharing_by_walking() {
         );
         assert_eq!(with_bodies, walked, "root {schema}");
         linked += bodies.len();
+        // Filled in, they are what the converter made without the memo.
+        let mut fresh = SchemaConverter::new(&d, &cycles, SchemaMode::Output, Limits::default());
+        let mut expected = fresh.convert(schema, "/x").unwrap();
+        if let Value::Object(m) = &mut expected {
+            m.insert("$defs".into(), Value::Object(fresh.into_defs()));
+        }
+        assert_eq!(filled, expected, "root {schema}");
     }
     assert!(linked > 0, "no def body was taken from the memo");
     assert!(memo.equal.len() > 0, "no equal pair was recorded");

@@ -22,7 +22,10 @@ pub mod strict;
 pub use convert::{DefMemo, INPUT_BUDGET, MemoBody, OUTPUT_BUDGET, SchemaConverter};
 pub use cycles::Cycles;
 pub use object::{ObjectShape, object_shape};
-pub use share::{MIN_SHARED_BYTES, SharedView, inline_shared, share_repeated, share_repeated_with};
+pub use share::{
+    MIN_SHARED_BYTES, SharedView, fill_memo_bodies, inline_shared, share_repeated,
+    share_repeated_with,
+};
 
 /// Which side of the API a schema describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

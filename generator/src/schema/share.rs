@@ -10,7 +10,6 @@
 //! (`enum`, `default`, `const`, `examples`). [`inline_shared`] undoes it
 //! for consumers that compare or render whole schemas.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
@@ -19,12 +18,23 @@ use std::hash::{Hash, Hasher};
 // order that reaches the output).
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet, FxHasher};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::MemoBody;
 use crate::naming::snake;
 use crate::refs::{Ctx, schema_child_ctx};
 use crate::small_map;
+
+#[path = "share_memo.rs"]
+mod memo;
+#[path = "share_view.rs"]
+mod view;
+pub use memo::fill_memo_bodies;
+pub(crate) use memo::{BodyScan, EqualPairs};
+use memo::{Origin, Replaced, copy_replaced, in_body, reference};
+#[cfg(test)]
+use view::view_by_expansion;
+pub use view::{SharedView, inline_shared};
 
 /// Smallest encoded subschema worth sharing, in bytes.
 pub const MIN_SHARED_BYTES: usize = 128;
@@ -80,47 +90,6 @@ struct Candidate<'a> {
     /// For one taken from a memo body's scan: the body's id and its
     /// index there (see [`EqualPairs`]).
     origin: Option<Origin>,
-}
-
-/// A candidate of a memo body: the body's id in its memo and the
-/// candidate's index in the body's scan.
-type Origin = (u64, usize);
-
-/// Pairs of memo body subschemas found equal, kept with the memo: the same
-/// bodies meet in many schemas of a catalogue, and their subschemas are
-/// compared in full once, not once per schema.
-#[derive(Debug, Default)]
-pub(crate) struct EqualPairs(std::sync::Mutex<HashSet<(Origin, Origin)>>);
-
-impl EqualPairs {
-    fn key(a: Origin, b: Origin) -> (Origin, Origin) {
-        if a <= b { (a, b) } else { (b, a) }
-    }
-
-    fn known(&self, a: Origin, b: Origin) -> bool {
-        let pairs = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        pairs.contains(&Self::key(a, b))
-    }
-
-    /// How many pairs it holds.
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .len()
-    }
-
-    fn record(&self, a: Origin, b: Origin) {
-        let mut pairs = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        pairs.insert(Self::key(a, b));
-    }
 }
 
 /// Encoded length of a JSON string (quotes and escapes included).
@@ -180,9 +149,10 @@ impl Kind {
 struct Scan<'a> {
     /// The schema walked (where [`Scan::node`] looks candidates up).
     root: Option<&'a Value>,
-    /// Scans of root `$defs` entries known to equal a memo body, by name:
-    /// their candidates are copied from there instead of walked.
-    bodies: HashMap<&'a str, (&'a BodyScan, u64)>,
+    /// Root `$defs` entries that are memo bodies, by name: their scan, id
+    /// and body (the schema holds a placeholder). Their candidates are
+    /// copied from the scan instead of walked.
+    bodies: HashMap<&'a str, (&'a BodyScan, u64, &'a Value)>,
     candidates: Vec<Candidate<'a>>,
     /// The path of the node being visited.
     path: Vec<Seg<'a>>,
@@ -215,7 +185,7 @@ impl<'a> Scan<'a> {
         if !self.bodies.is_empty()
             && matches!(kind, Kind::Schema { replaceable: false })
             && let [Seg::Key("$defs"), Seg::Key(name)] = self.path[..]
-            && let Some(&(body, id)) = self.bodies.get(name)
+            && let Some(&(body, id, _)) = self.bodies.get(name)
         {
             return self.splice(body, id);
         }
@@ -314,18 +284,21 @@ impl<'a> Scan<'a> {
         (body.hash, body.size)
     }
 
-    /// The subschema of `candidate`.
+    /// The subschema of `candidate` (in its memo body for one copied from
+    /// a body's scan: the schema holds a placeholder there).
     fn node(&self, candidate: usize) -> Option<&'a Value> {
         if let Some(node) = self.candidates[candidate].node {
             return Some(node);
         }
-        self.path(candidate)
-            .iter()
-            .try_fold(self.root?, |v, seg| match (seg, v) {
-                (Seg::Key(k), Value::Object(map)) => small_map::get(map, k),
-                (Seg::Index(i), Value::Array(items)) => items.get(*i),
-                _ => None,
-            })
+        let (start, path) = match self.path(candidate) {
+            [Seg::Key("$defs"), Seg::Key(name), rest @ ..] => (self.bodies.get(name)?.2, rest),
+            path => (self.root?, path),
+        };
+        path.iter().try_fold(start, |v, seg| match (seg, v) {
+            (Seg::Key(k), Value::Object(map)) => small_map::get(map, k),
+            (Seg::Index(i), Value::Array(items)) => items.get(*i),
+            _ => None,
+        })
     }
 
     fn path(&self, candidate: usize) -> &[Seg<'a>] {
@@ -394,49 +367,6 @@ struct Shared {
     occurrences: Vec<Vec<OwnedSeg>>,
 }
 
-/// What the walk of a `$defs` body finds, kept with a body that many
-/// schemas hold (see [`MemoBody`]).
-#[derive(Debug)]
-pub(crate) struct BodyScan {
-    hash: u64,
-    size: usize,
-    /// Candidates in the body, in walk order; parents index this list.
-    candidates: Vec<BodyCandidate>,
-    /// Candidate paths from the body, one after another.
-    paths: Vec<OwnedSeg>,
-}
-
-#[derive(Debug)]
-struct BodyCandidate {
-    path: (usize, usize),
-    size: usize,
-    hash: u64,
-    parent: Option<usize>,
-}
-
-impl BodyScan {
-    /// Walks `body` as a root `$defs` entry is walked.
-    pub(crate) fn of(body: &Value) -> Self {
-        let mut scan = Scan::default();
-        let (hash, size) = scan.visit(body, Kind::Schema { replaceable: false });
-        BodyScan {
-            hash,
-            size,
-            candidates: scan
-                .candidates
-                .iter()
-                .map(|c| BodyCandidate {
-                    path: c.path,
-                    size: c.size,
-                    hash: c.hash,
-                    parent: c.parent,
-                })
-                .collect(),
-            paths: owned(&scan.paths),
-        }
-    }
-}
-
 /// The repeated subschemas of `schema` worth sharing, each with every
 /// occurrence to replace; `bodies` are root `$defs` entries known to equal
 /// a memo body.
@@ -445,7 +375,7 @@ fn choose(schema: &Value, bodies: &[(String, MemoBody)]) -> Vec<Shared> {
         root: Some(schema),
         bodies: bodies
             .iter()
-            .map(|(n, b)| (n.as_str(), (b.scan(), b.id())))
+            .map(|(n, b)| (n.as_str(), (b.scan(), b.id(), b.body())))
             .collect(),
         ..Scan::default()
     };
@@ -535,351 +465,88 @@ pub fn share_repeated(schema: &mut Value) -> usize {
 }
 
 /// [`share_repeated`] of a schema whose root `$defs` entries named in
-/// `bodies` equal those memo bodies (as a converter's
+/// `bodies` are placeholders for those memo bodies (as a converter's
 /// [`into_defs_and_memo_bodies`](super::SchemaConverter::into_defs_and_memo_bodies)
-/// reports them): what is in them is learnt from the memo, not walked again.
+/// leaves them): what is in them is learnt from the memo, not walked again,
+/// and each is copied in without the parts that become `$ref`s.
 pub fn share_repeated_with(schema: &mut Value, bodies: &[(String, MemoBody)]) -> usize {
+    debug_assert!(
+        bodies.iter().all(|(name, _)| {
+            schema.get("$defs").and_then(|d| d.get(name)) == Some(&Value::Null)
+        })
+    );
     if !schema.is_object() {
         return 0;
     }
-    debug_assert!(bodies.iter().all(|(name, body)| {
-        schema.get("$defs").and_then(|d| d.get(name)) == Some(body.body())
-    }));
     let mut chosen = choose(schema, bodies);
-    if chosen.is_empty() {
-        return 0;
-    }
-    // Smallest first: a larger definition then copies the `$ref`s of the
+    // Smallest first: a larger definition then holds the `$ref`s of the
     // smaller ones nested in it, and no path in use has been replaced yet.
     chosen.sort_by_key(|s| s.size);
-    let mut defs: BTreeMap<String, Value> = BTreeMap::new();
+    let by_name: HashMap<&str, &MemoBody> = bodies.iter().map(|(n, b)| (n.as_str(), b)).collect();
+    let mut replaced: HashMap<&str, Replaced> = HashMap::default();
+    // Each definition's content: moved out of the schema, or a place in a
+    // memo body (copied once every replacement is known).
+    enum Content<'p> {
+        Moved(Value),
+        InBody(&'p str, &'p [OwnedSeg]),
+    }
+    let mut contents: Vec<(&str, Content<'_>)> = Vec::new();
     for s in &chosen {
-        let reference = Value::String(format!("#/$defs/{}", s.name));
-        let mut body = None;
+        let target = format!("#/$defs/{}", s.name);
+        let mut content = None;
         for path in &s.occurrences {
-            if let Some(slot) = node_mut(schema, path) {
-                let mut r = Map::new();
-                r.insert("$ref".into(), reference.clone());
+            if let Some((body, rest)) = in_body(path, &by_name) {
+                replaced.entry(body).or_default().insert(rest, &target);
+                content.get_or_insert(Content::InBody(body, rest));
+            } else if let Some(slot) = node_mut(schema, path) {
                 // The first occurrence becomes the definition (moved, not
                 // copied: the others are equal).
-                let was = std::mem::replace(slot, Value::Object(r));
-                body.get_or_insert(was);
+                let was = std::mem::replace(slot, reference(&target));
+                content.get_or_insert(Content::Moved(was));
             }
         }
-        if let Some(body) = body {
-            defs.insert(s.name.clone(), body);
+        if let Some(content) = content {
+            contents.push((s.name.as_str(), content));
         }
     }
+    let mut defs: BTreeMap<String, Value> = BTreeMap::new();
+    for (name, content) in contents {
+        let value = match content {
+            Content::Moved(value) => value,
+            Content::InBody(body, rest) => {
+                let node = by_name.get(body).and_then(|b| node_at(b.body(), rest));
+                let Some(node) = node else { continue };
+                copy_replaced(node, replaced.get(body).and_then(|r| r.under(rest)))
+            }
+        };
+        defs.insert(name.to_string(), value);
+    }
     let added = defs.len();
-    if let Value::Object(root) = schema {
+    if let Value::Object(root) = schema
+        && (added > 0 || !bodies.is_empty())
+    {
         let mut all: BTreeMap<String, Value> = match root.shift_remove("$defs") {
             Some(Value::Object(existing)) => existing.into_iter().collect(),
             _ => BTreeMap::new(),
         };
+        for (name, body) in bodies {
+            if let Some(slot) = all.get_mut(name) {
+                *slot = copy_replaced(body.body(), replaced.get(name.as_str()));
+            }
+        }
         all.extend(defs);
         root.insert("$defs".into(), Value::Object(all.into_iter().collect()));
     }
     added
 }
 
-/// The definition a `$ref` names, when it is `#/$defs/<name>`.
-fn def_ref(v: &Map<String, Value>) -> Option<&str> {
-    small_map::get(v, "$ref")?
-        .as_str()?
-        .strip_prefix("#/$defs/")
-}
-
-/// Adds the `$defs` names that `v` references to `out`.
-fn collect_refs(v: &Value, out: &mut HashSet<String>) {
-    match v {
-        Value::Object(m) => {
-            if let Some(name) = def_ref(m) {
-                out.insert(name.to_string());
-            }
-            m.values().for_each(|c| collect_refs(c, out));
-        }
-        Value::Array(items) => items.iter().for_each(|c| collect_refs(c, out)),
-        _ => {}
-    }
-}
-
-/// Names of `$defs` entries that reach themselves through `$ref`s.
-fn recursive_defs(defs: &Map<String, Value>) -> HashSet<String> {
-    let edges: HashMap<&str, Vec<String>> = defs
-        .iter()
-        .map(|(k, v)| {
-            let mut out = HashSet::default();
-            collect_refs(v, &mut out);
-            let mut out: Vec<String> = out.into_iter().collect();
-            out.sort();
-            (k.as_str(), out)
-        })
-        .collect();
-    let mut recursive = HashSet::default();
-    for start in defs.keys() {
-        let mut seen: HashSet<&str> = HashSet::default();
-        let mut stack: Vec<&str> = edges
-            .get(start.as_str())
-            .map(|e| e.iter().map(String::as_str).collect())
-            .unwrap_or_default();
-        while let Some(n) = stack.pop() {
-            if n == start {
-                recursive.insert(start.clone());
-                break;
-            }
-            if seen.insert(n)
-                && let Some(next) = edges.get(n)
-            {
-                stack.extend(next.iter().map(String::as_str));
-            }
-        }
-    }
-    recursive
-}
-
-/// The names of the `defs` entries that reach themselves, and the other
-/// entries by name (those [`inline_shared`] puts in place of a `$ref`).
-fn by_recursion(defs: &Map<String, Value>) -> (HashSet<String>, HashMap<&str, &Value>) {
-    let recursive = recursive_defs(defs);
-    let expandable = defs
-        .iter()
-        .filter(|(k, _)| !recursive.contains(*k))
-        .map(|(k, v)| (k.as_str(), v))
-        .collect();
-    (recursive, expandable)
-}
-
-/// `schema` with every `$ref` to a non-recursive root `$defs` entry
-/// replaced by that entry (and those entries dropped): the inverse of
-/// [`share_repeated`]. Recursive definitions stay as they are.
-pub fn inline_shared(schema: &Value) -> Cow<'_, Value> {
-    let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
-        return Cow::Borrowed(schema);
-    };
-    let (recursive, expandable) = by_recursion(defs);
-    if expandable.is_empty() {
-        return Cow::Borrowed(schema);
-    }
-    fn expand(v: &Value, defs: &HashMap<&str, &Value>, depth: usize) -> Value {
-        match v {
-            Value::Object(m) => {
-                if depth < MAX_EXPANSIONS
-                    && m.len() == 1
-                    && let Some(body) = def_ref(m).and_then(|n| defs.get(n))
-                {
-                    return expand(body, defs, depth + 1);
-                }
-                Value::Object(
-                    m.iter()
-                        .map(|(k, c)| (k.clone(), expand(c, defs, depth)))
-                        .collect(),
-                )
-            }
-            Value::Array(items) => {
-                Value::Array(items.iter().map(|c| expand(c, defs, depth)).collect())
-            }
-            other => other.clone(),
-        }
-    }
-    let mut out = expand(schema, &expandable, 0);
-    // A `$ref` with sibling keywords is not expanded: keep what it names.
-    let mut still: HashSet<String> = HashSet::default();
-    collect_refs(&out, &mut still);
-    if let Some(Value::Object(d)) = out.get_mut("$defs") {
-        d.retain(|k, _| recursive.contains(k) || still.contains(k));
-        if d.is_empty()
-            && let Value::Object(root) = &mut out
-        {
-            root.shift_remove("$defs");
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// The longest chain of expansions starting at `name` (itself included),
-/// capped at [`MAX_EXPANSIONS`] (memoised in `longest`).
-fn chain<'a>(
-    name: &'a str,
-    edges: &HashMap<&'a str, Vec<&'a str>>,
-    longest: &mut HashMap<&'a str, usize>,
-    depth: usize,
-) -> usize {
-    if let Some(&n) = longest.get(name) {
-        return n;
-    }
-    if depth >= MAX_EXPANSIONS {
-        return MAX_EXPANSIONS;
-    }
-    let mut n = 1;
-    for next in edges.get(name).into_iter().flatten() {
-        n = n.max(1 + chain(next, edges, longest, depth + 1));
-    }
-    let n = n.min(MAX_EXPANSIONS);
-    longest.insert(name, n);
-    n
-}
-
-/// Most nested expansions [`inline_shared`] performs on one path.
-const MAX_EXPANSIONS: usize = 256;
-
-/// [`inline_shared`] without building the inlined schema: which root
-/// `$defs` entries a `$ref` stands for (to be read in its place), and
-/// which entries the inlined schema keeps. A consumer that reads only part
-/// of a schema (the TypeScript declarations read four levels) follows
-/// references through it instead of copying every definition into place.
-#[derive(Debug)]
-pub struct SharedView<'a> {
-    expandable: HashMap<&'a str, &'a Value>,
-    /// The root `$defs` entries the inlined schema keeps, in order.
-    pub kept: Vec<(&'a str, &'a Value)>,
-}
-
-impl<'a> SharedView<'a> {
-    /// A view that expands nothing (a schema read as it is).
-    pub fn none() -> Self {
-        SharedView {
-            expandable: HashMap::default(),
-            kept: Vec::new(),
-        }
-    }
-
-    /// The view of `schema`; `None` when a path nests expansions so deep
-    /// that [`inline_shared`] stops expanding (read that one inlined).
-    pub fn new(schema: &'a Value) -> Option<Self> {
-        Self::build(schema, true)
-    }
-
-    /// [`SharedView::new`], finding the kept entries by walking the
-    /// expansion (`expanded`) or the text as written (when that gives the
-    /// same).
-    fn build(schema: &'a Value, written: bool) -> Option<Self> {
-        let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
-            return Some(SharedView {
-                expandable: HashMap::default(),
-                kept: Vec::new(),
-            });
-        };
-        let (recursive, expandable) = by_recursion(defs);
-        let mut view = SharedView {
-            expandable,
-            kept: Vec::new(),
-        };
-        if view.expandable.is_empty() {
-            // Nothing expands: the schema is read as it is, `$defs` whole.
-            view.kept = defs.iter().map(|(k, v)| (k.as_str(), v)).collect();
-            return Some(view);
-        }
-        let mut still: HashSet<&str> = HashSet::default();
-        if written && view.longest_expansion(defs) + 2 < MAX_EXPANSIONS {
-            // Every `$defs` body is also read in place (as part of the
-            // root), so the references left after expansion are the
-            // unexpanded ones written anywhere in the schema: one walk of
-            // the text as it is, not of its (far larger) expansion.
-            view.unexpanded_refs(schema, &mut still, &mut Vec::new());
-        } else {
-            view.refs_after_expansion(schema, 0, &mut still)?;
-        }
-        view.kept = defs
-            .iter()
-            .filter(|(k, _)| recursive.contains(*k) || still.contains(k.as_str()))
-            .map(|(k, v)| (k.as_str(), v))
-            .collect();
-        Some(view)
-    }
-
-    /// The definition a `$ref`-only object at `expansions` nested
-    /// expansions stands for, as [`inline_shared`] replaces it.
-    pub fn expansion(&self, v: &Map<String, Value>, expansions: usize) -> Option<&'a Value> {
-        if expansions < MAX_EXPANSIONS && v.len() == 1 {
-            def_ref(v).and_then(|n| self.expandable.get(n).copied())
-        } else {
-            None
-        }
-    }
-
-    /// Adds to `still` the `$defs` names that `v` refers to without being
-    /// expanded, and to `pure` the expandable ones it refers to (each
-    /// occurrence).
-    fn unexpanded_refs(&self, v: &'a Value, still: &mut HashSet<&'a str>, pure: &mut Vec<&'a str>) {
-        match v {
-            Value::Object(m) => {
-                if let Some(name) = def_ref(m) {
-                    if m.len() == 1 && self.expandable.contains_key(name) {
-                        pure.push(name);
-                        return;
-                    }
-                    still.insert(name);
-                }
-                m.values()
-                    .for_each(|c| self.unexpanded_refs(c, still, pure));
-            }
-            Value::Array(items) => items
-                .iter()
-                .for_each(|c| self.unexpanded_refs(c, still, pure)),
-            _ => {}
-        }
-    }
-
-    /// The most expansions nested on one path from any def (an upper
-    /// bound of those from the root, whose references are defs' too),
-    /// capped at [`MAX_EXPANSIONS`].
-    fn longest_expansion(&self, defs: &'a Map<String, Value>) -> usize {
-        // Each expandable def's expandable references (the graph is
-        // acyclic: expandable defs do not reach themselves).
-        let mut edges: HashMap<&str, Vec<&str>> = HashMap::default();
-        let mut ignored = HashSet::default();
-        for (name, body) in defs {
-            if self.expandable.contains_key(name.as_str()) {
-                let mut pure = Vec::new();
-                self.unexpanded_refs(body, &mut ignored, &mut pure);
-                pure.sort_unstable();
-                pure.dedup();
-                edges.insert(name.as_str(), pure);
-            }
-        }
-        let mut longest: HashMap<&str, usize> = HashMap::default();
-        let mut most = 0;
-        for start in edges.keys() {
-            most = most.max(chain(start, &edges, &mut longest, 0));
-        }
-        most
-    }
-
-    /// Adds the `$defs` names referenced in `v` once expanded to `out`;
-    /// `None` past [`MAX_EXPANSIONS`].
-    fn refs_after_expansion(
-        &self,
-        v: &'a Value,
-        expansions: usize,
-        out: &mut HashSet<&'a str>,
-    ) -> Option<()> {
-        match v {
-            Value::Object(m) => {
-                if let Some(body) = self.expansion(m, expansions) {
-                    return self.refs_after_expansion(body, expansions + 1, out);
-                }
-                if expansions + 1 >= MAX_EXPANSIONS && def_ref(m).is_some() {
-                    return None;
-                }
-                if let Some(name) = def_ref(m) {
-                    out.insert(name);
-                }
-                m.values()
-                    .try_for_each(|c| self.refs_after_expansion(c, expansions, out))
-            }
-            Value::Array(items) => items
-                .iter()
-                .try_for_each(|c| self.refs_after_expansion(c, expansions, out)),
-            _ => Some(()),
-        }
-    }
-}
-
-/// [`SharedView::new`] walking the whole expansion (the reference the
-/// faster walk of the written text is tested against).
-#[cfg(test)]
-fn view_by_expansion(schema: &Value) -> Option<SharedView<'_>> {
-    SharedView::build(schema, false)
+/// The value at `path` under `node`.
+fn node_at<'v>(node: &'v Value, path: &[OwnedSeg]) -> Option<&'v Value> {
+    path.iter().try_fold(node, |v, seg| match (seg, v) {
+        (OwnedSeg::Key(k), Value::Object(map)) => small_map::get(map, k),
+        (OwnedSeg::Index(i), Value::Array(items)) => items.get(*i),
+        _ => None,
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,311 @@
+//! Reading a shared schema as if its shared parts were inlined again:
+//! [`inline_shared`] undoes [`share_repeated`](super::share_repeated), and
+//! [`SharedView`] reads the `$defs` it would inline without building the
+//! (far larger) expansion.
+
+use std::borrow::Cow;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use serde_json::{Map, Value};
+
+use crate::small_map;
+
+/// The definition a `$ref` names, when it is `#/$defs/<name>`.
+fn def_ref(v: &Map<String, Value>) -> Option<&str> {
+    small_map::get(v, "$ref")?
+        .as_str()?
+        .strip_prefix("#/$defs/")
+}
+
+/// Adds the `$defs` names that `v` references to `out`.
+fn collect_refs(v: &Value, out: &mut HashSet<String>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(name) = def_ref(m) {
+                out.insert(name.to_string());
+            }
+            m.values().for_each(|c| collect_refs(c, out));
+        }
+        Value::Array(items) => items.iter().for_each(|c| collect_refs(c, out)),
+        _ => {}
+    }
+}
+
+/// Names of `$defs` entries that reach themselves through `$ref`s.
+fn recursive_defs(defs: &Map<String, Value>) -> HashSet<String> {
+    let edges: HashMap<&str, Vec<String>> = defs
+        .iter()
+        .map(|(k, v)| {
+            let mut out = HashSet::default();
+            collect_refs(v, &mut out);
+            let mut out: Vec<String> = out.into_iter().collect();
+            out.sort();
+            (k.as_str(), out)
+        })
+        .collect();
+    let mut recursive = HashSet::default();
+    for start in defs.keys() {
+        let mut seen: HashSet<&str> = HashSet::default();
+        let mut stack: Vec<&str> = edges
+            .get(start.as_str())
+            .map(|e| e.iter().map(String::as_str).collect())
+            .unwrap_or_default();
+        while let Some(n) = stack.pop() {
+            if n == start {
+                recursive.insert(start.clone());
+                break;
+            }
+            if seen.insert(n)
+                && let Some(next) = edges.get(n)
+            {
+                stack.extend(next.iter().map(String::as_str));
+            }
+        }
+    }
+    recursive
+}
+
+/// The names of the `defs` entries that reach themselves, and the other
+/// entries by name (those [`inline_shared`] puts in place of a `$ref`).
+fn by_recursion(defs: &Map<String, Value>) -> (HashSet<String>, HashMap<&str, &Value>) {
+    let recursive = recursive_defs(defs);
+    let expandable = defs
+        .iter()
+        .filter(|(k, _)| !recursive.contains(*k))
+        .map(|(k, v)| (k.as_str(), v))
+        .collect();
+    (recursive, expandable)
+}
+
+/// `schema` with every `$ref` to a non-recursive root `$defs` entry
+/// replaced by that entry (and those entries dropped): the inverse of
+/// [`share_repeated`](super::share_repeated). Recursive definitions stay as they are.
+pub fn inline_shared(schema: &Value) -> Cow<'_, Value> {
+    let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
+        return Cow::Borrowed(schema);
+    };
+    let (recursive, expandable) = by_recursion(defs);
+    if expandable.is_empty() {
+        return Cow::Borrowed(schema);
+    }
+    fn expand(v: &Value, defs: &HashMap<&str, &Value>, depth: usize) -> Value {
+        match v {
+            Value::Object(m) => {
+                if depth < MAX_EXPANSIONS
+                    && m.len() == 1
+                    && let Some(body) = def_ref(m).and_then(|n| defs.get(n))
+                {
+                    return expand(body, defs, depth + 1);
+                }
+                Value::Object(
+                    m.iter()
+                        .map(|(k, c)| (k.clone(), expand(c, defs, depth)))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|c| expand(c, defs, depth)).collect())
+            }
+            other => other.clone(),
+        }
+    }
+    let mut out = expand(schema, &expandable, 0);
+    // A `$ref` with sibling keywords is not expanded: keep what it names.
+    let mut still: HashSet<String> = HashSet::default();
+    collect_refs(&out, &mut still);
+    if let Some(Value::Object(d)) = out.get_mut("$defs") {
+        d.retain(|k, _| recursive.contains(k) || still.contains(k));
+        if d.is_empty()
+            && let Value::Object(root) = &mut out
+        {
+            root.shift_remove("$defs");
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The longest chain of expansions starting at `name` (itself included),
+/// capped at [`MAX_EXPANSIONS`] (memoised in `longest`).
+fn chain<'a>(
+    name: &'a str,
+    edges: &HashMap<&'a str, Vec<&'a str>>,
+    longest: &mut HashMap<&'a str, usize>,
+    depth: usize,
+) -> usize {
+    if let Some(&n) = longest.get(name) {
+        return n;
+    }
+    if depth >= MAX_EXPANSIONS {
+        return MAX_EXPANSIONS;
+    }
+    let mut n = 1;
+    for next in edges.get(name).into_iter().flatten() {
+        n = n.max(1 + chain(next, edges, longest, depth + 1));
+    }
+    let n = n.min(MAX_EXPANSIONS);
+    longest.insert(name, n);
+    n
+}
+
+/// Most nested expansions [`inline_shared`] performs on one path.
+const MAX_EXPANSIONS: usize = 256;
+
+/// [`inline_shared`] without building the inlined schema: which root
+/// `$defs` entries a `$ref` stands for (to be read in its place), and
+/// which entries the inlined schema keeps. A consumer that reads only part
+/// of a schema (the TypeScript declarations read four levels) follows
+/// references through it instead of copying every definition into place.
+#[derive(Debug)]
+pub struct SharedView<'a> {
+    expandable: HashMap<&'a str, &'a Value>,
+    /// The root `$defs` entries the inlined schema keeps, in order.
+    pub kept: Vec<(&'a str, &'a Value)>,
+}
+
+impl<'a> SharedView<'a> {
+    /// A view that expands nothing (a schema read as it is).
+    pub fn none() -> Self {
+        SharedView {
+            expandable: HashMap::default(),
+            kept: Vec::new(),
+        }
+    }
+
+    /// The view of `schema`; `None` when a path nests expansions so deep
+    /// that [`inline_shared`] stops expanding (read that one inlined).
+    pub fn new(schema: &'a Value) -> Option<Self> {
+        Self::build(schema, true)
+    }
+
+    /// [`SharedView::new`], finding the kept entries by walking the
+    /// expansion (`expanded`) or the text as written (when that gives the
+    /// same).
+    fn build(schema: &'a Value, written: bool) -> Option<Self> {
+        let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
+            return Some(SharedView {
+                expandable: HashMap::default(),
+                kept: Vec::new(),
+            });
+        };
+        let (recursive, expandable) = by_recursion(defs);
+        let mut view = SharedView {
+            expandable,
+            kept: Vec::new(),
+        };
+        if view.expandable.is_empty() {
+            // Nothing expands: the schema is read as it is, `$defs` whole.
+            view.kept = defs.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            return Some(view);
+        }
+        let mut still: HashSet<&str> = HashSet::default();
+        if written && view.longest_expansion(defs) + 2 < MAX_EXPANSIONS {
+            // Every `$defs` body is also read in place (as part of the
+            // root), so the references left after expansion are the
+            // unexpanded ones written anywhere in the schema: one walk of
+            // the text as it is, not of its (far larger) expansion.
+            view.unexpanded_refs(schema, &mut still, &mut Vec::new());
+        } else {
+            view.refs_after_expansion(schema, 0, &mut still)?;
+        }
+        view.kept = defs
+            .iter()
+            .filter(|(k, _)| recursive.contains(*k) || still.contains(k.as_str()))
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        Some(view)
+    }
+
+    /// The definition a `$ref`-only object at `expansions` nested
+    /// expansions stands for, as [`inline_shared`] replaces it.
+    pub fn expansion(&self, v: &Map<String, Value>, expansions: usize) -> Option<&'a Value> {
+        if expansions < MAX_EXPANSIONS && v.len() == 1 {
+            def_ref(v).and_then(|n| self.expandable.get(n).copied())
+        } else {
+            None
+        }
+    }
+
+    /// Adds to `still` the `$defs` names that `v` refers to without being
+    /// expanded, and to `pure` the expandable ones it refers to (each
+    /// occurrence).
+    fn unexpanded_refs(&self, v: &'a Value, still: &mut HashSet<&'a str>, pure: &mut Vec<&'a str>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(name) = def_ref(m) {
+                    if m.len() == 1 && self.expandable.contains_key(name) {
+                        pure.push(name);
+                        return;
+                    }
+                    still.insert(name);
+                }
+                m.values()
+                    .for_each(|c| self.unexpanded_refs(c, still, pure));
+            }
+            Value::Array(items) => items
+                .iter()
+                .for_each(|c| self.unexpanded_refs(c, still, pure)),
+            _ => {}
+        }
+    }
+
+    /// The most expansions nested on one path from any def (an upper
+    /// bound of those from the root, whose references are defs' too),
+    /// capped at [`MAX_EXPANSIONS`].
+    fn longest_expansion(&self, defs: &'a Map<String, Value>) -> usize {
+        // Each expandable def's expandable references (the graph is
+        // acyclic: expandable defs do not reach themselves).
+        let mut edges: HashMap<&str, Vec<&str>> = HashMap::default();
+        let mut ignored = HashSet::default();
+        for (name, body) in defs {
+            if self.expandable.contains_key(name.as_str()) {
+                let mut pure = Vec::new();
+                self.unexpanded_refs(body, &mut ignored, &mut pure);
+                pure.sort_unstable();
+                pure.dedup();
+                edges.insert(name.as_str(), pure);
+            }
+        }
+        let mut longest: HashMap<&str, usize> = HashMap::default();
+        let mut most = 0;
+        for start in edges.keys() {
+            most = most.max(chain(start, &edges, &mut longest, 0));
+        }
+        most
+    }
+
+    /// Adds the `$defs` names referenced in `v` once expanded to `out`;
+    /// `None` past [`MAX_EXPANSIONS`].
+    fn refs_after_expansion(
+        &self,
+        v: &'a Value,
+        expansions: usize,
+        out: &mut HashSet<&'a str>,
+    ) -> Option<()> {
+        match v {
+            Value::Object(m) => {
+                if let Some(body) = self.expansion(m, expansions) {
+                    return self.refs_after_expansion(body, expansions + 1, out);
+                }
+                if expansions + 1 >= MAX_EXPANSIONS && def_ref(m).is_some() {
+                    return None;
+                }
+                if let Some(name) = def_ref(m) {
+                    out.insert(name);
+                }
+                m.values()
+                    .try_for_each(|c| self.refs_after_expansion(c, expansions, out))
+            }
+            Value::Array(items) => items
+                .iter()
+                .try_for_each(|c| self.refs_after_expansion(c, expansions, out)),
+            _ => Some(()),
+        }
+    }
+}
+
+/// [`SharedView::new`] walking the whole expansion (the reference the
+/// faster walk of the written text is tested against).
+#[cfg(test)]
+pub(super) fn view_by_expansion(schema: &Value) -> Option<SharedView<'_>> {
+    SharedView::build(schema, false)
+}
