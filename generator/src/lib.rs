@@ -25,6 +25,7 @@ pub mod security;
 pub mod servers;
 pub mod skills;
 mod small_map;
+mod split_parse;
 mod yaml_scan;
 
 pub use config::ForgeConfig;

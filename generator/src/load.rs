@@ -39,7 +39,11 @@ pub fn load(bytes: &[u8], file: &str) -> Result<Document> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     let mut root = if first == Some(&b'{') {
-        serde_json::from_slice::<Value>(bytes).map_err(|e| syntax(file, &format!("JSON: {e}")))?
+        match crate::split_parse::parse(bytes) {
+            Some(root) => root,
+            None => serde_json::from_slice::<Value>(bytes)
+                .map_err(|e| syntax(file, &format!("JSON: {e}")))?,
+        }
     } else {
         parse_yaml(bytes, file)?
     };
