@@ -9,6 +9,8 @@
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
+
 use serde_json::Value;
 
 use crate::error::escape_token;
@@ -47,6 +49,7 @@ impl Cycles {
             local: Vec::new(),
             root_local: 0,
             root_edges: Vec::new(),
+            resolved: rustc_hash::FxHashMap::default(),
         };
         if let Some(components) = doc.root.get("components").and_then(Value::as_object) {
             for (kind, entries) in components {
@@ -65,11 +68,28 @@ impl Cycles {
                 }
             }
         }
-        builder.scan(&doc.root, Ctx::Root, None);
+        // The subtrees of the components are walked on the rayon pool
+        // (what a walk finds does not depend on the graph built so far);
+        // their references are then added in the order one walk after
+        // another would add them, so the graph is the same.
+        let walked: Vec<Walked<'_>> = builder
+            .nodes
+            .par_iter()
+            .map(|&(_, value, ctx)| walk(value, ctx))
+            .collect();
+        let root = walk_split(&doc.root, Ctx::Root, 2);
+        builder.add_refs(root, None);
+        let mut walked = walked.into_iter();
         let mut next = 0;
         while next < builder.nodes.len() {
-            let (_, value, ctx) = builder.nodes[next];
-            builder.scan(value, ctx, Some(next));
+            let found = match walked.next() {
+                Some(found) => found,
+                None => {
+                    let (_, value, ctx) = builder.nodes[next];
+                    walk(value, ctx)
+                }
+            };
+            builder.add_refs(found, Some(next));
             next += 1;
         }
         let (scc, scc_count) = tarjan(&builder.edges);
@@ -165,6 +185,9 @@ struct Builder<'a> {
     /// The same for the document outside `components`, and its references.
     root_local: usize,
     root_edges: Vec<usize>,
+    /// The node of each reference string met so far (a reference resolves
+    /// alike wherever it is written: the base pointer only names errors).
+    resolved: rustc_hash::FxHashMap<&'a str, Option<usize>>,
 }
 
 impl<'a> Builder<'a> {
@@ -180,61 +203,137 @@ impl<'a> Builder<'a> {
         n
     }
 
-    /// Records every reference in `value`'s subtree (as edges from `from`).
-    /// At the root, `components` is skipped (its entries are nodes).
-    fn scan(&mut self, value: &'a Value, ctx: Ctx, from: Option<usize>) {
-        let mut stack: Vec<(Ctx, &'a Value)> = vec![(ctx, value)];
-        let mut count = 1usize;
-        while let Some((ctx, node)) = stack.pop() {
-            match node {
-                Value::Object(map) => count += map.len(),
-                Value::Array(items) => count += items.len(),
-                _ => {}
-            }
-            match node {
-                Value::Object(map) => {
-                    if ctx.holds_refs()
-                        && let Some(Value::String(reference)) = crate::small_map::get(map, "$ref")
-                        && let Ok((target, pointer)) = resolve_ref(self.doc, reference, "")
-                    {
-                        let target_ctx = match ctx {
-                            Ctx::Schema | Ctx::ExampleObj => ctx,
-                            _ => Ctx::Node,
-                        };
-                        let node = self.add_node(pointer, target, target_ctx);
-                        match from {
-                            Some(from) => self.edges[from].push(node),
-                            None => self.root_edges.push(node),
-                        }
-                    }
-                    for (key, child) in map {
-                        if ctx == Ctx::Root && key == "components" {
-                            continue;
-                        }
-                        let c = child_ctx(ctx, Some(key));
-                        if c != Ctx::Data {
-                            stack.push((c, child));
-                        } else if child.is_object() || child.is_array() {
-                            // Literal data is copied whole (Graph's discriminator
-                            // mappings list thousands of types).
-                            count = count.saturating_add(values_in(child) - 1);
-                        }
-                    }
+    /// Adds the references a walk found as edges from `from` (the
+    /// document outside `components` when `None`), and its value count.
+    fn add_refs(&mut self, walked: Walked<'a>, from: Option<usize>) {
+        for (reference, target_ctx) in walked.refs {
+            // Met again, a reference gives the node it gave: `add_node`
+            // keeps a node's first context whatever context asks again.
+            let node = match self.resolved.get(reference) {
+                Some(&node) => node,
+                None => {
+                    let node = resolve_ref(self.doc, reference, "")
+                        .ok()
+                        .map(|(target, pointer)| self.add_node(pointer, target, target_ctx));
+                    self.resolved.insert(reference, node);
+                    node
                 }
-                Value::Array(items) => {
-                    let c = child_ctx(ctx, None);
-                    if c != Ctx::Data {
-                        stack.extend(items.iter().map(|i| (c, i)));
-                    }
-                }
-                _ => {}
+            };
+            let Some(node) = node else {
+                continue;
+            };
+            match from {
+                Some(from) => self.edges[from].push(node),
+                None => self.root_edges.push(node),
             }
         }
         match from {
-            Some(n) => self.local[n] = self.local[n].saturating_add(count),
-            None => self.root_local = self.root_local.saturating_add(count),
+            Some(n) => self.local[n] = self.local[n].saturating_add(walked.count),
+            None => self.root_local = self.root_local.saturating_add(walked.count),
         }
     }
+}
+
+/// What a walk of one subtree finds: its references in the order met,
+/// each with the context of its target, and its value count.
+struct Walked<'a> {
+    refs: Vec<(&'a str, Ctx)>,
+    count: usize,
+}
+
+/// [`walk`], with the members of an object (and theirs, `levels` deep)
+/// walked on the rayon pool. The walk takes an object's members from a
+/// stack, so it finishes the last member's subtree before the one before
+/// it: the parts are joined last member first.
+fn walk_split(value: &Value, ctx: Ctx, levels: usize) -> Walked<'_> {
+    let Value::Object(map) = value else {
+        return walk(value, ctx);
+    };
+    if levels == 0 {
+        return walk(value, ctx);
+    }
+    let mut refs = Vec::new();
+    let mut count = 1 + map.len();
+    if ctx.holds_refs()
+        && let Some(Value::String(reference)) = crate::small_map::get(map, "$ref")
+    {
+        refs.push((reference.as_str(), target_ctx(ctx)));
+    }
+    let mut members = Vec::new();
+    for (key, child) in map {
+        if ctx == Ctx::Root && key == "components" {
+            continue;
+        }
+        let c = child_ctx(ctx, Some(key));
+        if c != Ctx::Data {
+            members.push((c, child));
+        } else if child.is_object() || child.is_array() {
+            count = count.saturating_add(values_in(child) - 1);
+        }
+    }
+    let parts: Vec<Walked<'_>> = members
+        .par_iter()
+        .map(|&(c, child)| walk_split(child, c, levels - 1))
+        .collect();
+    for part in parts.into_iter().rev() {
+        refs.extend(part.refs);
+        // A member's own value is counted with its object's members.
+        count = count.saturating_add(part.count - 1);
+    }
+    Walked { refs, count }
+}
+
+/// The context of the target of a `$ref` met in `ctx`.
+fn target_ctx(ctx: Ctx) -> Ctx {
+    match ctx {
+        Ctx::Schema | Ctx::ExampleObj => ctx,
+        _ => Ctx::Node,
+    }
+}
+
+/// Walks `value`'s subtree (references not followed). At the root,
+/// `components` is skipped (its entries are nodes).
+fn walk(value: &Value, ctx: Ctx) -> Walked<'_> {
+    let mut refs = Vec::new();
+    let mut stack: Vec<(Ctx, &Value)> = vec![(ctx, value)];
+    let mut count = 1usize;
+    while let Some((ctx, node)) = stack.pop() {
+        match node {
+            Value::Object(map) => count += map.len(),
+            Value::Array(items) => count += items.len(),
+            _ => {}
+        }
+        match node {
+            Value::Object(map) => {
+                if ctx.holds_refs()
+                    && let Some(Value::String(reference)) = crate::small_map::get(map, "$ref")
+                {
+                    refs.push((reference.as_str(), target_ctx(ctx)));
+                }
+                for (key, child) in map {
+                    if ctx == Ctx::Root && key == "components" {
+                        continue;
+                    }
+                    let c = child_ctx(ctx, Some(key));
+                    if c != Ctx::Data {
+                        stack.push((c, child));
+                    } else if child.is_object() || child.is_array() {
+                        // Literal data is copied whole (Graph's discriminator
+                        // mappings list thousands of types).
+                        count = count.saturating_add(values_in(child) - 1);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                let c = child_ctx(ctx, None);
+                if c != Ctx::Data {
+                    stack.extend(items.iter().map(|i| (c, i)));
+                }
+            }
+            _ => {}
+        }
+    }
+    Walked { refs, count }
 }
 
 /// Number of values in `value` (itself included), without recursion.
