@@ -352,7 +352,7 @@ fn values_in(value: &Value) -> usize {
 }
 
 /// Iterative Tarjan: the SCC id of every node, and the number of SCCs.
-fn tarjan(edges: &[Vec<usize>]) -> (Vec<usize>, usize) {
+pub(crate) fn tarjan(edges: &[Vec<usize>]) -> (Vec<usize>, usize) {
     const UNSEEN: usize = usize::MAX;
     let n = edges.len();
     let mut index = vec![UNSEEN; n];

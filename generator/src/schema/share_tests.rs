@@ -277,3 +277,37 @@ fn equal_pairs_are_known_both_ways_once_recorded() {
     assert!(!pairs.known((1, 3), (3, 4)));
     assert_eq!(pairs.len(), 1);
 }
+
+#[test]
+fn inline_shared_keeps_every_def_on_a_cycle_and_inlines_the_rest() {
+    // `a` and `b` refer to each other, `self` to itself; `chain` leads into
+    // the cycle without being on it, `leaf` refers to nothing and `dangling`
+    // to a name that is not defined.
+    let schema = json!({
+        "properties": {"x": {"$ref": "#/$defs/chain"}, "y": {"$ref": "#/$defs/dangling"}},
+        "$defs": {
+            "a": {"properties": {"b": {"$ref": "#/$defs/b"}}},
+            "b": {"items": {"$ref": "#/$defs/a"}, "leaf": {"$ref": "#/$defs/leaf"}},
+            "self": {"items": {"$ref": "#/$defs/self"}},
+            "chain": {"properties": {"a": {"$ref": "#/$defs/a"}, "s": {"$ref": "#/$defs/self"}}},
+            "leaf": {"type": "string"},
+            "dangling": {"properties": {"n": {"$ref": "#/$defs/nowhere"}}}
+        }
+    });
+    let inlined = inline_shared(&schema);
+    let defs = inlined["$defs"].as_object().unwrap();
+    let mut kept: Vec<&str> = defs.keys().map(String::as_str).collect();
+    kept.sort_unstable();
+    assert_eq!(kept, ["a", "b", "self"]);
+    for def in ["a", "self"] {
+        assert_eq!(
+            inlined["properties"]["x"]["properties"][if def == "a" { "a" } else { "s" }],
+            json!({"$ref": format!("#/$defs/{def}")})
+        );
+        assert_eq!(inlined["$defs"][def], schema["$defs"][def]);
+    }
+    assert_eq!(
+        inlined["properties"]["y"]["properties"]["n"],
+        json!({"$ref": "#/$defs/nowhere"})
+    );
+}

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::{Map, Value};
 
+use crate::schema::cycles::tarjan;
 use crate::small_map;
 
 /// The definition a `$ref` names, when it is `#/$defs/<name>`.
@@ -31,38 +32,54 @@ fn collect_refs(v: &Value, out: &mut HashSet<String>) {
     }
 }
 
-/// Names of `$defs` entries that reach themselves through `$ref`s.
+/// Adds the `$defs` names that `v` references to `out` (borrowed).
+fn refs_in<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(name) = def_ref(m) {
+                out.push(name);
+            }
+            m.values().for_each(|c| refs_in(c, out));
+        }
+        Value::Array(items) => items.iter().for_each(|c| refs_in(c, out)),
+        _ => {}
+    }
+}
+
+/// Names of `$defs` entries that reach themselves through `$ref`s: those
+/// in a strongly connected component of two or more, or referring to
+/// themselves (references to names not in `defs` lead nowhere).
 fn recursive_defs(defs: &Map<String, Value>) -> HashSet<String> {
-    let edges: HashMap<&str, Vec<String>> = defs
-        .iter()
-        .map(|(k, v)| {
-            let mut out = HashSet::default();
-            collect_refs(v, &mut out);
-            let mut out: Vec<String> = out.into_iter().collect();
-            out.sort();
-            (k.as_str(), out)
+    let position: HashMap<&str, usize> = defs
+        .keys()
+        .enumerate()
+        .map(|(i, k)| (k.as_str(), i))
+        .collect();
+    let mut names = Vec::new();
+    let edges: Vec<Vec<usize>> = defs
+        .values()
+        .map(|v| {
+            names.clear();
+            refs_in(v, &mut names);
+            let mut to: Vec<usize> = names
+                .iter()
+                .filter_map(|n| position.get(n).copied())
+                .collect();
+            to.sort_unstable();
+            to.dedup();
+            to
         })
         .collect();
-    let mut recursive = HashSet::default();
-    for start in defs.keys() {
-        let mut seen: HashSet<&str> = HashSet::default();
-        let mut stack: Vec<&str> = edges
-            .get(start.as_str())
-            .map(|e| e.iter().map(String::as_str).collect())
-            .unwrap_or_default();
-        while let Some(n) = stack.pop() {
-            if n == start {
-                recursive.insert(start.clone());
-                break;
-            }
-            if seen.insert(n)
-                && let Some(next) = edges.get(n)
-            {
-                stack.extend(next.iter().map(String::as_str));
-            }
-        }
+    let (scc, count) = tarjan(&edges);
+    let mut sizes = vec![0usize; count];
+    for &c in &scc {
+        sizes[c] += 1;
     }
-    recursive
+    defs.keys()
+        .enumerate()
+        .filter(|&(i, _)| sizes[scc[i]] > 1 || edges[i].binary_search(&i).is_ok())
+        .map(|(_, k)| k.clone())
+        .collect()
 }
 
 /// The names of the `defs` entries that reach themselves, and the other
