@@ -51,7 +51,7 @@ pub struct SchemaConverter<'a> {
     memo: Option<&'a DefMemo>,
     /// The def references made while a def body converts (to record it).
     recording: Option<Vec<(String, String)>>,
-    /// The `$defs` entries equal to a memo body, by name.
+    /// The `$defs` entries taken from the memo (placeholders in `defs`), by name.
     memo_bodies: Vec<(String, MemoBody)>,
 }
 
@@ -108,7 +108,7 @@ impl MemoBody {
         recorded.scan.get_or_init(|| BodyScan::of(&recorded.def))
     }
 
-    /// The body (to check that a schema holds it).
+    /// The body as the memo holds it.
     pub(super) fn body(&self) -> &Value {
         &self.recorded.def
     }

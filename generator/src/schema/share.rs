@@ -262,9 +262,9 @@ impl<'a> Scan<'a> {
     }
 
     /// Takes the candidates of a root `$defs` entry from the scan of the
-    /// memo body it equals: the walk would find the same ones. Those at
-    /// the top of the body stay without a parent (nothing encloses a root
-    /// `$defs` entry), as the walk leaves them.
+    /// memo body it holds a placeholder for: walking the body would find
+    /// the same ones. Those at the top of the body stay without a parent
+    /// (nothing encloses a root `$defs` entry), as the walk leaves them.
     fn splice(&mut self, body: &'a BodyScan, id: u64) -> (u64, usize) {
         let base = self.candidates.len();
         for (i, c) in body.candidates.iter().enumerate() {
@@ -368,8 +368,8 @@ struct Shared {
 }
 
 /// The repeated subschemas of `schema` worth sharing, each with every
-/// occurrence to replace; `bodies` are root `$defs` entries known to equal
-/// a memo body.
+/// occurrence to replace; `bodies` are the memo bodies of root `$defs`
+/// placeholders.
 fn choose(schema: &Value, bodies: &[(String, MemoBody)]) -> Vec<Shared> {
     let mut scan = Scan {
         root: Some(schema),
