@@ -335,11 +335,7 @@ impl<'a> SchemaConverter<'a> {
     /// nothing recursive was met).
     pub fn into_defs(self) -> Map<String, Value> {
         let (mut defs, bodies) = self.into_defs_and_memo_bodies();
-        for (name, body) in bodies {
-            if let Some(slot) = defs.get_mut(&name) {
-                *slot = body.body().clone();
-            }
-        }
+        super::share::fill_defs(&mut defs, &bodies);
         defs
     }
 

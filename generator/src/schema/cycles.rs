@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::escape_token;
 use crate::load::Document;
@@ -254,23 +254,8 @@ fn walk_split(value: &Value, ctx: Ctx, levels: usize) -> Walked<'_> {
     }
     let mut refs = Vec::new();
     let mut count = 1 + map.len();
-    if ctx.holds_refs()
-        && let Some(Value::String(reference)) = crate::small_map::get(map, "$ref")
-    {
-        refs.push((reference.as_str(), target_ctx(ctx)));
-    }
     let mut members = Vec::new();
-    for (key, child) in map {
-        if ctx == Ctx::Root && key == "components" {
-            continue;
-        }
-        let c = child_ctx(ctx, Some(key));
-        if c != Ctx::Data {
-            members.push((c, child));
-        } else if child.is_object() || child.is_array() {
-            count = count.saturating_add(values_in(child) - 1);
-        }
-    }
+    object_members(map, ctx, &mut refs, &mut count, &mut members);
     let parts: Vec<Walked<'_>> = members
         .par_iter()
         .map(|&(c, child)| walk_split(child, c, levels - 1))
@@ -304,26 +289,7 @@ fn walk(value: &Value, ctx: Ctx) -> Walked<'_> {
             _ => {}
         }
         match node {
-            Value::Object(map) => {
-                if ctx.holds_refs()
-                    && let Some(Value::String(reference)) = crate::small_map::get(map, "$ref")
-                {
-                    refs.push((reference.as_str(), target_ctx(ctx)));
-                }
-                for (key, child) in map {
-                    if ctx == Ctx::Root && key == "components" {
-                        continue;
-                    }
-                    let c = child_ctx(ctx, Some(key));
-                    if c != Ctx::Data {
-                        stack.push((c, child));
-                    } else if child.is_object() || child.is_array() {
-                        // Literal data is copied whole (Graph's discriminator
-                        // mappings list thousands of types).
-                        count = count.saturating_add(values_in(child) - 1);
-                    }
-                }
-            }
+            Value::Object(map) => object_members(map, ctx, &mut refs, &mut count, &mut stack),
             Value::Array(items) => {
                 let c = child_ctx(ctx, None);
                 if c != Ctx::Data {
@@ -334,6 +300,36 @@ fn walk(value: &Value, ctx: Ctx) -> Walked<'_> {
         }
     }
     Walked { refs, count }
+}
+
+/// One object met by a walk in `ctx`: its reference (if any) to `refs`,
+/// the values of its literal data to `count`, and the members to walk to
+/// `members`. At the root, `components` is skipped (its entries are nodes).
+fn object_members<'v>(
+    map: &'v Map<String, Value>,
+    ctx: Ctx,
+    refs: &mut Vec<(&'v str, Ctx)>,
+    count: &mut usize,
+    members: &mut Vec<(Ctx, &'v Value)>,
+) {
+    if ctx.holds_refs()
+        && let Some(Value::String(reference)) = crate::small_map::get(map, "$ref")
+    {
+        refs.push((reference.as_str(), target_ctx(ctx)));
+    }
+    for (key, child) in map {
+        if ctx == Ctx::Root && key == "components" {
+            continue;
+        }
+        let c = child_ctx(ctx, Some(key));
+        if c != Ctx::Data {
+            members.push((c, child));
+        } else if child.is_object() || child.is_array() {
+            // Literal data is copied whole (Graph's discriminator mappings
+            // list thousands of types).
+            *count = count.saturating_add(values_in(child) - 1);
+        }
+    }
 }
 
 /// Number of values in `value` (itself included), without recursion.

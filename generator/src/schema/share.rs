@@ -29,6 +29,7 @@ use crate::small_map;
 mod memo;
 #[path = "share_view.rs"]
 mod view;
+pub(crate) use memo::fill_defs;
 pub use memo::fill_memo_bodies;
 pub(crate) use memo::{BodyScan, EqualPairs};
 use memo::{Origin, Replaced, copy_replaced, in_body, reference};

@@ -200,9 +200,14 @@ pub(super) fn in_body<'p>(
 /// placeholder in `schema`'s root `$defs` (for a schema that is not shared,
 /// or one taken apart by a policy).
 pub fn fill_memo_bodies(schema: &mut Value, bodies: &[(String, MemoBody)]) {
-    let Some(Value::Object(defs)) = schema.get_mut("$defs") else {
-        return;
-    };
+    if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
+        fill_defs(defs, bodies);
+    }
+}
+
+/// Puts a copy of every memo body named in `bodies` in place of its
+/// placeholder in `defs`.
+pub(crate) fn fill_defs(defs: &mut Map<String, Value>, bodies: &[(String, MemoBody)]) {
     for (name, body) in bodies {
         if let Some(slot) = defs.get_mut(name) {
             *slot = body.body().clone();
