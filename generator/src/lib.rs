@@ -12,6 +12,7 @@ pub mod emit;
 pub mod error;
 pub mod init;
 pub mod ir;
+mod json_text;
 pub mod load;
 pub mod naming;
 pub mod normalise;

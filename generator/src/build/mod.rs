@@ -87,11 +87,8 @@ impl<'a> Ctx<'a> {
         }
         let text: Arc<str> = BUFFER.with_borrow_mut(|buffer| {
             buffer.clear();
-            serde_json::to_writer(&mut *buffer, schema).map_err(|e| GenerateError::Emit {
-                file: self.doc.file.clone(),
-                message: e.to_string(),
-            })?;
-            // serde_json writes UTF-8 only.
+            crate::json_text::write_value(buffer, schema);
+            // Only whole UTF-8 strings and ASCII are written.
             std::str::from_utf8(buffer)
                 .map(Arc::from)
                 .map_err(|e| GenerateError::Emit {

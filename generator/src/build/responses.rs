@@ -129,7 +129,7 @@ pub(crate) fn collect(
 
 /// The memo key of a source schema: its JSON text.
 fn memo_key(source: &Value) -> Option<Arc<str>> {
-    serde_json::to_string(source).ok().map(Arc::from)
+    Some(Arc::from(crate::json_text::to_string(source)))
 }
 
 /// One response schema converted in output mode, its `$defs` attached

@@ -93,10 +93,7 @@ type Uses = (Option<usize>, Vec<Option<usize>>);
 
 /// Compact JSON text of an input schema, as the tool serves it.
 fn input_text(schema: &serde_json::Value) -> Result<String> {
-    serde_json::to_string(schema).map_err(|e| GenerateError::Emit {
-        file: SCHEMAS_JSON.into(),
-        message: e.to_string(),
-    })
+    Ok(crate::json_text::to_string(schema))
 }
 
 /// Shortest declaration part worth an entry of its own.
@@ -301,7 +298,7 @@ impl SchemaTable {
         out.push_str(
             "\n//! The texts tools share: input, output and response schemas as JSON text, each\n//! distinct text once, named by its content hash, in `artifacts/schemas.json`\n//! (also read by `artifacts/tools.json`), and the TypeScript declaration parts\n//! below; a text refers to the parts it shares with `{\"<key>\":\"S_…\"}`\n//! (`SharedText::text` puts it back together).\n\nuse toolforge_runtime::catalogue::SharedTexts;\n\n/// Every shared text.\npub(crate) static ALL: SharedTexts = SharedTexts::with_line_lengths(\n    ",
         );
-        out.push_str(&proc_macro2::Literal::string(&self.key).to_string());
+        out.push_str(&super::string_literal::string_literal(&self.key));
         out.push_str(",\n    &[\n");
         for (name, pieces) in &self.parts {
             out.push_str("        (\"");

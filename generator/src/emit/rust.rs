@@ -31,10 +31,7 @@ fn lit(s: &str) -> Literal {
 }
 
 fn json_text(v: &serde_json::Value) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| GenerateError::Emit {
-        file: "schema".into(),
-        message: e.to_string(),
-    })
+    Ok(crate::json_text::to_string(v))
 }
 
 fn method(m: HttpMethod) -> TokenStream {

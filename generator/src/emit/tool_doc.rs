@@ -8,15 +8,12 @@ use super::chunks::{Piece, marked};
 use super::deferred::{Deferred, raw_literal};
 use super::interned::ToolSchemas;
 use super::layout::{Doc, tool_items};
-use crate::error::{GenerateError, Result};
+use crate::error::Result;
 use crate::ir::{BodyArgs, BodyKind, Envelope, HttpMethod, Location, Style, Tool};
 use crate::naming::{module_ident, static_ident};
 
 fn json_text(v: &serde_json::Value) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| GenerateError::Emit {
-        file: "schema".into(),
-        message: e.to_string(),
-    })
+    Ok(crate::json_text::to_string(v))
 }
 
 fn atom(s: impl Into<String>) -> Doc {

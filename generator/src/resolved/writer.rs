@@ -200,8 +200,7 @@ struct Writer<'a> {
 }
 
 fn write_str(out: &mut Vec<u8>, s: &str) {
-    // Writing a &str to a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *out, s);
+    crate::json_text::write_str(out, s);
 }
 
 impl Writer<'_> {
@@ -507,8 +506,7 @@ impl Writer<'_> {
                 Ok(height)
             }
             scalar => {
-                // Scalars always serialise.
-                let _ = serde_json::to_writer(&mut self.out, scalar);
+                crate::json_text::write_value(&mut self.out, scalar);
                 Ok(0)
             }
         }
@@ -685,7 +683,7 @@ impl Writer<'_> {
             write_str(&mut self.out, key);
             self.out.push(b':');
             if key == "$ref" {
-                let _ = serde_json::to_writer(&mut self.out, child);
+                crate::json_text::write_value(&mut self.out, child);
                 continue;
             }
             let len = pointer.len();
