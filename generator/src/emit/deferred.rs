@@ -29,7 +29,7 @@ pub struct Deferred {
 /// such text falls back to an escaped literal.
 pub fn raw_literal(text: &str) -> String {
     if text.contains('\r') {
-        return proc_macro2::Literal::string(text).to_string();
+        return super::string_literal::string_literal(text);
     }
     let mut longest = 0;
     let bytes = text.as_bytes();

@@ -57,7 +57,7 @@ fn fits(col: usize, flat: usize, suffix: usize) -> Option<bool> {
 impl Doc {
     /// A string literal atom (escaped as `proc_macro2` writes it).
     pub fn str(s: &str) -> Doc {
-        Doc::Atom(proc_macro2::Literal::string(s).to_string())
+        Doc::Atom(super::string_literal::string_literal(s))
     }
 
     /// `Some(doc)`.

@@ -8,6 +8,7 @@ pub mod interned;
 pub mod layout;
 pub mod readme;
 pub mod rust;
+pub mod string_literal;
 pub mod tool_doc;
 pub mod typescript;
 
