@@ -28,6 +28,9 @@ pub fn resolve_ref<'a>(
     reference: &str,
     at: &str,
 ) -> Result<(&'a Value, String)> {
+    if let Some(found) = resolve_plain(doc, reference) {
+        return Ok(found);
+    }
     let tokens = parse_local_ref(&doc.file, reference, at)?;
     let mut node = &doc.root;
     let mut pointer = String::with_capacity(reference.len());
@@ -52,6 +55,28 @@ pub fn resolve_ref<'a>(
         }
     }
     Ok((node, pointer))
+}
+
+/// The target of a plain local reference (`#/a/b`, no `~` or `%`, so each
+/// token is itself and the pointer is the fragment), without the token
+/// and pointer allocations of the general path; `None` for any other
+/// reference or a miss, which the general path then resolves or reports.
+/// Almost every reference of a real spec is plain, and each is resolved
+/// once per conversion that meets it.
+fn resolve_plain<'a>(doc: &'a Document, reference: &str) -> Option<(&'a Value, String)> {
+    let pointer = reference.strip_prefix('#')?;
+    if !pointer.starts_with('/') || pointer.contains(['~', '%']) {
+        return None;
+    }
+    let mut node = &doc.root;
+    for token in pointer[1..].split('/') {
+        node = match node {
+            Value::Object(map) => crate::small_map::get(map, token)?,
+            Value::Array(items) => items.get(array_index(token)?)?,
+            _ => return None,
+        };
+    }
+    Some((node, pointer.to_string()))
 }
 
 /// Follows a chain of `$ref`s starting at `node` (found at pointer `at`),
@@ -335,6 +360,70 @@ mod tests {
         let (v, p) = resolve_ref(&d, "#", "/here").unwrap();
         assert!(v.is_object());
         assert_eq!(p, "");
+    }
+
+    /// The general path: the tokens parsed and unescaped, the pointer
+    /// rebuilt from them.
+    fn resolve_general<'a>(d: &'a Document, reference: &str) -> Option<(&'a Value, String)> {
+        let tokens = parse_local_ref(&d.file, reference, "/p").ok()?;
+        let mut node = &d.root;
+        let mut pointer = String::new();
+        for token in &tokens {
+            node = match node {
+                Value::Object(map) => map.get(token.as_str())?,
+                Value::Array(items) => items.get(array_index(token)?)?,
+                _ => return None,
+            };
+            append_token(&mut pointer, token);
+        }
+        Some((node, pointer))
+    }
+
+    #[test]
+    fn plain_references_resolve_as_the_general_path_does() {
+        let many: serde_json::Map<String, Value> =
+            (0..20).map(|i| (format!("S{i}"), json!(i))).collect();
+        let d = doc(json!({
+            "components": {"schemas": {"A": {"items": [1, {"k": true}]}, "": {"e": 1}, "a/b": 2}},
+            "big": many, "": {"": 3}, "n": null,
+        }));
+        let cases = [
+            "#/components/schemas/A",
+            "#/components/schemas/A/items/1/k",
+            "#/components/schemas/A/items/0",
+            "#/components/schemas/A/items/01",
+            "#/components/schemas/A/items/-",
+            "#/components/schemas/A/items/2",
+            "#/components/schemas/",
+            "#/components/schemas//e",
+            "#/big/S17",
+            "#/big/S20",
+            "#/",
+            "#//",
+            "#/n/x",
+            "#/components/schemas/a~1b",
+            "#/components/schemas/a%2Fb",
+            "#",
+            "#components",
+            "other.json#/a",
+        ];
+        for reference in cases {
+            let plain = resolve_plain(&d, reference);
+            if let Some(found) = &plain {
+                assert_eq!(
+                    Some(found),
+                    resolve_general(&d, reference).as_ref(),
+                    "{reference}"
+                );
+            }
+            // A miss or an escaped reference goes the general way: the
+            // result (or error) is the same as without the fast path.
+            let general = resolve_general(&d, reference);
+            let full = resolve_ref(&d, reference, "/p").ok();
+            assert_eq!(full, general, "{reference}");
+        }
+        assert!(resolve_plain(&d, "#/big/S17").is_some());
+        assert!(resolve_plain(&d, "#/components/schemas/a~1b").is_none());
     }
 
     #[test]
