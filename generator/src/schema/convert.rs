@@ -1,9 +1,10 @@
 //! The per-tool schema converter: `$ref` inlining, `$defs` for recursive
 //! schemas, and the depth / size bounds.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::{Map, Value, json};
 
 use super::keywords;
@@ -176,9 +177,9 @@ impl<'a> SchemaConverter<'a> {
             limits,
             nodes: 0,
             branch: Vec::new(),
-            dynamic: HashSet::new(),
-            def_names: HashMap::new(),
-            used_names: HashSet::new(),
+            dynamic: HashSet::default(),
+            def_names: HashMap::default(),
+            used_names: HashSet::default(),
             pending: VecDeque::new(),
             defs: Map::new(),
             budget: usize::MAX,
@@ -315,8 +316,8 @@ impl<'a> SchemaConverter<'a> {
     /// Whether referring to `refs` in order here gives each the recorded
     /// name (a dry run of [`SchemaConverter::def_ref`]'s naming).
     fn names_match(&self, refs: &[(String, String)]) -> bool {
-        let mut named: HashMap<&str, String> = HashMap::new();
-        let mut taken: HashSet<String> = HashSet::new();
+        let mut named: HashMap<&str, String> = HashMap::default();
+        let mut taken: HashSet<String> = HashSet::default();
         refs.iter().all(|(pointer, recorded)| {
             let name = match self.def_names.get(pointer).or(named.get(pointer.as_str())) {
                 Some(name) => name.clone(),
@@ -473,7 +474,7 @@ impl<'a> SchemaConverter<'a> {
         let name = match self.def_names.get(&target_pointer) {
             Some(name) => name.clone(),
             None => {
-                let name = self.unused_name(&target_pointer, &HashSet::new());
+                let name = self.unused_name(&target_pointer, &HashSet::default());
                 self.used_names.insert(name.clone());
                 self.def_names.insert(target_pointer.clone(), name.clone());
                 self.pending

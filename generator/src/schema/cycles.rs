@@ -7,7 +7,7 @@
 //! component); the edges of a node are the `$ref`s found in its subtree,
 //! i.e. exactly what inlining it would follow.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use rayon::prelude::*;
 
@@ -43,7 +43,7 @@ impl Cycles {
     pub fn compute(doc: &Document) -> Self {
         let mut builder = Builder {
             doc,
-            index: HashMap::new(),
+            index: HashMap::default(),
             nodes: Vec::new(),
             edges: Vec::new(),
             local: Vec::new(),
