@@ -307,6 +307,7 @@ pub fn build_catalogue_with(
     };
     let outcomes: Vec<Result<Built>> = jobs
         .par_iter()
+        .with_max_len(1)
         .map(|job| match job {
             Job::Op { op_ref, op_ptr } if op_ref.op.is_object() => {
                 build_tool(&ctx, *op_ref, op_ref.path_item, op_ptr)
