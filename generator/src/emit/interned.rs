@@ -190,11 +190,6 @@ impl SchemaTable {
                 .collect();
             uses.push(tools);
         }
-        let parts: Vec<Vec<Vec<String>>> = cat
-            .products
-            .par_iter()
-            .map(|product| product.tools.iter().map(tool_declaration_parts).collect())
-            .collect();
         // Input schemas by content (each tool has its own value): equal
         // texts are one root, after the outputs and responses.
         let inputs: Vec<Vec<String>> = cat
@@ -224,17 +219,30 @@ impl SchemaTable {
                     .collect()
             })
             .collect();
-        let mut chunked = chunk_texts(&texts).map_err(|name| GenerateError::Emit {
+        // Naming the chunks is one thread's work after the parallel scan:
+        // the declarations and the free key are made beside it.
+        let (chunked, (parts, key)) = rayon::join(
+            || chunk_texts(&texts),
+            || {
+                let parts: Vec<Vec<Vec<String>>> = cat
+                    .products
+                    .par_iter()
+                    .map(|product| product.tools.iter().map(tool_declaration_parts).collect())
+                    .collect();
+                let key: Arc<str> = Arc::from(free_key(
+                    super::artifacts::CHUNK_KEY,
+                    texts
+                        .iter()
+                        .copied()
+                        .chain(parts.iter().flatten().flatten().map(String::as_str)),
+                ));
+                (parts, key)
+            },
+        );
+        let mut chunked = chunked.map_err(|name| GenerateError::Emit {
             file: "src/schemas.rs".into(),
             message: format!("two schema texts hash to {name}"),
         })?;
-        let key: Arc<str> = Arc::from(free_key(
-            super::artifacts::CHUNK_KEY,
-            texts
-                .iter()
-                .copied()
-                .chain(parts.iter().flatten().flatten().map(String::as_str)),
-        ));
         let entries = std::mem::take(&mut chunked.entries);
         let mut shared_parts = BTreeMap::new();
         let mut declared = share_parts(&parts, &entries, &mut shared_parts)?.into_iter();
