@@ -28,9 +28,15 @@ pub fn resolve_ref<'a>(
     reference: &str,
     at: &str,
 ) -> Result<(&'a Value, String)> {
-    if let Some(found) = resolve_plain(doc, reference) {
-        return Ok(found);
+    match resolve_plain(doc, reference) {
+        Some(found) => Ok(found),
+        None => resolve_parsed(doc, reference, at),
     }
+}
+
+/// [`resolve_ref`] for any reference: its tokens parsed and unescaped, the
+/// pointer rebuilt from them.
+fn resolve_parsed<'a>(doc: &'a Document, reference: &str, at: &str) -> Result<(&'a Value, String)> {
     let tokens = parse_local_ref(&doc.file, reference, at)?;
     let mut node = &doc.root;
     let mut pointer = String::with_capacity(reference.len());
@@ -362,21 +368,8 @@ mod tests {
         assert_eq!(p, "");
     }
 
-    /// The general path: the tokens parsed and unescaped, the pointer
-    /// rebuilt from them.
     fn resolve_general<'a>(d: &'a Document, reference: &str) -> Option<(&'a Value, String)> {
-        let tokens = parse_local_ref(&d.file, reference, "/p").ok()?;
-        let mut node = &d.root;
-        let mut pointer = String::new();
-        for token in &tokens {
-            node = match node {
-                Value::Object(map) => map.get(token.as_str())?,
-                Value::Array(items) => items.get(array_index(token)?)?,
-                _ => return None,
-            };
-            append_token(&mut pointer, token);
-        }
-        Some((node, pointer))
+        resolve_parsed(d, reference, "/p").ok()
     }
 
     #[test]

@@ -307,6 +307,8 @@ pub fn build_catalogue_with(
     };
     let outcomes: Vec<Result<Built>> = jobs
         .par_iter()
+        // One operation per task: rayon's adaptive split otherwise leaves
+        // a run of operations on one thread at the end, the others idle.
         .with_max_len(1)
         .map(|job| match job {
             Job::Op { op_ref, op_ptr } if op_ref.op.is_object() => {

@@ -75,10 +75,8 @@ pub(crate) fn collect(
         // absolute `$ref` targets), so equal sources share one result:
         // shared error bodies repeat across most operations, and many
         // operations return the same object.
-        let key = memo_key(source);
-        let memoised = key
-            .as_ref()
-            .and_then(|k| ctx.memo_get(k, success_candidate));
+        let key: Arc<str> = Arc::from(crate::json_text::to_string(source));
+        let memoised = ctx.memo_get(&key, success_candidate);
         let (text, output) = match memoised {
             Some(found) => found,
             None => {
@@ -107,10 +105,7 @@ pub(crate) fn collect(
                     )),
                     None => None,
                 };
-                match key {
-                    Some(k) => ctx.memo_put(k, text, output),
-                    None => (text, output),
-                }
+                ctx.memo_put(key, text, output)
             }
         };
         if let Some(output) = output
@@ -125,11 +120,6 @@ pub(crate) fn collect(
         });
     }
     Ok((out, success.map(|(_, s)| s)))
-}
-
-/// The memo key of a source schema: its JSON text.
-fn memo_key(source: &Value) -> Option<Arc<str>> {
-    Some(Arc::from(crate::json_text::to_string(source)))
 }
 
 /// One response schema converted in output mode, its `$defs` attached

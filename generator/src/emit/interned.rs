@@ -91,11 +91,6 @@ impl<'a, T: ?Sized> Distinct<'a, T> {
 /// Indices of a tool's output schema and of each response's schema.
 type Uses = (Option<usize>, Vec<Option<usize>>);
 
-/// Compact JSON text of an input schema, as the tool serves it.
-fn input_text(schema: &serde_json::Value) -> Result<String> {
-    Ok(crate::json_text::to_string(schema))
-}
-
 /// Shortest declaration part worth an entry of its own.
 const MIN_SHARED_PART: usize = 64;
 
@@ -199,10 +194,10 @@ impl SchemaTable {
                 product
                     .tools
                     .iter()
-                    .map(|t| input_text(&t.input_schema))
+                    .map(|t| crate::json_text::to_string(&t.input_schema))
                     .collect()
             })
-            .collect::<Result<_>>()?;
+            .collect();
         let mut texts: Vec<&str> = texts.items.iter().map(|t| &***t).collect();
         let mut input_index: HashMap<&str, usize> = HashMap::default();
         let input_uses: Vec<Vec<usize>> = inputs

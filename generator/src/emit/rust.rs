@@ -30,10 +30,6 @@ fn lit(s: &str) -> Literal {
     Literal::string(s)
 }
 
-fn json_text(v: &serde_json::Value) -> Result<String> {
-    Ok(crate::json_text::to_string(v))
-}
-
 fn method(m: HttpMethod) -> TokenStream {
     let id = ident(match m {
         HttpMethod::Get => "Get",
@@ -166,7 +162,7 @@ fn tool_tokens(
             quote!(SharedText::Entry(#name, &crate::schemas::ALL))
         }
         None => {
-            let l = deferred.text(json_text(&tool.input_schema)?);
+            let l = deferred.text(crate::json_text::to_string(&tool.input_schema));
             quote!(SharedText::Text(#l))
         }
     };

@@ -12,10 +12,6 @@ use crate::error::Result;
 use crate::ir::{BodyArgs, BodyKind, Envelope, HttpMethod, Location, Style, Tool};
 use crate::naming::{module_ident, static_ident};
 
-fn json_text(v: &serde_json::Value) -> Result<String> {
-    Ok(crate::json_text::to_string(v))
-}
-
 fn atom(s: impl Into<String>) -> Doc {
     Doc::Atom(s.into())
 }
@@ -164,7 +160,7 @@ fn fields(
 ) -> Result<Vec<(&'static str, Doc)>> {
     let input_schema = match schemas.and_then(|i| i.input.as_ref()) {
         Some(name) => entry(name),
-        None => text_call(texts.deferred(&json_text(&tool.input_schema)?)),
+        None => text_call(texts.deferred(&crate::json_text::to_string(&tool.input_schema))),
     };
     let output_schema = match (&tool.output_schema, schemas.and_then(|i| i.output.as_ref())) {
         (Some(_), Some(name)) => interned(name),

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use super::{DEPTH_FACTOR, NODES_FACTOR, push_token};
 use crate::error::{GenerateError, Result};
+use crate::json_text::write_str;
 use crate::load::Document;
 use crate::policy::{MergedPath, Policy};
 use crate::refs::{Ctx, child_ctx, deref, invalid, resolve_ref};
@@ -197,10 +198,6 @@ struct Writer<'a> {
     out: Vec<u8>,
     /// How many expansions enclose the current position (no line breaks inside).
     expanding: usize,
-}
-
-fn write_str(out: &mut Vec<u8>, s: &str) {
-    crate::json_text::write_str(out, s);
 }
 
 impl Writer<'_> {

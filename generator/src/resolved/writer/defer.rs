@@ -14,8 +14,9 @@ use rustc_hash::FxHashMap as HashMap;
 
 use serde_json::{Map, Value};
 
-use super::{Memo, Writer, write_str};
+use super::{Memo, Writer};
 use crate::error::Result;
+use crate::json_text::write_str;
 use crate::refs::{Ctx, child_ctx};
 
 /// Root key present when references were written as [`INLINE_MARKER`]s.
