@@ -193,3 +193,90 @@ fn sharing_with_memo_bodies_equals_sharing_by_walking() {
     assert!(linked > 0, "no def body was taken from the memo");
     assert!(memo.equal.len() > 0, "no equal pair was recorded");
 }
+
+#[test]
+fn shared_parts_read_as_the_whole_schema() {
+    use crate::emit::typescript::{output_declaration, output_declaration_of_parts};
+    use crate::schema::{SharedParts, SharedView, nesting, share_repeated_parts};
+
+    let d = shared_doc();
+    let cycles = Cycles::compute(&d);
+    let r = |name: &str| json!({"$ref": format!("#/components/schemas/{name}")});
+    let roots = [
+        r("Customer"),
+        r("Charge"),
+        r("Refund"),
+        json!({"type": "object", "properties": {"data": {"type": "array", "items": r("Charge")}}}),
+        json!({"type": "object", "properties": {"a": r("Customer"), "b": r("Address")}}),
+        json!({"type": "object", "properties": {"c": r("Charge"), "p": r("Profile")}}),
+    ];
+    let memo = DefMemo::default();
+    let (mut shared, mut copies) = (0, std::collections::BTreeMap::new());
+    for schema in roots.iter().chain(roots.iter()).chain(roots.iter().rev()) {
+        let mut conv = SchemaConverter::new(&d, &cycles, SchemaMode::Output, Limits::default())
+            .with_memo(&memo);
+        let root = conv.convert(schema, "/x").unwrap();
+        let (defs, bodies) = conv.into_defs_and_memo_bodies();
+        let mut with_bodies = root;
+        if let Value::Object(m) = &mut with_bodies {
+            m.insert("$defs".into(), Value::Object(defs));
+        }
+        let mut walked = with_bodies.clone();
+        crate::schema::fill_memo_bodies(&mut walked, &bodies);
+        crate::schema::share_repeated(&mut walked);
+
+        let (_, held) = share_repeated_parts(&mut with_bodies, &bodies);
+        let parts = SharedParts {
+            schema: with_bodies,
+            bodies: held,
+        };
+        for (name, copy) in &parts.bodies {
+            let seen: &mut Vec<std::sync::Arc<crate::schema::BodyCopy>> =
+                copies.entry(name.clone()).or_default();
+            if seen.iter().any(|s| std::sync::Arc::ptr_eq(s, copy)) {
+                shared += 1;
+            } else {
+                seen.push(std::sync::Arc::clone(copy));
+            }
+        }
+        let mut text = Vec::new();
+        parts.write_text(&mut text);
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            crate::json_text::to_string(&walked),
+            "root {schema}"
+        );
+        assert_eq!(parts.nesting(), nesting(&walked), "root {schema}");
+        let names = |v: Option<SharedView<'_>>| {
+            v.map(|v| {
+                v.kept
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), (*v).clone()))
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(
+            names(SharedView::of_parts(&parts)),
+            names(SharedView::new(&walked)),
+            "root {schema}"
+        );
+        assert_eq!(
+            output_declaration_of_parts(&parts),
+            output_declaration(&walked),
+            "root {schema}"
+        );
+        let whole = SharedParts {
+            schema: parts.schema.clone(),
+            bodies: parts.bodies.clone(),
+        };
+        assert_eq!(whole.into_value(), walked, "root {schema}");
+    }
+    // Copies are shared between schemas, and one body is held with other
+    // places replaced in other schemas (each copy checked above).
+    assert!(shared > 0, "no copy was shared");
+    assert!(
+        copies.values().any(|seen| seen.len() > 1),
+        "every body was copied alike: {:?}",
+        copies.keys()
+    );
+}

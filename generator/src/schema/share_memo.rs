@@ -173,6 +173,71 @@ pub(super) fn copy_replaced(node: &Value, replaced: Option<&Replaced>) -> Value 
     }
 }
 
+/// A memo body as a schema holds it: copied with the places sharing chose
+/// made `$ref`s, with its JSON text. Schemas that replace the same places
+/// in the same body hold one copy (see [`body_copy`]).
+#[derive(Debug)]
+pub struct BodyCopy {
+    /// The copy.
+    pub value: Value,
+    /// Its compact JSON text.
+    pub text: Box<str>,
+    /// Its nesting depth (see [`nesting`](crate::schema::nesting)).
+    pub nesting: usize,
+}
+
+/// The copy of `body` with the places `replaced` marks made `$ref`s: made
+/// once per body and set of places, which `key` names, then shared
+/// (Stripe's expandable objects put the same bodies, replaced alike, in
+/// most of its schemas). Without a key the copy is made and not kept.
+pub(super) fn body_copy(
+    body: &MemoBody,
+    key: Option<String>,
+    replaced: Option<&Replaced>,
+) -> std::sync::Arc<BodyCopy> {
+    let make = || {
+        let value = copy_replaced(body.body(), replaced);
+        std::sync::Arc::new(BodyCopy {
+            text: crate::json_text::to_string(&value).into_boxed_str(),
+            nesting: crate::schema::nesting(&value),
+            value,
+        })
+    };
+    let Some(key) = key else {
+        return make();
+    };
+    let copies = body.copies();
+    let found = {
+        let mut copies = copies
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let at = copies.iter().position(|(kept, _)| *kept == key);
+        at.map(|at| {
+            // The latest used first (what is dropped is the least recent).
+            let hit = copies.remove(at);
+            let copy = std::sync::Arc::clone(&hit.1);
+            copies.insert(0, hit);
+            copy
+        })
+    };
+    if let Some(found) = found {
+        return found;
+    }
+    let copy = make();
+    let mut copies = copies
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    copies.insert(0, (key, std::sync::Arc::clone(&copy)));
+    copies.truncate(KEPT_COPIES);
+    copy
+}
+
+/// Copies kept per body, the latest used: schemas built near each other
+/// (one resource's operations) mostly replace the same places, and keeping
+/// every copy made would hold them all until the catalogue is built
+/// (Stripe's peak memory grew by a sixth keeping all, not at all with 4).
+const KEPT_COPIES: usize = 4;
+
 /// `{"$ref": target}`.
 pub(super) fn reference(target: &str) -> Value {
     let mut r = Map::new();

@@ -311,3 +311,78 @@ fn inline_shared_keeps_every_def_on_a_cycle_and_inlines_the_rest() {
         json!({"$ref": "#/$defs/nowhere"})
     );
 }
+
+/// `schema` with the root `$defs` entries `pick` chooses (by position)
+/// held apart as copies, as memo bodies are.
+fn held_apart(schema: &Value, pick: impl Fn(usize) -> bool) -> super::SharedParts {
+    let mut schema = schema.clone();
+    let mut bodies = Vec::new();
+    if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
+        for (i, (name, def)) in defs.iter_mut().enumerate() {
+            if pick(i) {
+                let value = std::mem::take(def);
+                bodies.push((
+                    name.clone(),
+                    std::sync::Arc::new(super::BodyCopy {
+                        text: crate::json_text::to_string(&value).into_boxed_str(),
+                        nesting: crate::schema::nesting(&value),
+                        value,
+                    }),
+                ));
+            }
+        }
+    }
+    super::SharedParts { schema, bodies }
+}
+
+#[test]
+fn parts_read_as_the_whole_schema_they_stand_for() {
+    use crate::emit::typescript::{output_declaration, output_declaration_of_parts};
+    let mut shared = json!({"type": "object", "properties": {
+        "a": {"type": "array", "items": rule("x")},
+        "b": {"anyOf": [rule("x"), {"$ref": "#/$defs/node"}]},
+        "d": {"$ref": "#/$defs/node", "description": "a sibling"},
+        "h": {"$ref": "#/$defs/holder"}
+    }, "$defs": {
+        "node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}, "r": rule("x")}},
+        // `tail` is referred to (with a sibling, so kept) only from inside
+        // `holder`: a view of parts must read the copies for references.
+        "holder": {"type": "object", "properties": {"t": {"$ref": "#/$defs/tail", "description": "s"}}},
+        "tail": rule("tail")
+    }});
+    share_repeated(&mut shared);
+    let mut cases = vec![shared, json!(true), rule("z")];
+    for n in [1, 10, 250, 253, 254, 256, 300] {
+        cases.push(chain_of(n));
+        // A def no reference reaches, read in place only (near the bound,
+        // where the view walks the expansion).
+        let mut unreached = chain_of(n);
+        unreached["$defs"]["holder"] = cases[0]["$defs"]["holder"].clone();
+        unreached["$defs"]["tail"] = rule("tail");
+        cases.push(unreached);
+    }
+    for schema in &cases {
+        for pick in [|_| true, |i| i % 2 == 0, |i| i % 2 == 1, |_| false] {
+            let parts = held_apart(schema, pick);
+            let mut text = Vec::new();
+            parts.write_text(&mut text);
+            assert_eq!(
+                String::from_utf8(text).unwrap(),
+                crate::json_text::to_string(schema)
+            );
+            assert_eq!(parts.nesting(), crate::schema::nesting(schema), "{schema}");
+            assert_eq!(
+                kept(SharedView::of_parts(&parts)),
+                kept(SharedView::new(schema)),
+                "{schema}"
+            );
+            assert_eq!(
+                output_declaration_of_parts(&parts),
+                output_declaration(schema),
+                "{schema}"
+            );
+            assert_eq!(&parts.into_value(), schema);
+        }
+    }
+    assert_eq!(kept(SharedView::new(&cases[0])).unwrap(), ["node", "tail"]);
+}

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::{Map, Value};
 
+use super::SharedParts;
 use crate::schema::cycles::tarjan;
 use crate::small_map;
 
@@ -49,16 +50,13 @@ fn refs_in<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
 /// Names of `$defs` entries that reach themselves through `$ref`s: those
 /// in a strongly connected component of two or more, or referring to
 /// themselves (references to names not in `defs` lead nowhere).
-fn recursive_defs(defs: &Map<String, Value>) -> HashSet<String> {
-    let position: HashMap<&str, usize> = defs
-        .keys()
-        .enumerate()
-        .map(|(i, k)| (k.as_str(), i))
-        .collect();
+fn recursive_defs(defs: &[(&str, &Value)]) -> HashSet<String> {
+    let position: HashMap<&str, usize> =
+        defs.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
     let mut names = Vec::new();
     let edges: Vec<Vec<usize>> = defs
-        .values()
-        .map(|v| {
+        .iter()
+        .map(|(_, v)| {
             names.clear();
             refs_in(v, &mut names);
             let mut to: Vec<usize> = names
@@ -75,23 +73,30 @@ fn recursive_defs(defs: &Map<String, Value>) -> HashSet<String> {
     for &c in &scc {
         sizes[c] += 1;
     }
-    defs.keys()
+    defs.iter()
         .enumerate()
         .filter(|&(i, _)| sizes[scc[i]] > 1 || edges[i].binary_search(&i).is_ok())
-        .map(|(_, k)| k.clone())
+        .map(|(_, (k, _))| (*k).to_string())
         .collect()
 }
 
 /// The names of the `defs` entries that reach themselves, and the other
 /// entries by name (those [`inline_shared`] puts in place of a `$ref`).
-fn by_recursion(defs: &Map<String, Value>) -> (HashSet<String>, HashMap<&str, &Value>) {
+fn by_recursion<'a>(
+    defs: &[(&'a str, &'a Value)],
+) -> (HashSet<String>, HashMap<&'a str, &'a Value>) {
     let recursive = recursive_defs(defs);
     let expandable = defs
         .iter()
         .filter(|(k, _)| !recursive.contains(*k))
-        .map(|(k, v)| (k.as_str(), v))
+        .copied()
         .collect();
     (recursive, expandable)
+}
+
+/// The entries of a `$defs` map, in order.
+fn entries(defs: &Map<String, Value>) -> Vec<(&str, &Value)> {
+    defs.iter().map(|(k, v)| (k.as_str(), v)).collect()
 }
 
 /// `schema` with every `$ref` to a non-recursive root `$defs` entry
@@ -101,7 +106,7 @@ pub fn inline_shared(schema: &Value) -> Cow<'_, Value> {
     let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
         return Cow::Borrowed(schema);
     };
-    let (recursive, expandable) = by_recursion(defs);
+    let (recursive, expandable) = by_recursion(&entries(defs));
     if expandable.is_empty() {
         return Cow::Borrowed(schema);
     }
@@ -191,43 +196,67 @@ impl<'a> SharedView<'a> {
     /// The view of `schema`; `None` when a path nests expansions so deep
     /// that [`inline_shared`] stops expanding (read that one inlined).
     pub fn new(schema: &'a Value) -> Option<Self> {
-        Self::build(schema, true)
+        let defs = match schema.get("$defs") {
+            Some(Value::Object(defs)) => Some(entries(defs)),
+            _ => None,
+        };
+        Self::build(&[schema], defs, true)
     }
 
-    /// [`SharedView::new`], finding the kept entries by walking the
-    /// expansion (`expanded`) or the text as written (when that gives the
-    /// same).
-    fn build(schema: &'a Value, written: bool) -> Option<Self> {
-        let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
+    /// The view of the whole schema `parts` stands for (its copies read in
+    /// place of its placeholders, none copied in).
+    pub fn of_parts(parts: &'a SharedParts) -> Option<Self> {
+        let defs =
+            matches!(parts.schema.get("$defs"), Some(Value::Object(_))).then(|| parts.defs());
+        // The copies are read where the root has placeholders (`null`,
+        // which hold no reference).
+        let mut roots: Vec<&Value> = vec![&parts.schema];
+        roots.extend(parts.bodies.iter().map(|(_, copy)| &copy.value));
+        Self::build(&roots, defs, true)
+    }
+
+    /// [`SharedView::new`] of a schema made of `roots` (its root first,
+    /// then what stands in its placeholders) whose root `$defs` entries are
+    /// `defs`, finding the kept entries by walking the expansion
+    /// (`expanded`) or the text as written (when that gives the same).
+    fn build(
+        roots: &[&'a Value],
+        defs: Option<Vec<(&'a str, &'a Value)>>,
+        written: bool,
+    ) -> Option<Self> {
+        let Some(defs) = defs else {
             return Some(SharedView {
                 expandable: HashMap::default(),
                 kept: Vec::new(),
             });
         };
-        let (recursive, expandable) = by_recursion(defs);
+        let (recursive, expandable) = by_recursion(&defs);
         let mut view = SharedView {
             expandable,
             kept: Vec::new(),
         };
         if view.expandable.is_empty() {
             // Nothing expands: the schema is read as it is, `$defs` whole.
-            view.kept = defs.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            view.kept = defs;
             return Some(view);
         }
         let mut still: HashSet<&str> = HashSet::default();
-        if written && view.longest_expansion(defs) + 2 < MAX_EXPANSIONS {
+        if written && view.longest_expansion(&defs) + 2 < MAX_EXPANSIONS {
             // Every `$defs` body is also read in place (as part of the
             // root), so the references left after expansion are the
             // unexpanded ones written anywhere in the schema: one walk of
             // the text as it is, not of its (far larger) expansion.
-            view.unexpanded_refs(schema, &mut still, &mut Vec::new());
+            for root in roots {
+                view.unexpanded_refs(root, &mut still, &mut Vec::new());
+            }
         } else {
-            view.refs_after_expansion(schema, 0, &mut still)?;
+            for root in roots {
+                view.refs_after_expansion(root, 0, &mut still)?;
+            }
         }
         view.kept = defs
-            .iter()
-            .filter(|(k, _)| recursive.contains(*k) || still.contains(k.as_str()))
-            .map(|(k, v)| (k.as_str(), v))
+            .into_iter()
+            .filter(|(k, _)| recursive.contains(*k) || still.contains(k))
             .collect();
         Some(view)
     }
@@ -268,18 +297,18 @@ impl<'a> SharedView<'a> {
     /// The most expansions nested on one path from any def (an upper
     /// bound of those from the root, whose references are defs' too),
     /// capped at [`MAX_EXPANSIONS`].
-    fn longest_expansion(&self, defs: &'a Map<String, Value>) -> usize {
+    fn longest_expansion(&self, defs: &[(&'a str, &'a Value)]) -> usize {
         // Each expandable def's expandable references (the graph is
         // acyclic: expandable defs do not reach themselves).
         let mut edges: HashMap<&str, Vec<&str>> = HashMap::default();
         let mut ignored = HashSet::default();
-        for (name, body) in defs {
-            if self.expandable.contains_key(name.as_str()) {
+        for &(name, body) in defs {
+            if self.expandable.contains_key(name) {
                 let mut pure = Vec::new();
                 self.unexpanded_refs(body, &mut ignored, &mut pure);
                 pure.sort_unstable();
                 pure.dedup();
-                edges.insert(name.as_str(), pure);
+                edges.insert(name, pure);
             }
         }
         let mut longest: HashMap<&str, usize> = HashMap::default();
@@ -324,5 +353,9 @@ impl<'a> SharedView<'a> {
 /// faster walk of the written text is tested against).
 #[cfg(test)]
 pub(super) fn view_by_expansion(schema: &Value) -> Option<SharedView<'_>> {
-    SharedView::build(schema, false)
+    let defs = match schema.get("$defs") {
+        Some(Value::Object(defs)) => Some(entries(defs)),
+        _ => None,
+    };
+    SharedView::build(&[schema], defs, false)
 }
