@@ -3,6 +3,7 @@
 //! (`codemode.dns_records_list(args)`), so the model writes calls that
 //! type-check against the real schemas.
 
+use rustc_hash::FxHashMap as HashMap;
 use serde_json::{Map, Value};
 
 use crate::ir::{OutputDeclaration, Tool};
@@ -55,7 +56,26 @@ fn union(parts: Vec<String>) -> String {
 
 /// Renders a JSON Schema as a TypeScript type.
 pub fn ts_type(schema: &Value, depth: usize) -> String {
-    ts(schema, depth, &SharedView::none(), 0)
+    ts(schema, depth, &Reader::new(&SharedView::none()), 0)
+}
+
+/// A [`SharedView`] being rendered, with the types of the definitions it
+/// expanded: one definition stands in many places of a declaration
+/// (Stripe's expandable fields), each rendered once per depth.
+struct Reader<'v, 'a> {
+    view: &'v SharedView<'a>,
+    /// By the definition's address (it outlives the reader), depth and
+    /// expansions done.
+    expanded: std::cell::RefCell<HashMap<(usize, usize, usize), String>>,
+}
+
+impl<'v, 'a> Reader<'v, 'a> {
+    fn new(view: &'v SharedView<'a>) -> Self {
+        Reader {
+            view,
+            expanded: std::cell::RefCell::default(),
+        }
+    }
 }
 
 /// The keywords of a schema object the renderer reads, found in one pass
@@ -102,7 +122,7 @@ impl<'a> Keywords<'a> {
 
 /// [`ts_type`] of `schema` read through `view`, as if its shared
 /// definitions were inlined (`expansions` already done on this path).
-fn ts(schema: &Value, depth: usize, view: &SharedView<'_>, expansions: usize) -> String {
+fn ts<'a>(schema: &'a Value, depth: usize, view: &Reader<'_, 'a>, expansions: usize) -> String {
     let Value::Object(s) = schema else {
         return if schema == &Value::Bool(false) {
             "never".into()
@@ -110,8 +130,14 @@ fn ts(schema: &Value, depth: usize, view: &SharedView<'_>, expansions: usize) ->
             "any".into()
         };
     };
-    if let Some(body) = view.expansion(s, expansions) {
-        return ts(body, depth, view, expansions + 1);
+    if let Some(body) = view.view.expansion(s, expansions) {
+        let key = (std::ptr::from_ref(body) as usize, depth, expansions + 1);
+        if let Some(done) = view.expanded.borrow().get(&key) {
+            return done.clone();
+        }
+        let ty = ts(body, depth, view, expansions + 1);
+        view.expanded.borrow_mut().insert(key, ty.clone());
+        return ty;
     }
     let k = Keywords::of(s);
     if let Some(r) = k.reference.and_then(Value::as_str) {
@@ -163,11 +189,11 @@ fn ts(schema: &Value, depth: usize, view: &SharedView<'_>, expansions: usize) ->
 
 /// The type of schema object `s` read as having type `ty` (each member of
 /// a type list is read in turn as the schema's only type).
-fn by_type(
-    s: &Keywords<'_>,
-    ty: Option<&Value>,
+fn by_type<'a>(
+    s: &Keywords<'a>,
+    ty: Option<&'a Value>,
     depth: usize,
-    view: &SharedView<'_>,
+    view: &Reader<'_, 'a>,
     expansions: usize,
 ) -> String {
     match ty {
@@ -227,7 +253,12 @@ fn top_level_union(t: &str) -> bool {
     false
 }
 
-fn object_type(s: &Keywords<'_>, depth: usize, view: &SharedView<'_>, expansions: usize) -> String {
+fn object_type<'a>(
+    s: &Keywords<'a>,
+    depth: usize,
+    view: &Reader<'_, 'a>,
+    expansions: usize,
+) -> String {
     let required: Vec<&str> = s
         .required
         .and_then(Value::as_array)
@@ -296,13 +327,14 @@ pub fn output_declaration(schema: &Value) -> OutputDeclaration {
     let Some(view) = SharedView::new(schema) else {
         return output_declaration_inlined(&inline_shared(schema));
     };
+    let reader = Reader::new(&view);
     OutputDeclaration {
         aliases: view
             .kept
             .iter()
-            .map(|(k, v)| ((*k).to_string(), alias(k, &ts(v, 1, &view, 0))))
+            .map(|(k, v)| ((*k).to_string(), alias(k, &ts(v, 1, &reader, 0))))
             .collect(),
-        ty: ts(schema, 1, &view, 0),
+        ty: ts(schema, 1, &reader, 0),
     }
 }
 
@@ -317,13 +349,14 @@ pub fn output_declaration_of_parts(parts: &SharedParts) -> OutputDeclaration {
         .into_value();
         return output_declaration_inlined(&inline_shared(&whole));
     };
+    let reader = Reader::new(&view);
     OutputDeclaration {
         aliases: view
             .kept
             .iter()
-            .map(|(k, v)| ((*k).to_string(), alias(k, &ts(v, 1, &view, 0))))
+            .map(|(k, v)| ((*k).to_string(), alias(k, &ts(v, 1, &reader, 0))))
             .collect(),
-        ty: ts(&parts.schema, 1, &view, 0),
+        ty: ts(&parts.schema, 1, &reader, 0),
     }
 }
 
@@ -379,10 +412,11 @@ pub fn tool_declaration_parts(t: &Tool) -> Vec<String> {
             (&*inlined, SharedView::none(), defs)
         }
     };
+    let reader = Reader::new(&view);
     for (k, v) in input_defs {
         if !seen.contains(&k) {
             seen.push(k);
-            let mut line = alias(k, &ts(v, 1, &view, 0));
+            let mut line = alias(k, &ts(v, 1, &reader, 0));
             line.push('\n');
             parts.push(line);
         }
@@ -394,7 +428,7 @@ pub fn tool_declaration_parts(t: &Tool) -> Vec<String> {
             parts.push(format!("{alias}\n"));
         }
     }
-    let input = ts(input_schema, 0, &view, 0);
+    let input = ts(input_schema, 0, &reader, 0);
     let output = output.map_or("unknown", |o| o.ty.as_str());
     parts.push(format!(
         "/** {} ({} {}) */\n{}(args: {input}): Promise<",
@@ -490,7 +524,19 @@ mod tests {
         }
         chain.insert("d300".into(), json!({"type": "string"}));
         let deep = json!({"$ref": "#/$defs/d0", "$defs": chain});
+        // One definition expanded at several depths (rendered once per
+        // depth: deeper, less of it is spelt out), and along chains of
+        // expansions of other lengths.
+        let nested = |inner: Value| json!({"type": "object", "properties": {"in": inner}});
+        let depths = json!({"type": "object", "properties": {
+            "a": {"$ref": "#/$defs/r"},
+            "b": nested(nested(json!({"$ref": "#/$defs/r"}))),
+            "c": {"$ref": "#/$defs/via"},
+            "d": {"type": "array", "items": {"$ref": "#/$defs/r"}}
+        }, "$defs": {"r": nested(nested(nested(json!({"type": "string"})))),
+            "via": {"$ref": "#/$defs/r"}}});
         for schema in [
+            &depths,
             &shared,
             &sibling,
             &recursive,
