@@ -184,6 +184,21 @@ pub struct BodyCopy {
     pub text: Box<str>,
     /// Its nesting depth (see [`nesting`](crate::schema::nesting)).
     pub nesting: usize,
+    /// The `$defs` references written in it, in order, each with whether
+    /// it is alone in its object (what views read in it).
+    pub refs: Vec<(String, bool)>,
+}
+
+impl BodyCopy {
+    /// A copy holding `value`.
+    pub fn new(value: Value) -> Self {
+        BodyCopy {
+            text: crate::json_text::to_string(&value).into_boxed_str(),
+            nesting: crate::schema::nesting(&value),
+            refs: super::view::written_refs(&value),
+            value,
+        }
+    }
 }
 
 /// The copy of `body` with the places `replaced` marks made `$ref`s: made
@@ -195,14 +210,7 @@ pub(super) fn body_copy(
     key: Option<String>,
     replaced: Option<&Replaced>,
 ) -> std::sync::Arc<BodyCopy> {
-    let make = || {
-        let value = copy_replaced(body.body(), replaced);
-        std::sync::Arc::new(BodyCopy {
-            text: crate::json_text::to_string(&value).into_boxed_str(),
-            nesting: crate::schema::nesting(&value),
-            value,
-        })
-    };
+    let make = || std::sync::Arc::new(BodyCopy::new(copy_replaced(body.body(), replaced)));
     let Some(key) = key else {
         return make();
     };

@@ -323,11 +323,7 @@ fn held_apart(schema: &Value, pick: impl Fn(usize) -> bool) -> super::SharedPart
                 let value = std::mem::take(def);
                 bodies.push((
                     name.clone(),
-                    std::sync::Arc::new(super::BodyCopy {
-                        text: crate::json_text::to_string(&value).into_boxed_str(),
-                        nesting: crate::schema::nesting(&value),
-                        value,
-                    }),
+                    std::sync::Arc::new(super::BodyCopy::new(value)),
                 ));
             }
         }

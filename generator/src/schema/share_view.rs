@@ -47,10 +47,40 @@ fn refs_in<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
     }
 }
 
+/// The `$defs` references written in `v`, in the order [`refs_in`] finds
+/// them: each name, and whether the reference is alone in its object (a
+/// body copy keeps them, so views need not walk it).
+pub(super) fn written_refs(v: &Value) -> Vec<(String, bool)> {
+    fn walk(v: &Value, out: &mut Vec<(String, bool)>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(name) = def_ref(m) {
+                    out.push((name.to_string(), m.len() == 1));
+                }
+                m.values().for_each(|c| walk(c, out));
+            }
+            Value::Array(items) => items.iter().for_each(|c| walk(c, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, &mut out);
+    out
+}
+
+/// Written references known without a walk, by the address of the value
+/// holding them (see [`written_refs`]).
+type KnownRefs<'a> = HashMap<usize, &'a [(String, bool)]>;
+
+/// The address of `v`, as a key of [`KnownRefs`].
+fn address(v: &Value) -> usize {
+    std::ptr::from_ref(v) as usize
+}
+
 /// Names of `$defs` entries that reach themselves through `$ref`s: those
 /// in a strongly connected component of two or more, or referring to
 /// themselves (references to names not in `defs` lead nowhere).
-fn recursive_defs(defs: &[(&str, &Value)]) -> HashSet<String> {
+fn recursive_defs(defs: &[(&str, &Value)], known: &KnownRefs<'_>) -> HashSet<String> {
     let position: HashMap<&str, usize> =
         defs.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
     let mut names = Vec::new();
@@ -58,7 +88,10 @@ fn recursive_defs(defs: &[(&str, &Value)]) -> HashSet<String> {
         .iter()
         .map(|(_, v)| {
             names.clear();
-            refs_in(v, &mut names);
+            match known.get(&address(v)) {
+                Some(refs) => names.extend(refs.iter().map(|(n, _)| n.as_str())),
+                None => refs_in(v, &mut names),
+            }
             let mut to: Vec<usize> = names
                 .iter()
                 .filter_map(|n| position.get(n).copied())
@@ -84,8 +117,9 @@ fn recursive_defs(defs: &[(&str, &Value)]) -> HashSet<String> {
 /// entries by name (those [`inline_shared`] puts in place of a `$ref`).
 fn by_recursion<'a>(
     defs: &[(&'a str, &'a Value)],
+    known: &KnownRefs<'_>,
 ) -> (HashSet<String>, HashMap<&'a str, &'a Value>) {
-    let recursive = recursive_defs(defs);
+    let recursive = recursive_defs(defs, known);
     let expandable = defs
         .iter()
         .filter(|(k, _)| !recursive.contains(*k))
@@ -106,7 +140,7 @@ pub fn inline_shared(schema: &Value) -> Cow<'_, Value> {
     let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
         return Cow::Borrowed(schema);
     };
-    let (recursive, expandable) = by_recursion(&entries(defs));
+    let (recursive, expandable) = by_recursion(&entries(defs), &KnownRefs::default());
     if expandable.is_empty() {
         return Cow::Borrowed(schema);
     }
@@ -182,6 +216,8 @@ pub struct SharedView<'a> {
     expandable: HashMap<&'a str, &'a Value>,
     /// The root `$defs` entries the inlined schema keeps, in order.
     pub kept: Vec<(&'a str, &'a Value)>,
+    /// The references of the body copies read, known without a walk.
+    known: KnownRefs<'a>,
 }
 
 impl<'a> SharedView<'a> {
@@ -190,6 +226,7 @@ impl<'a> SharedView<'a> {
         SharedView {
             expandable: HashMap::default(),
             kept: Vec::new(),
+            known: KnownRefs::default(),
         }
     }
 
@@ -200,7 +237,7 @@ impl<'a> SharedView<'a> {
             Some(Value::Object(defs)) => Some(entries(defs)),
             _ => None,
         };
-        Self::build(&[schema], defs, true)
+        Self::build(&[schema], defs, KnownRefs::default(), true)
     }
 
     /// The view of the whole schema `parts` stands for (its copies read in
@@ -212,7 +249,12 @@ impl<'a> SharedView<'a> {
         // which hold no reference).
         let mut roots: Vec<&Value> = vec![&parts.schema];
         roots.extend(parts.bodies.iter().map(|(_, copy)| &copy.value));
-        Self::build(&roots, defs, true)
+        let known = parts
+            .bodies
+            .iter()
+            .map(|(_, copy)| (address(&copy.value), copy.refs.as_slice()))
+            .collect();
+        Self::build(&roots, defs, known, true)
     }
 
     /// [`SharedView::new`] of a schema made of `roots` (its root first,
@@ -222,18 +264,21 @@ impl<'a> SharedView<'a> {
     fn build(
         roots: &[&'a Value],
         defs: Option<Vec<(&'a str, &'a Value)>>,
+        known: KnownRefs<'a>,
         written: bool,
     ) -> Option<Self> {
         let Some(defs) = defs else {
             return Some(SharedView {
                 expandable: HashMap::default(),
                 kept: Vec::new(),
+                known,
             });
         };
-        let (recursive, expandable) = by_recursion(&defs);
+        let (recursive, expandable) = by_recursion(&defs, &known);
         let mut view = SharedView {
             expandable,
             kept: Vec::new(),
+            known,
         };
         if view.expandable.is_empty() {
             // Nothing expands: the schema is read as it is, `$defs` whole.
@@ -247,7 +292,7 @@ impl<'a> SharedView<'a> {
             // unexpanded ones written anywhere in the schema: one walk of
             // the text as it is, not of its (far larger) expansion.
             for root in roots {
-                view.unexpanded_refs(root, &mut still, &mut Vec::new());
+                view.written_unexpanded(root, &mut still, &mut Vec::new());
             }
         } else {
             for root in roots {
@@ -268,6 +313,28 @@ impl<'a> SharedView<'a> {
             def_ref(v).and_then(|n| self.expandable.get(n).copied())
         } else {
             None
+        }
+    }
+
+    /// [`SharedView::unexpanded_refs`] of `v`, from its known references
+    /// when it is a body copy.
+    fn written_unexpanded(
+        &self,
+        v: &'a Value,
+        still: &mut HashSet<&'a str>,
+        pure: &mut Vec<&'a str>,
+    ) {
+        let Some(refs) = self.known.get(&address(v)) else {
+            return self.unexpanded_refs(v, still, pure);
+        };
+        for (name, alone) in refs.iter() {
+            // As the walk does: an expandable reference alone in its object
+            // is expanded (and holds nothing else), any other is kept.
+            if *alone && self.expandable.contains_key(name.as_str()) {
+                pure.push(name);
+            } else {
+                still.insert(name);
+            }
         }
     }
 
@@ -305,7 +372,7 @@ impl<'a> SharedView<'a> {
         for &(name, body) in defs {
             if self.expandable.contains_key(name) {
                 let mut pure = Vec::new();
-                self.unexpanded_refs(body, &mut ignored, &mut pure);
+                self.written_unexpanded(body, &mut ignored, &mut pure);
                 pure.sort_unstable();
                 pure.dedup();
                 edges.insert(name, pure);
@@ -357,5 +424,5 @@ pub(super) fn view_by_expansion(schema: &Value) -> Option<SharedView<'_>> {
         Some(Value::Object(defs)) => Some(entries(defs)),
         _ => None,
     };
-    SharedView::build(&[schema], defs, false)
+    SharedView::build(&[schema], defs, KnownRefs::default(), false)
 }
