@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
 use crate::config::{ForgeConfig, InvalidOperation, SchemaProfile};
-use crate::emit::typescript::output_declaration_of_parts;
+use crate::emit::typescript::output_declaration;
 use crate::error::{GenerateError, Result, push_pointer};
 use crate::ir::{
     Annotations, Catalogue, Envelope, HttpMethod, OutputSchema, Product, Route, SchemaText,
@@ -26,9 +26,7 @@ use crate::schema::strict::strict_input_schema;
 use crate::schema::{
     Cycles, DefMemo, INPUT_BUDGET, Limits, OUTPUT_BUDGET, SchemaConverter, SchemaMode,
 };
-use crate::schema::{
-    MemoBody, SharedParts, fill_memo_bodies, nesting, share_repeated, share_repeated_parts,
-};
+use crate::schema::{MemoBody, fill_memo_bodies, share_repeated, share_repeated_with};
 
 /// Shared state while building one catalogue.
 pub(crate) struct Ctx<'a> {
@@ -80,7 +78,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Compact JSON text of a converted schema, shared with equal texts.
-    pub fn intern(&self, schema: &SharedParts) -> Result<SchemaText> {
+    pub fn intern(&self, schema: &Value) -> Result<SchemaText> {
         thread_local! {
             // Texts run to hundreds of kilobytes: written into a buffer kept
             // per thread, then copied once into a block of their exact size,
@@ -89,7 +87,7 @@ impl<'a> Ctx<'a> {
         }
         let text: Arc<str> = BUFFER.with_borrow_mut(|buffer| {
             buffer.clear();
-            schema.write_text(buffer);
+            crate::json_text::write_value(buffer, schema);
             // Only whole UTF-8 strings and ASCII are written.
             std::str::from_utf8(buffer)
                 .map(Arc::from)
@@ -146,24 +144,18 @@ impl<'a> Ctx<'a> {
 
     /// Moves repeated subschemas of `schema` into its `$defs` (full
     /// profile, when the options ask for it).
-    pub fn share(&self, schema: Value) -> SharedParts {
-        self.share_with(schema, &[])
+    pub fn share(&self, schema: &mut Value) {
+        self.share_with(schema, &[]);
     }
 
     /// [`Ctx::share`] of a schema whose root `$defs` entries named in
     /// `bodies` are placeholders for those memo bodies (see
-    /// [`share_repeated_parts`]); their copies are held apart when shared,
-    /// filled in otherwise.
-    pub fn share_with(&self, mut schema: Value, bodies: &[(String, MemoBody)]) -> SharedParts {
+    /// [`share_repeated_with`]); they are filled in either way.
+    pub fn share_with(&self, schema: &mut Value, bodies: &[(String, MemoBody)]) {
         if self.profile != SchemaProfile::Strict && self.share_subschemas {
-            let (_, copies) = share_repeated_parts(&mut schema, bodies);
-            SharedParts {
-                schema,
-                bodies: copies,
-            }
+            share_repeated_with(schema, bodies);
         } else {
-            fill_memo_bodies(&mut schema, bodies);
-            SharedParts::whole(schema)
+            fill_memo_bodies(schema, bodies);
         }
     }
 
@@ -173,8 +165,8 @@ impl<'a> Ctx<'a> {
     pub fn output(&self, success: Option<Value>) -> Result<Output> {
         let (envelope, schema) = self.policy.output(success);
         let shared = match schema {
-            Some(output) => {
-                let output = self.share(output);
+            Some(mut output) => {
+                self.share(&mut output);
                 let text = self.intern(&output)?;
                 Some((output, text))
             }
@@ -184,15 +176,11 @@ impl<'a> Ctx<'a> {
     }
 
     /// The output of an already shared schema, with its interned text.
-    pub fn shared_output(
-        &self,
-        envelope: Envelope,
-        shared: Option<(SharedParts, SchemaText)>,
-    ) -> Output {
-        let nesting = shared.as_ref().map_or(0, |(schema, _)| schema.nesting());
+    pub fn shared_output(&self, envelope: Envelope, shared: Option<(Value, SchemaText)>) -> Output {
+        let nesting = shared.as_ref().map_or(0, |(schema, _)| nesting(schema));
         let schema = shared.map(|(schema, text)| {
             Arc::new(OutputSchema {
-                declaration: output_declaration_of_parts(&schema),
+                declaration: output_declaration(&schema),
                 text,
             })
         });
@@ -535,6 +523,15 @@ fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> 
 /// spec. (Found while fixing the same limit in `artifacts/spec.json`, which
 /// the `generate` fuzz target hit.)
 pub const TOOL_SCHEMA_MAX_NESTING: usize = 124;
+
+/// Arrays and objects nested in `value` (0 for a scalar).
+fn nesting(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(nesting).max().unwrap_or(0),
+        _ => 0,
+    }
+}
 
 /// The routes of a tool whose path is not merged.
 pub(crate) fn single_route(template: String) -> Vec<Route> {

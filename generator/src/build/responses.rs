@@ -84,7 +84,7 @@ pub(crate) fn collect(
                     &push_pointer(&push_pointer(&ptr, "content"), media),
                     "schema",
                 );
-                let (converted, bodies) = convert(ctx, source, &schema_ptr)?;
+                let (mut converted, bodies) = convert(ctx, source, &schema_ptr)?;
                 // The response text is written in shared form (it validates
                 // the same bodies). An output the policy takes as it is
                 // reuses that value and text; only one it unwraps is made
@@ -95,7 +95,7 @@ pub(crate) fn collect(
                     fill_memo_bodies(&mut original, &bodies);
                     original
                 });
-                let converted = ctx.share_with(converted, &bodies);
+                ctx.share_with(&mut converted, &bodies);
                 drop(bodies);
                 let text = ctx.intern(&converted)?;
                 let output = match unwrapped {

@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap as HashMap;
 use serde_json::{Map, Value};
 
 use crate::ir::{OutputDeclaration, Tool};
-use crate::schema::{SharedParts, SharedView, inline_shared};
+use crate::schema::{SharedView, inline_shared};
 
 /// Deepest nesting rendered as a structural type; deeper parts become `any`.
 const MAX_DEPTH: usize = 4;
@@ -335,28 +335,6 @@ pub fn output_declaration(schema: &Value) -> OutputDeclaration {
             .map(|(k, v)| ((*k).to_string(), alias(k, &ts(v, 1, &reader, 0))))
             .collect(),
         ty: ts(schema, 1, &reader, 0),
-    }
-}
-
-/// [`output_declaration`] of the whole schema `parts` stands for, its
-/// memo body copies read where they stand (not copied into place).
-pub fn output_declaration_of_parts(parts: &SharedParts) -> OutputDeclaration {
-    let Some(view) = SharedView::of_parts(parts) else {
-        let whole = SharedParts {
-            schema: parts.schema.clone(),
-            bodies: parts.bodies.clone(),
-        }
-        .into_value();
-        return output_declaration_inlined(&inline_shared(&whole));
-    };
-    let reader = Reader::new(&view);
-    OutputDeclaration {
-        aliases: view
-            .kept
-            .iter()
-            .map(|(k, v)| ((*k).to_string(), alias(k, &ts(v, 1, &reader, 0))))
-            .collect(),
-        ty: ts(&parts.schema, 1, &reader, 0),
     }
 }
 

@@ -8,7 +8,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::{Map, Value, json};
 
 use super::keywords;
-use super::share::{BodyCopy, BodyScan, EqualPairs};
+use super::share::{BodyScan, EqualPairs};
 use super::{Cycles, Limits, SchemaMode};
 use crate::error::{GenerateError, Result, push_pointer};
 use crate::load::{Document, kind_name};
@@ -90,8 +90,6 @@ struct Recorded {
     scan: OnceLock<BodyScan>,
     /// Its number in its memo.
     id: u64,
-    /// Its copies as schemas hold them, by the places made `$ref`s.
-    copies: Mutex<Vec<(String, Arc<BodyCopy>)>>,
 }
 
 /// A `$defs` body the [`DefMemo`] holds, taken by a converter, so that what
@@ -119,11 +117,6 @@ impl MemoBody {
     /// The body's number in its memo.
     pub(super) fn id(&self) -> u64 {
         self.recorded.id
-    }
-
-    /// Its copies as schemas hold them (see [`BodyCopy`]).
-    pub(super) fn copies(&self) -> &Mutex<Vec<(String, Arc<BodyCopy>)>> {
-        &self.recorded.copies
     }
 
     /// The equal pairs known in its memo.
@@ -311,7 +304,6 @@ impl<'a> SchemaConverter<'a> {
                 refs,
                 scan: OnceLock::new(),
                 id: 0,
-                copies: Mutex::default(),
             };
             return Ok(match memo.put(target_pointer, spent, recorded) {
                 Ok(kept) => (Value::Null, Some(kept)),

@@ -23,18 +23,9 @@ pub use convert::{DefMemo, INPUT_BUDGET, MemoBody, OUTPUT_BUDGET, SchemaConverte
 pub use cycles::Cycles;
 pub use object::{ObjectShape, object_shape};
 pub use share::{
-    BodyCopy, MIN_SHARED_BYTES, SharedParts, SharedView, fill_memo_bodies, inline_shared,
-    share_repeated, share_repeated_parts, share_repeated_with,
+    MIN_SHARED_BYTES, SharedView, fill_memo_bodies, inline_shared, share_repeated,
+    share_repeated_with,
 };
-
-/// Arrays and objects nested in `value` (0 for a scalar).
-pub fn nesting(value: &serde_json::Value) -> usize {
-    match value {
-        serde_json::Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
-        serde_json::Value::Object(map) => 1 + map.values().map(nesting).max().unwrap_or(0),
-        _ => 0,
-    }
-}
 
 /// Which side of the API a schema describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -12,7 +12,6 @@
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 
 // Fx hashing: deterministic, and far cheaper than SipHash on the many
 // small keys and subtree hashes of a walk (no map here is iterated in an
@@ -30,11 +29,10 @@ use crate::small_map;
 mod memo;
 #[path = "share_view.rs"]
 mod view;
-pub use memo::BodyCopy;
 pub(crate) use memo::fill_defs;
 pub use memo::fill_memo_bodies;
 pub(crate) use memo::{BodyScan, EqualPairs};
-use memo::{Origin, Replaced, body_copy, copy_replaced, in_body, reference};
+use memo::{Origin, Replaced, copy_replaced, in_body, reference};
 #[cfg(test)]
 use view::view_by_expansion;
 pub use view::{SharedView, inline_shared};
@@ -368,9 +366,6 @@ struct Shared {
     size: usize,
     /// Every occurrence; the first one's content becomes the definition.
     occurrences: Vec<Vec<OwnedSeg>>,
-    /// For each occurrence in a memo body, its index in the body's scan
-    /// (which names its place there, as the path does).
-    origins: Vec<Option<usize>>,
 }
 
 /// The repeated subschemas of `schema` worth sharing, each with every
@@ -458,10 +453,6 @@ fn choose(schema: &Value, bodies: &[(String, MemoBody)]) -> Vec<Shared> {
             name,
             size,
             occurrences: live.iter().map(|&c| owned(scan.path(c))).collect(),
-            origins: live
-                .iter()
-                .map(|&c| candidates[c].origin.map(|o| o.1))
-                .collect(),
         });
     }
     chosen
@@ -480,30 +471,13 @@ pub fn share_repeated(schema: &mut Value) -> usize {
 /// leaves them): what is in them is learnt from the memo, not walked again,
 /// and each is copied in without the parts that become `$ref`s.
 pub fn share_repeated_with(schema: &mut Value, bodies: &[(String, MemoBody)]) -> usize {
-    let (added, copies) = share_repeated_parts(schema, bodies);
-    let parts = SharedParts {
-        schema: std::mem::take(schema),
-        bodies: copies,
-    };
-    *schema = parts.into_value();
-    added
-}
-
-/// [`share_repeated_with`] leaving each memo body's placeholder in place
-/// and giving the body's copy apart (see [`SharedParts`]): copies that
-/// replace the same places are made once per catalogue and shared. Returns
-/// how many definitions sharing added, and the copies by name.
-pub fn share_repeated_parts(
-    schema: &mut Value,
-    bodies: &[(String, MemoBody)],
-) -> (usize, Vec<(String, Arc<BodyCopy>)>) {
     debug_assert!(
         bodies.iter().all(|(name, _)| {
             schema.get("$defs").and_then(|d| d.get(name)) == Some(&Value::Null)
         })
     );
     if !schema.is_object() {
-        return (0, Vec::new());
+        return 0;
     }
     let mut chosen = choose(schema, bodies);
     // Smallest first: a larger definition then holds the `$ref`s of the
@@ -511,9 +485,6 @@ pub fn share_repeated_parts(
     chosen.sort_by_key(|s| s.size);
     let by_name: HashMap<&str, &MemoBody> = bodies.iter().map(|(n, b)| (n.as_str(), b)).collect();
     let mut replaced: HashMap<&str, Replaced> = HashMap::default();
-    // What is replaced in each body, as (place in its scan, target): the
-    // key its copy is shared by.
-    let mut places: HashMap<&str, Vec<(Option<usize>, usize)>> = HashMap::default();
     // Each definition's content: moved out of the schema, or a place in a
     // memo body (copied once every replacement is known).
     enum Content<'p> {
@@ -521,13 +492,12 @@ pub fn share_repeated_parts(
         InBody(&'p str, &'p [OwnedSeg]),
     }
     let mut contents: Vec<(&str, Content<'_>)> = Vec::new();
-    for (chosen_at, s) in chosen.iter().enumerate() {
+    for s in &chosen {
         let target = format!("#/$defs/{}", s.name);
         let mut content = None;
-        for (path, origin) in s.occurrences.iter().zip(&s.origins) {
+        for path in &s.occurrences {
             if let Some((body, rest)) = in_body(path, &by_name) {
                 replaced.entry(body).or_default().insert(rest, &target);
-                places.entry(body).or_default().push((*origin, chosen_at));
                 content.get_or_insert(Content::InBody(body, rest));
             } else if let Some(slot) = node_mut(schema, path) {
                 // The first occurrence becomes the definition (moved, not
@@ -553,7 +523,6 @@ pub fn share_repeated_parts(
         defs.insert(name.to_string(), value);
     }
     let added = defs.len();
-    let mut copies = Vec::new();
     if let Value::Object(root) = schema
         && (added > 0 || !bodies.is_empty())
     {
@@ -562,142 +531,14 @@ pub fn share_repeated_parts(
             _ => BTreeMap::new(),
         };
         for (name, body) in bodies {
-            if all.contains_key(name) {
-                let key = match places.get_mut(name.as_str()) {
-                    Some(places) => {
-                        places.sort_unstable();
-                        copy_key(places, &chosen)
-                    }
-                    None => Some(String::new()),
-                };
-                let copy = body_copy(body, key, replaced.get(name.as_str()));
-                copies.push((name.clone(), copy));
+            if let Some(slot) = all.get_mut(name) {
+                *slot = copy_replaced(body.body(), replaced.get(name.as_str()));
             }
         }
         all.extend(defs);
         root.insert("$defs".into(), Value::Object(all.into_iter().collect()));
     }
-    (added, copies)
-}
-
-/// The key of a body copy whose `places` (place in the body's scan, index
-/// in `chosen`) become `$ref`s: each place with its target's name. `None`
-/// when a place is not known by its index (the copy is then not shared).
-fn copy_key(places: &[(Option<usize>, usize)], chosen: &[Shared]) -> Option<String> {
-    use std::fmt::Write;
-    let mut key = String::new();
-    for &(place, at) in places {
-        let name = &chosen[at].name;
-        // Writing to a String cannot fail.
-        let _ = write!(key, "{}:{}:{name};", place?, name.len());
-    }
-    Some(key)
-}
-
-/// A shared schema whose memo bodies are held apart: `schema`'s root
-/// `$defs` keep a `null` placeholder for each entry named in `bodies`,
-/// whose copy (shared with other schemas) stands there. Read as a whole,
-/// it is the schema with each copy in its place.
-#[derive(Debug, Default)]
-pub struct SharedParts {
-    /// The schema, with placeholders.
-    pub schema: Value,
-    /// The copies in place of the placeholders, by `$defs` name.
-    pub bodies: Vec<(String, Arc<BodyCopy>)>,
-}
-
-impl SharedParts {
-    /// A schema with nothing held apart.
-    pub fn whole(schema: Value) -> Self {
-        SharedParts {
-            schema,
-            bodies: Vec::new(),
-        }
-    }
-
-    /// The copy standing at root `$defs` entry `name`, if that entry is
-    /// a placeholder.
-    fn body(&self, name: &str, entry: &Value) -> Option<&BodyCopy> {
-        if !entry.is_null() {
-            return None;
-        }
-        self.bodies
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, copy)| &**copy)
-    }
-
-    /// The root `$defs` entries in order, each placeholder read as its copy.
-    pub fn defs(&self) -> Vec<(&str, &Value)> {
-        match self.schema.get("$defs") {
-            Some(Value::Object(defs)) => defs
-                .iter()
-                .map(|(k, v)| (k.as_str(), self.body(k, v).map_or(v, |c| &c.value)))
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
-
-    /// The whole schema, each copy in its place.
-    pub fn into_value(self) -> Value {
-        let SharedParts { mut schema, bodies } = self;
-        if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
-            for (name, copy) in &bodies {
-                if let Some(slot) = defs.get_mut(name)
-                    && slot.is_null()
-                {
-                    *slot = copy.value.clone();
-                }
-            }
-        }
-        schema
-    }
-
-    /// How deeply the whole schema nests (see [`nesting`](super::nesting)).
-    pub fn nesting(&self) -> usize {
-        let root = super::nesting(&self.schema);
-        // A copy stands two levels down: in `$defs`, in the root.
-        self.bodies
-            .iter()
-            .map(|(_, copy)| 2 + copy.nesting)
-            .fold(root, usize::max)
-    }
-
-    /// Appends the compact JSON text of the whole schema (each copy's text
-    /// in its place; no copy is walked again).
-    pub fn write_text(&self, out: &mut Vec<u8>) {
-        let Value::Object(root) = &self.schema else {
-            crate::json_text::write_value(out, &self.schema);
-            return;
-        };
-        out.push(b'{');
-        for (i, (key, item)) in root.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            crate::json_text::write_str(out, key);
-            out.push(b':');
-            match item {
-                Value::Object(defs) if key == "$defs" && !self.bodies.is_empty() => {
-                    out.push(b'{');
-                    for (j, (name, def)) in defs.iter().enumerate() {
-                        if j > 0 {
-                            out.push(b',');
-                        }
-                        crate::json_text::write_str(out, name);
-                        out.push(b':');
-                        match self.body(name, def) {
-                            Some(copy) => out.extend_from_slice(copy.text.as_bytes()),
-                            None => crate::json_text::write_value(out, def),
-                        }
-                    }
-                    out.push(b'}');
-                }
-                _ => crate::json_text::write_value(out, item),
-            }
-        }
-        out.push(b'}');
-    }
+    added
 }
 
 /// The value at `path` under `node`.

@@ -8,7 +8,6 @@ use std::borrow::Cow;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::{Map, Value};
 
-use super::SharedParts;
 use crate::schema::cycles::tarjan;
 use crate::small_map;
 
@@ -47,51 +46,21 @@ fn refs_in<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
     }
 }
 
-/// The `$defs` references written in `v`, in the order [`refs_in`] finds
-/// them: each name, and whether the reference is alone in its object (a
-/// body copy keeps them, so views need not walk it).
-pub(super) fn written_refs(v: &Value) -> Vec<(String, bool)> {
-    fn walk(v: &Value, out: &mut Vec<(String, bool)>) {
-        match v {
-            Value::Object(m) => {
-                if let Some(name) = def_ref(m) {
-                    out.push((name.to_string(), m.len() == 1));
-                }
-                m.values().for_each(|c| walk(c, out));
-            }
-            Value::Array(items) => items.iter().for_each(|c| walk(c, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    walk(v, &mut out);
-    out
-}
-
-/// Written references known without a walk, by the address of the value
-/// holding them (see [`written_refs`]).
-type KnownRefs<'a> = HashMap<usize, &'a [(String, bool)]>;
-
-/// The address of `v`, as a key of [`KnownRefs`].
-fn address(v: &Value) -> usize {
-    std::ptr::from_ref(v) as usize
-}
-
 /// Names of `$defs` entries that reach themselves through `$ref`s: those
 /// in a strongly connected component of two or more, or referring to
 /// themselves (references to names not in `defs` lead nowhere).
-fn recursive_defs(defs: &[(&str, &Value)], known: &KnownRefs<'_>) -> HashSet<String> {
-    let position: HashMap<&str, usize> =
-        defs.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
+fn recursive_defs(defs: &Map<String, Value>) -> HashSet<String> {
+    let position: HashMap<&str, usize> = defs
+        .keys()
+        .enumerate()
+        .map(|(i, k)| (k.as_str(), i))
+        .collect();
     let mut names = Vec::new();
     let edges: Vec<Vec<usize>> = defs
-        .iter()
-        .map(|(_, v)| {
+        .values()
+        .map(|v| {
             names.clear();
-            match known.get(&address(v)) {
-                Some(refs) => names.extend(refs.iter().map(|(n, _)| n.as_str())),
-                None => refs_in(v, &mut names),
-            }
+            refs_in(v, &mut names);
             let mut to: Vec<usize> = names
                 .iter()
                 .filter_map(|n| position.get(n).copied())
@@ -106,31 +75,23 @@ fn recursive_defs(defs: &[(&str, &Value)], known: &KnownRefs<'_>) -> HashSet<Str
     for &c in &scc {
         sizes[c] += 1;
     }
-    defs.iter()
+    defs.keys()
         .enumerate()
         .filter(|&(i, _)| sizes[scc[i]] > 1 || edges[i].binary_search(&i).is_ok())
-        .map(|(_, (k, _))| (*k).to_string())
+        .map(|(_, k)| k.clone())
         .collect()
 }
 
 /// The names of the `defs` entries that reach themselves, and the other
 /// entries by name (those [`inline_shared`] puts in place of a `$ref`).
-fn by_recursion<'a>(
-    defs: &[(&'a str, &'a Value)],
-    known: &KnownRefs<'_>,
-) -> (HashSet<String>, HashMap<&'a str, &'a Value>) {
-    let recursive = recursive_defs(defs, known);
+fn by_recursion(defs: &Map<String, Value>) -> (HashSet<String>, HashMap<&str, &Value>) {
+    let recursive = recursive_defs(defs);
     let expandable = defs
         .iter()
         .filter(|(k, _)| !recursive.contains(*k))
-        .copied()
+        .map(|(k, v)| (k.as_str(), v))
         .collect();
     (recursive, expandable)
-}
-
-/// The entries of a `$defs` map, in order.
-fn entries(defs: &Map<String, Value>) -> Vec<(&str, &Value)> {
-    defs.iter().map(|(k, v)| (k.as_str(), v)).collect()
 }
 
 /// `schema` with every `$ref` to a non-recursive root `$defs` entry
@@ -140,7 +101,7 @@ pub fn inline_shared(schema: &Value) -> Cow<'_, Value> {
     let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
         return Cow::Borrowed(schema);
     };
-    let (recursive, expandable) = by_recursion(&entries(defs), &KnownRefs::default());
+    let (recursive, expandable) = by_recursion(defs);
     if expandable.is_empty() {
         return Cow::Borrowed(schema);
     }
@@ -216,8 +177,6 @@ pub struct SharedView<'a> {
     expandable: HashMap<&'a str, &'a Value>,
     /// The root `$defs` entries the inlined schema keeps, in order.
     pub kept: Vec<(&'a str, &'a Value)>,
-    /// The references of the body copies read, known without a walk.
-    known: KnownRefs<'a>,
 }
 
 impl<'a> SharedView<'a> {
@@ -226,82 +185,49 @@ impl<'a> SharedView<'a> {
         SharedView {
             expandable: HashMap::default(),
             kept: Vec::new(),
-            known: KnownRefs::default(),
         }
     }
 
     /// The view of `schema`; `None` when a path nests expansions so deep
     /// that [`inline_shared`] stops expanding (read that one inlined).
     pub fn new(schema: &'a Value) -> Option<Self> {
-        let defs = match schema.get("$defs") {
-            Some(Value::Object(defs)) => Some(entries(defs)),
-            _ => None,
-        };
-        Self::build(&[schema], defs, KnownRefs::default(), true)
+        Self::build(schema, true)
     }
 
-    /// The view of the whole schema `parts` stands for (its copies read in
-    /// place of its placeholders, none copied in).
-    pub fn of_parts(parts: &'a SharedParts) -> Option<Self> {
-        let defs =
-            matches!(parts.schema.get("$defs"), Some(Value::Object(_))).then(|| parts.defs());
-        // The copies are read where the root has placeholders (`null`,
-        // which hold no reference).
-        let mut roots: Vec<&Value> = vec![&parts.schema];
-        roots.extend(parts.bodies.iter().map(|(_, copy)| &copy.value));
-        let known = parts
-            .bodies
-            .iter()
-            .map(|(_, copy)| (address(&copy.value), copy.refs.as_slice()))
-            .collect();
-        Self::build(&roots, defs, known, true)
-    }
-
-    /// [`SharedView::new`] of a schema made of `roots` (its root first,
-    /// then what stands in its placeholders) whose root `$defs` entries are
-    /// `defs`, finding the kept entries by walking the expansion
-    /// (`expanded`) or the text as written (when that gives the same).
-    fn build(
-        roots: &[&'a Value],
-        defs: Option<Vec<(&'a str, &'a Value)>>,
-        known: KnownRefs<'a>,
-        written: bool,
-    ) -> Option<Self> {
-        let Some(defs) = defs else {
+    /// [`SharedView::new`], finding the kept entries by walking the
+    /// expansion (`expanded`) or the text as written (when that gives the
+    /// same).
+    fn build(schema: &'a Value, written: bool) -> Option<Self> {
+        let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
             return Some(SharedView {
                 expandable: HashMap::default(),
                 kept: Vec::new(),
-                known,
             });
         };
-        let (recursive, expandable) = by_recursion(&defs, &known);
+        let (recursive, expandable) = by_recursion(defs);
         let mut view = SharedView {
             expandable,
             kept: Vec::new(),
-            known,
         };
         if view.expandable.is_empty() {
             // Nothing expands: the schema is read as it is, `$defs` whole.
-            view.kept = defs;
+            view.kept = defs.iter().map(|(k, v)| (k.as_str(), v)).collect();
             return Some(view);
         }
         let mut still: HashSet<&str> = HashSet::default();
-        if written && view.longest_expansion(&defs) + 2 < MAX_EXPANSIONS {
+        if written && view.longest_expansion(defs) + 2 < MAX_EXPANSIONS {
             // Every `$defs` body is also read in place (as part of the
             // root), so the references left after expansion are the
             // unexpanded ones written anywhere in the schema: one walk of
             // the text as it is, not of its (far larger) expansion.
-            for root in roots {
-                view.written_unexpanded(root, &mut still, &mut Vec::new());
-            }
+            view.unexpanded_refs(schema, &mut still, &mut Vec::new());
         } else {
-            for root in roots {
-                view.refs_after_expansion(root, 0, &mut still)?;
-            }
+            view.refs_after_expansion(schema, 0, &mut still)?;
         }
         view.kept = defs
-            .into_iter()
-            .filter(|(k, _)| recursive.contains(*k) || still.contains(k))
+            .iter()
+            .filter(|(k, _)| recursive.contains(*k) || still.contains(k.as_str()))
+            .map(|(k, v)| (k.as_str(), v))
             .collect();
         Some(view)
     }
@@ -313,28 +239,6 @@ impl<'a> SharedView<'a> {
             def_ref(v).and_then(|n| self.expandable.get(n).copied())
         } else {
             None
-        }
-    }
-
-    /// [`SharedView::unexpanded_refs`] of `v`, from its known references
-    /// when it is a body copy.
-    fn written_unexpanded(
-        &self,
-        v: &'a Value,
-        still: &mut HashSet<&'a str>,
-        pure: &mut Vec<&'a str>,
-    ) {
-        let Some(refs) = self.known.get(&address(v)) else {
-            return self.unexpanded_refs(v, still, pure);
-        };
-        for (name, alone) in refs.iter() {
-            // As the walk does: an expandable reference alone in its object
-            // is expanded (and holds nothing else), any other is kept.
-            if *alone && self.expandable.contains_key(name.as_str()) {
-                pure.push(name);
-            } else {
-                still.insert(name);
-            }
         }
     }
 
@@ -364,18 +268,18 @@ impl<'a> SharedView<'a> {
     /// The most expansions nested on one path from any def (an upper
     /// bound of those from the root, whose references are defs' too),
     /// capped at [`MAX_EXPANSIONS`].
-    fn longest_expansion(&self, defs: &[(&'a str, &'a Value)]) -> usize {
+    fn longest_expansion(&self, defs: &'a Map<String, Value>) -> usize {
         // Each expandable def's expandable references (the graph is
         // acyclic: expandable defs do not reach themselves).
         let mut edges: HashMap<&str, Vec<&str>> = HashMap::default();
         let mut ignored = HashSet::default();
-        for &(name, body) in defs {
-            if self.expandable.contains_key(name) {
+        for (name, body) in defs {
+            if self.expandable.contains_key(name.as_str()) {
                 let mut pure = Vec::new();
-                self.written_unexpanded(body, &mut ignored, &mut pure);
+                self.unexpanded_refs(body, &mut ignored, &mut pure);
                 pure.sort_unstable();
                 pure.dedup();
-                edges.insert(name, pure);
+                edges.insert(name.as_str(), pure);
             }
         }
         let mut longest: HashMap<&str, usize> = HashMap::default();
@@ -420,9 +324,5 @@ impl<'a> SharedView<'a> {
 /// faster walk of the written text is tested against).
 #[cfg(test)]
 pub(super) fn view_by_expansion(schema: &Value) -> Option<SharedView<'_>> {
-    let defs = match schema.get("$defs") {
-        Some(Value::Object(defs)) => Some(entries(defs)),
-        _ => None,
-    };
-    SharedView::build(&[schema], defs, KnownRefs::default(), false)
+    SharedView::build(schema, false)
 }
