@@ -120,9 +120,9 @@ impl<'a> Keywords<'a> {
     }
 }
 
-/// [`ts_type`] of `schema` read through `view`, as if its shared
+/// [`ts_type`] of `schema` read through `reader`'s view, as if its shared
 /// definitions were inlined (`expansions` already done on this path).
-fn ts<'a>(schema: &'a Value, depth: usize, view: &Reader<'_, 'a>, expansions: usize) -> String {
+fn ts<'a>(schema: &'a Value, depth: usize, reader: &Reader<'_, 'a>, expansions: usize) -> String {
     let Value::Object(s) = schema else {
         return if schema == &Value::Bool(false) {
             "never".into()
@@ -130,13 +130,13 @@ fn ts<'a>(schema: &'a Value, depth: usize, view: &Reader<'_, 'a>, expansions: us
             "any".into()
         };
     };
-    if let Some(body) = view.view.expansion(s, expansions) {
+    if let Some(body) = reader.view.expansion(s, expansions) {
         let key = (std::ptr::from_ref(body) as usize, depth, expansions + 1);
-        if let Some(done) = view.expanded.borrow().get(&key) {
+        if let Some(done) = reader.expanded.borrow().get(&key) {
             return done.clone();
         }
-        let ty = ts(body, depth, view, expansions + 1);
-        view.expanded.borrow_mut().insert(key, ty.clone());
+        let ty = ts(body, depth, reader, expansions + 1);
+        reader.expanded.borrow_mut().insert(key, ty.clone());
         return ty;
     }
     let k = Keywords::of(s);
@@ -159,7 +159,7 @@ fn ts<'a>(schema: &'a Value, depth: usize, view: &Reader<'_, 'a>, expansions: us
             return union(
                 members
                     .iter()
-                    .map(|m| ts(m, depth + 1, view, expansions))
+                    .map(|m| ts(m, depth + 1, reader, expansions))
                     .collect(),
             );
         }
@@ -168,7 +168,7 @@ fn ts<'a>(schema: &'a Value, depth: usize, view: &Reader<'_, 'a>, expansions: us
         // `&` binds tighter than `|`: a union member keeps its parentheses.
         let parts: Vec<String> = members
             .iter()
-            .map(|m| ts(m, depth + 1, view, expansions))
+            .map(|m| ts(m, depth + 1, reader, expansions))
             .filter(|t| t != "any")
             .map(|t| {
                 if top_level_union(&t) {
@@ -184,7 +184,7 @@ fn ts<'a>(schema: &'a Value, depth: usize, view: &Reader<'_, 'a>, expansions: us
             parts.join(" & ")
         };
     }
-    by_type(&k, k.ty, depth, view, expansions)
+    by_type(&k, k.ty, depth, reader, expansions)
 }
 
 /// The type of schema object `s` read as having type `ty` (each member of
@@ -193,14 +193,14 @@ fn by_type<'a>(
     s: &Keywords<'a>,
     ty: Option<&'a Value>,
     depth: usize,
-    view: &Reader<'_, 'a>,
+    reader: &Reader<'_, 'a>,
     expansions: usize,
 ) -> String {
     match ty {
         Some(Value::Array(types)) => union(
             types
                 .iter()
-                .map(|t| by_type(s, Some(t), depth, view, expansions))
+                .map(|t| by_type(s, Some(t), depth, reader, expansions))
                 .collect(),
         ),
         Some(Value::String(t)) => match t.as_str() {
@@ -211,17 +211,17 @@ fn by_type<'a>(
             "array" => {
                 let item = s
                     .items
-                    .map_or("any".into(), |i| ts(i, depth + 1, view, expansions));
+                    .map_or("any".into(), |i| ts(i, depth + 1, reader, expansions));
                 if item.contains(' ') {
                     format!("Array<{item}>")
                 } else {
                     format!("{item}[]")
                 }
             }
-            "object" => object_type(s, depth, view, expansions),
+            "object" => object_type(s, depth, reader, expansions),
             _ => "any".into(),
         },
-        _ if s.properties.is_some() => object_type(s, depth, view, expansions),
+        _ if s.properties.is_some() => object_type(s, depth, reader, expansions),
         _ => "any".into(),
     }
 }
@@ -256,7 +256,7 @@ fn top_level_union(t: &str) -> bool {
 fn object_type<'a>(
     s: &Keywords<'a>,
     depth: usize,
-    view: &Reader<'_, 'a>,
+    reader: &Reader<'_, 'a>,
     expansions: usize,
 ) -> String {
     let required: Vec<&str> = s
@@ -274,14 +274,14 @@ fn object_type<'a>(
             } else {
                 "?"
             };
-            format!("{}{opt}: {}", key(k), ts(v, depth + 1, view, expansions))
+            format!("{}{opt}: {}", key(k), ts(v, depth + 1, reader, expansions))
         })
         .collect();
     match s.additional {
         Some(Value::Bool(false)) => {}
         Some(extra @ Value::Object(_)) => fields.push(format!(
             "[key: string]: {}",
-            ts(extra, depth + 1, view, expansions)
+            ts(extra, depth + 1, reader, expansions)
         )),
         _ if fields.is_empty() => return "Record<string, any>".into(),
         _ => {}
