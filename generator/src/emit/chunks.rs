@@ -233,17 +233,69 @@ impl Table {
 /// The texts scanned by one worker: its table and `(input index, root)`
 /// of each text.
 #[derive(Debug, Default)]
-struct Batch {
+struct Batch<'t> {
     table: Table,
     roots: Vec<(usize, usize)>,
+    known: Known<'t>,
 }
 
-impl Batch {
-    fn scan(mut self, index: usize, text: &str) -> Self {
+/// Bytes of a subtree's start that key [`Known`].
+const KNOWN_PREFIX: usize = 32;
+
+/// Candidates kept per key of [`Known`] (a miss compares each).
+const KNOWN_PER_PREFIX: usize = 8;
+
+/// The nodes a worker's scan stored, by a hash of their first
+/// [`KNOWN_PREFIX`] bytes: each with its whole text (where it was first
+/// met) and its nesting height. A subtree whose bytes equal a known node's
+/// text is that node, whatever it is made of, so the scan takes it without
+/// reading it (Stripe's output texts repeat the same bodies: 28 MB of text
+/// hold 3.9 MB of distinct parts).
+#[derive(Debug, Default)]
+struct Known<'t> {
+    by_prefix: HashMap<u64, Vec<(&'t str, usize, usize)>>,
+}
+
+impl<'t> Known<'t> {
+    fn key(bytes: &[u8]) -> Option<u64> {
+        let prefix = bytes.get(..KNOWN_PREFIX)?;
+        let mut h = FxHasher::default();
+        h.write(prefix);
+        Some(h.finish())
+    }
+
+    /// `(end, node, height)` of the known node `text` holds at `start`,
+    /// if any may stand there (nesting `depth`).
+    fn find(&self, text: &str, start: usize, depth: usize) -> Option<(usize, usize, usize)> {
+        let rest = &text.as_bytes()[start..];
+        let candidates = self.by_prefix.get(&Self::key(rest)?)?;
+        candidates.iter().find_map(|&(whole, node, height)| {
+            (depth + height <= MAX_SCAN_DEPTH && rest.starts_with(whole.as_bytes())).then_some((
+                start + whole.len(),
+                node,
+                height,
+            ))
+        })
+    }
+
+    fn add(&mut self, whole: &'t str, node: usize, height: usize) {
+        if let Some(key) = Self::key(whole.as_bytes()) {
+            let candidates = self.by_prefix.entry(key).or_default();
+            if candidates.len() < KNOWN_PER_PREFIX {
+                candidates.push((whole, node, height));
+            }
+        }
+    }
+}
+
+impl<'t> Batch<'t> {
+    fn scan(mut self, index: usize, text: &'t str) -> Self {
         let root = Scan {
             text,
             table: &mut self.table,
+            known: &mut self.known,
             kids: Vec::new(),
+            deepest: 0,
         }
         .root();
         self.roots.push((index, root));
@@ -251,7 +303,7 @@ impl Batch {
     }
 
     /// Both batches in one table (the larger one absorbs the other).
-    fn merge(self, other: Batch) -> Batch {
+    fn merge(self, other: Batch<'t>) -> Batch<'t> {
         let (mut big, small) = if self.table.nodes.len() >= other.table.nodes.len() {
             (self, other)
         } else {
@@ -269,8 +321,11 @@ impl Batch {
 struct Scan<'a, 'b> {
     text: &'a str,
     table: &'b mut Table,
+    known: &'b mut Known<'a>,
     /// Nodes found and not yet taken into an enclosing node.
     kids: Vec<Kid>,
+    /// The deepest object or array met so far.
+    deepest: usize,
 }
 
 impl Scan<'_, '_> {
@@ -293,9 +348,16 @@ impl Scan<'_, '_> {
         if depth > MAX_SCAN_DEPTH {
             return None;
         }
+        if let Some((end, node, height)) = self.known.find(self.text, start, depth) {
+            self.kids.push((start, end, node));
+            self.deepest = self.deepest.max(depth + height);
+            return Some(end);
+        }
+        let outer = std::mem::replace(&mut self.deepest, depth);
         let mark = self.kids.len();
         let mut i = start + 1;
         if bytes.get(i) == Some(&close) {
+            self.deepest = outer.max(depth);
             return Some(i + 1);
         }
         loop {
@@ -317,10 +379,16 @@ impl Scan<'_, '_> {
             }
         }
         let end = i + 1;
+        let height = self.deepest - depth;
+        self.deepest = self.deepest.max(outer);
         if end - start >= MIN_CHUNK_BYTES {
+            let stored = self.table.nodes.len();
             let node = self
                 .table
                 .intern(&layout(self.text, start, end, &self.kids[mark..]));
+            if node == stored {
+                self.known.add(&self.text[start..end], node, height);
+            }
             self.kids.truncate(mark);
             self.kids.push((start, end, node));
         }

@@ -176,12 +176,85 @@ fn merged_worker_tables_give_the_entries_of_one_scan() {
     assert_eq!(parallel.roots, sequential.roots);
     // Two halves merged either way round give the same entries too.
     let (left, right) = refs.split_at(150);
-    let half = |part: &[&str], from: usize| {
+    fn half<'t>(part: &[&'t str], from: usize) -> Batch<'t> {
         part.iter()
             .enumerate()
             .fold(Batch::default(), |b, (i, t)| b.scan(from + i, t))
-    };
+    }
     let merged = name_all(half(right, 150).merge(half(left, 0)), refs.len()).unwrap();
     assert_eq!(merged.entries, sequential.entries);
     assert_eq!(merged.roots, sequential.roots);
+}
+
+/// Each text scanned in a batch of its own, the batches merged: no scan
+/// can take a subtree from another text's scan.
+fn chunk_each_alone(texts: &[&str]) -> Chunked {
+    let merged = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Batch::default().scan(i, t))
+        .reduce(Batch::merge)
+        .unwrap_or_default();
+    name_all(merged, texts.len()).unwrap()
+}
+
+#[test]
+fn subtrees_taken_from_earlier_texts_are_what_a_scan_finds() {
+    // Parts that share their first bytes (and so a key of `Known`) but
+    // differ later, repeated across texts, within one text and nested in
+    // one another.
+    let similar = |i: usize| json!({"description": "one and the same long opening words", "n": i, "tail": big(&format!("t{}", i % 3))});
+    let values: Vec<serde_json::Value> = (0..40)
+        .map(|i| {
+            json!({
+                "a": similar(i % 5),
+                "b": [similar(i % 4), similar(i % 5), {"inner": similar(i % 5)}],
+                "c": big(&format!("part {}", i % 6)),
+                "d": {"again": big(&format!("part {}", i % 6)), "own": big(&format!("own {i}"))},
+            })
+        })
+        .collect();
+    let texts: Vec<String> = values
+        .iter()
+        .map(|v| serde_json::to_string(v).unwrap())
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let one = refs
+        .iter()
+        .enumerate()
+        .fold(Batch::default(), |b, (i, t)| b.scan(i, t));
+    assert!(one.known.by_prefix.values().any(|c| c.len() > 1));
+    let together = name_all(one, refs.len()).unwrap();
+    let alone = chunk_each_alone(&refs);
+    assert_eq!(together.entries, alone.entries);
+    assert_eq!(together.roots, alone.roots);
+    for (text, root) in refs.iter().zip(&together.roots) {
+        assert_eq!(together.text(root).unwrap(), *text);
+    }
+}
+
+#[test]
+fn a_known_subtree_too_deep_where_met_again_keeps_its_text_whole() {
+    // Met first near the root, the deep part fits the scan; met again
+    // further down it nests past the bound, so that text is one literal.
+    let mut deep = big("leaf");
+    for _ in 0..(MAX_SCAN_DEPTH - 20) {
+        deep = json!({ "items": deep });
+    }
+    // An opening of its own, so that `Known` keeps it under its key.
+    let deep = json!({"a deep part with a long name of its own": deep});
+    let first = serde_json::to_string(&json!({"a": deep.clone()})).unwrap();
+    let mut again = deep;
+    for _ in 0..30 {
+        again = json!({ "more": again });
+    }
+    let again = serde_json::to_string(&again).unwrap();
+    // One batch, so that the second scan knows the first one's nodes.
+    let batch = Batch::default().scan(0, &first).scan(1, &again);
+    let chunked = name_all(batch, 2).unwrap();
+    assert_eq!(
+        chunked.entries[&chunked.roots[1]],
+        vec![Piece::Text(again.clone())]
+    );
+    assert_eq!(chunked.text(&chunked.roots[0]).unwrap(), first);
 }
