@@ -108,7 +108,9 @@ pub(crate) fn collect(
                 ctx.memo_put(key, text, output)
             }
         };
-        if let Some(output) = output
+        // The memo may hold the output another tool's success response made
+        // of this source: only a success response of this one takes it.
+        if let Some(output) = output.filter(|_| success_candidate)
             && success.as_ref().is_none_or(|(best, _)| status < best)
         {
             success = Some((status.clone(), output));
@@ -209,6 +211,39 @@ mod tests {
         };
         assert!(Arc::ptr_eq(&text(a, "404"), &text(c, "200")));
         assert!(Arc::ptr_eq(&text(a, "200"), &text(b, "200")));
+    }
+
+    #[test]
+    fn an_error_response_gives_no_output_though_another_tool_returns_it() {
+        // `a` returns `Thing` as its success and fills the memo with its
+        // output; `b` and `c` return it only as an error or a default.
+        let spec = serde_json::json!({
+            "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+            "paths": {
+                "/a": {"get": {"operationId": "a", "responses": {"200": {"description": "ok",
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}}}},
+                "/b": {"get": {"operationId": "b", "responses": {"404": {"description": "no",
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}}}},
+                "/c": {"get": {"operationId": "c", "responses": {"default": {"description": "any",
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}}}}
+            },
+            "components": {"schemas": {
+                "Thing": {"type": "array", "items": {"type": "string"}}
+            }}
+        })
+        .to_string();
+        // One thread builds the operations in document order, `a` first.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let tools = pool.install(|| tools(&spec));
+        assert!(tools[0].output_schema.is_some());
+        assert_eq!(tools[0].envelope, crate::ir::Envelope::Wrapped);
+        for tool in &tools[1..] {
+            assert!(tool.output_schema.is_none(), "{}", tool.operation_id);
+            assert_eq!(tool.envelope, crate::ir::Envelope::None);
+        }
     }
 
     #[test]
