@@ -123,10 +123,12 @@ impl Cycles {
         for &n in &order {
             let mut size = builder.local[n];
             for &e in &builder.edges[n] {
-                let add = match () {
-                    () if e == n => 1,
-                    () if scc[e] == scc[n] => expanded[e],
-                    () => unfolded[e],
+                let add = if e == n {
+                    1
+                } else if scc[e] == scc[n] {
+                    expanded[e]
+                } else {
+                    unfolded[e]
                 };
                 size = size.saturating_add(add);
             }
