@@ -9,11 +9,23 @@ fn big(tag: &str) -> serde_json::Value {
     })
 }
 
-fn chunk(values: &[serde_json::Value]) -> (Vec<String>, Chunked) {
-    let texts: Vec<String> = values
+fn texts_of(values: &[serde_json::Value]) -> Vec<String> {
+    values
         .iter()
         .map(|v| serde_json::to_string(v).unwrap())
-        .collect();
+        .collect()
+}
+
+/// `texts` scanned one after another into one batch (numbered from `from`).
+fn one_batch<'t>(texts: &[&'t str], from: usize) -> Batch<'t> {
+    texts
+        .iter()
+        .enumerate()
+        .fold(Batch::default(), |b, (i, t)| b.scan(from + i, t))
+}
+
+fn chunk(values: &[serde_json::Value]) -> (Vec<String>, Chunked) {
+    let texts = texts_of(values);
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let chunked = chunk_texts(&refs).unwrap();
     (texts, chunked)
@@ -161,27 +173,16 @@ fn merged_worker_tables_give_the_entries_of_one_scan() {
             })
         })
         .collect();
-    let texts: Vec<String> = values
-        .iter()
-        .map(|v| serde_json::to_string(v).unwrap())
-        .collect();
+    let texts = texts_of(&values);
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let parallel = chunk_texts(&refs).unwrap();
-    let one = refs
-        .iter()
-        .enumerate()
-        .fold(Batch::default(), |b, (i, t)| b.scan(i, t));
+    let one = one_batch(&refs, 0);
     let sequential = name_all(one, refs.len()).unwrap();
     assert_eq!(parallel.entries, sequential.entries);
     assert_eq!(parallel.roots, sequential.roots);
     // Two halves merged either way round give the same entries too.
     let (left, right) = refs.split_at(150);
-    fn half<'t>(part: &[&'t str], from: usize) -> Batch<'t> {
-        part.iter()
-            .enumerate()
-            .fold(Batch::default(), |b, (i, t)| b.scan(from + i, t))
-    }
-    let merged = name_all(half(right, 150).merge(half(left, 0)), refs.len()).unwrap();
+    let merged = name_all(one_batch(right, 150).merge(one_batch(left, 0)), refs.len()).unwrap();
     assert_eq!(merged.entries, sequential.entries);
     assert_eq!(merged.roots, sequential.roots);
 }
@@ -214,15 +215,9 @@ fn subtrees_taken_from_earlier_texts_are_what_a_scan_finds() {
             })
         })
         .collect();
-    let texts: Vec<String> = values
-        .iter()
-        .map(|v| serde_json::to_string(v).unwrap())
-        .collect();
+    let texts = texts_of(&values);
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let one = refs
-        .iter()
-        .enumerate()
-        .fold(Batch::default(), |b, (i, t)| b.scan(i, t));
+    let one = one_batch(&refs, 0);
     assert!(one.known.by_prefix.values().any(|c| c.len() > 1));
     let together = name_all(one, refs.len()).unwrap();
     let alone = chunk_each_alone(&refs);
