@@ -66,7 +66,7 @@ pub(super) fn convert_object(
     let flag = |key: &str| small_map::get(map, key) == Some(&Value::Bool(true));
     let exclusive_min = flag("exclusiveMinimum");
     let exclusive_max = flag("exclusiveMaximum");
-    let mut out = Map::new();
+    let mut out = Map::with_capacity(map.len());
     let mut dropped: Vec<&str> = Vec::new();
     let mut is_file = false;
     for (key, value) in map {
@@ -102,7 +102,7 @@ pub(super) fn convert_object(
                 let Some(entries) = value.as_object() else {
                     return Err(invalid(file, &here, "must be an object of schemas"));
                 };
-                let mut converted = Map::new();
+                let mut converted = Map::with_capacity(entries.len());
                 for (name, sub) in entries {
                     let p = push_pointer(&here, name);
                     if key == "properties" && is_dropped(conv, sub, &p) {
