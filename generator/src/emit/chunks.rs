@@ -18,6 +18,7 @@
 
 use std::collections::BTreeMap;
 use std::hash::Hasher;
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHasher};
@@ -441,31 +442,48 @@ fn name_all(batch: Batch, count: usize) -> Result<Chunked, String> {
         roots[i] = root;
         is_root[root] = true;
     }
-    let mut namer = Namer {
-        names: vec![None; table.nodes.len()],
+    let namer = Namer {
+        names: std::iter::repeat_with(OnceLock::new)
+            .take(table.nodes.len())
+            .collect(),
         table: &table,
         is_root: &is_root,
-        entries: BTreeMap::new(),
-        clash: None,
     };
-    let roots = roots.into_iter().map(|root| namer.name(root)).collect();
-    match namer.clash {
-        Some(name) => Err(name),
-        None => Ok(Chunked {
-            entries: namer.entries,
-            roots,
-        }),
+    // The texts are named on the pool: a name depends on content alone, so
+    // which thread names a shared node first changes no name.
+    let mut named: Vec<(String, Vec<Piece>)> = roots
+        .par_iter()
+        .fold(Vec::new, |mut named, &root| {
+            namer.name(root, &mut named);
+            named
+        })
+        .reduce(Vec::new, |mut a, mut b| {
+            a.append(&mut b);
+            a
+        });
+    named.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    // Two nodes with one name and other pieces: a digest clash.
+    if let Some(pair) = named
+        .windows(2)
+        .find(|w| w[0].0 == w[1].0 && w[0].1 != w[1].1)
+    {
+        return Err(pair[0].0.clone());
     }
+    let roots = roots
+        .iter()
+        .map(|&root| namer.names[root].get().cloned().unwrap_or_default())
+        .collect();
+    Ok(Chunked {
+        entries: named.into_iter().collect(),
+        roots,
+    })
 }
 
 /// Names kept nodes by the digest of their pieces.
 struct Namer<'a> {
     table: &'a Table,
     is_root: &'a [bool],
-    names: Vec<Option<String>>,
-    entries: BTreeMap<String, Vec<Piece>>,
-    /// A name two different entries hashed to.
-    clash: Option<String>,
+    names: Vec<OnceLock<String>>,
 }
 
 impl Namer<'_> {
@@ -475,14 +493,14 @@ impl Namer<'_> {
         self.is_root[id] || self.table.nodes[id].refs > 1
     }
 
-    /// The name of kept node `id`, naming (and recording) it and the kept
-    /// nodes it refers to on first use.
-    fn name(&mut self, id: usize) -> String {
-        if let Some(name) = &self.names[id] {
+    /// The name of kept node `id`, naming it and the kept nodes it refers
+    /// to on first use and pushing each one named here to `named`.
+    fn name(&self, id: usize, named: &mut Vec<(String, Vec<Piece>)>) -> String {
+        if let Some(name) = self.names[id].get() {
             return name.clone();
         }
         let mut pieces = Vec::new();
-        self.flatten(id, &mut pieces);
+        self.flatten(id, &mut pieces, named);
         let mut digest = Sha256::new();
         for piece in &pieces {
             match piece {
@@ -496,31 +514,27 @@ impl Namer<'_> {
             }
         }
         let name = format!("S_{}", hex::encode_upper(&digest.finalize()[..8]));
-        if let Some(existing) = self.entries.get(&name) {
-            if *existing != pieces {
-                self.clash = Some(name.clone());
-            }
-        } else {
-            self.entries.insert(name.clone(), pieces);
+        // Another thread may have named the node meanwhile: it found the
+        // same name, and only the first to set it records the entry.
+        if self.names[id].set(name.clone()).is_ok() {
+            named.push((name.clone(), pieces));
         }
-        self.names[id] = Some(name.clone());
         name
     }
 
     /// Appends the pieces of node `id` to `out`: the parts of nodes met
     /// once are taken in, kept nodes become chunk references.
-    fn flatten(&mut self, id: usize, out: &mut Vec<Piece>) {
-        let table = self.table;
-        for part in &table.nodes[id].parts {
+    fn flatten(&self, id: usize, out: &mut Vec<Piece>, named: &mut Vec<(String, Vec<Piece>)>) {
+        for part in &self.table.nodes[id].parts {
             match part {
                 Part::Text(t) => match out.last_mut() {
                     Some(Piece::Text(last)) => last.push_str(t),
                     _ => out.push(Piece::Text(t.to_string())),
                 },
                 Part::Node(n) if self.kept(*n) => {
-                    out.push(Piece::Chunk(self.name(*n)));
+                    out.push(Piece::Chunk(self.name(*n, named)));
                 }
-                Part::Node(n) => self.flatten(*n, out),
+                Part::Node(n) => self.flatten(*n, out, named),
             }
         }
     }

@@ -187,6 +187,40 @@ fn merged_worker_tables_give_the_entries_of_one_scan() {
     assert_eq!(merged.roots, sequential.roots);
 }
 
+#[test]
+fn names_do_not_depend_on_how_many_threads_name_them() {
+    // Many texts share nested chunks, so with several threads the same
+    // node is often reached by two at once.
+    let values: Vec<serde_json::Value> = (0..400)
+        .map(|i| {
+            json!({
+                "a": {"inner": big(&format!("part {}", i % 5)), "x": big(&format!("mid {}", i % 9))},
+                "b": [big(&format!("part {}", i % 13)), {"n": i % 17}],
+                "c": big("everywhere"),
+            })
+        })
+        .collect();
+    let texts = texts_of(&values);
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let with = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| chunk_texts(&refs).unwrap())
+    };
+    let one = with(1);
+    assert!(one.entries.len() > 30, "{}", one.entries.len());
+    for threads in [2, 4, 8] {
+        let many = with(threads);
+        assert_eq!(many.entries, one.entries, "{threads} threads");
+        assert_eq!(many.roots, one.roots, "{threads} threads");
+    }
+    for (text, root) in refs.iter().zip(&one.roots) {
+        assert_eq!(one.text(root).unwrap(), *text);
+    }
+}
+
 /// Each text scanned in a batch of its own, the batches merged: no scan
 /// can take a subtree from another text's scan.
 fn chunk_each_alone(texts: &[&str]) -> Chunked {
