@@ -94,39 +94,24 @@ type Uses = (Option<usize>, Vec<Option<usize>>);
 /// Shortest declaration part worth an entry of its own.
 const MIN_SHARED_PART: usize = 64;
 
-/// Each tool's declaration (per product, per tool) as pieces: the parts
-/// of at least [`MIN_SHARED_PART`] bytes that more than one tool declares
-/// (Stripe's `type Invoice = …` alias lines, an output type many tools
-/// return) become entries of `entries`, the rest stays literal.
-fn share_parts(
-    parts: &[Vec<Vec<String>>],
-    schemas: &BTreeMap<String, Vec<Piece>>,
-    entries: &mut BTreeMap<String, Vec<Piece>>,
-) -> Result<Vec<Vec<Vec<Piece>>>> {
+/// Each tool's declaration (per product, per tool) as pieces, and the
+/// entries they name: the parts of at least [`MIN_SHARED_PART`] bytes that
+/// more than one tool declares (Stripe's `type Invoice = …` alias lines, an
+/// output type many tools return) become entries, the rest stays literal.
+fn share_parts(parts: &[Vec<Vec<String>>]) -> Result<SharedParts> {
     let mut counts: HashMap<&str, u32> = HashMap::default();
     for part in parts.iter().flatten().flatten() {
         if part.len() >= MIN_SHARED_PART {
             *counts.entry(part).or_default() += 1;
         }
     }
+    let mut entries: BTreeMap<String, Vec<Piece>> = BTreeMap::new();
     let mut names: HashMap<&str, String> = HashMap::default();
     for (&part, _) in counts.iter().filter(|(_, n)| **n > 1) {
         let name = const_name(part);
         let pieces = vec![Piece::Text(part.to_string())];
-        // Both sources make one table: a name means one text.
-        if schemas.contains_key(&name) {
-            return Err(GenerateError::Emit {
-                file: "src/schemas.rs".into(),
-                message: format!("two texts hash to {name}"),
-            });
-        }
         match entries.get(&name) {
-            Some(existing) if *existing != pieces => {
-                return Err(GenerateError::Emit {
-                    file: "src/schemas.rs".into(),
-                    message: format!("two texts hash to {name}"),
-                });
-            }
+            Some(existing) if *existing != pieces => return Err(name_clash(&name)),
             Some(_) => {}
             None => {
                 entries.insert(name.clone(), pieces);
@@ -134,8 +119,8 @@ fn share_parts(
         }
         names.insert(part, name);
     }
-    Ok(parts
-        .iter()
+    let declared = parts
+        .par_iter()
         .map(|tools| {
             tools
                 .iter()
@@ -152,7 +137,20 @@ fn share_parts(
                 })
                 .collect()
         })
-        .collect())
+        .collect();
+    Ok((declared, entries))
+}
+
+/// Declarations as pieces (per product, per tool) and the shared parts
+/// they name (see [`share_parts`]).
+type SharedParts = (Vec<Vec<Vec<Piece>>>, BTreeMap<String, Vec<Piece>>);
+
+/// Two different texts of the table got `name`.
+fn name_clash(name: &str) -> GenerateError {
+    GenerateError::Emit {
+        file: "src/schemas.rs".into(),
+        message: format!("two texts hash to {name}"),
+    }
 }
 
 impl SchemaTable {
@@ -214,9 +212,10 @@ impl SchemaTable {
                     .collect()
             })
             .collect();
-        // Naming the chunks is one thread's work after the parallel scan:
-        // the declarations and the free key are made beside it.
-        let (chunked, (parts, key)) = rayon::join(
+        // The declarations, their shared parts and the free key are made
+        // beside the chunks: each side has steps on one thread, which the
+        // other side's parallel steps fill.
+        let (chunked, (shared, key)) = rayon::join(
             || chunk_texts(&texts),
             || {
                 let parts: Vec<Vec<Vec<String>>> = cat
@@ -231,7 +230,7 @@ impl SchemaTable {
                         .copied()
                         .chain(parts.iter().flatten().flatten().map(String::as_str)),
                 ));
-                (parts, key)
+                (share_parts(&parts), key)
             },
         );
         let mut chunked = chunked.map_err(|name| GenerateError::Emit {
@@ -239,8 +238,12 @@ impl SchemaTable {
             message: format!("two schema texts hash to {name}"),
         })?;
         let entries = std::mem::take(&mut chunked.entries);
-        let mut shared_parts = BTreeMap::new();
-        let mut declared = share_parts(&parts, &entries, &mut shared_parts)?.into_iter();
+        let (declared, shared_parts) = shared?;
+        // Both sources make one table: a name means one text.
+        if let Some(name) = shared_parts.keys().find(|name| entries.contains_key(*name)) {
+            return Err(name_clash(name));
+        }
+        let mut declared = declared.into_iter();
         let table_tools = uses
             .into_iter()
             .zip(input_uses)
