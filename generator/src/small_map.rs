@@ -38,6 +38,30 @@ pub(crate) fn get_mut<'a>(map: &'a mut Map<String, Value>, key: &str) -> Option<
     }
 }
 
+/// `a == b`, trying members in order first: equal subschemas of one spec
+/// almost always list their keys in the same order, and walking both
+/// objects side by side hashes no key (`Map`'s `==` looks each one up).
+pub(crate) fn equal(a: &Value, b: &Value) -> bool {
+    same_in_order(a, b) || a == b
+}
+
+/// Whether `a` and `b` are equal with every object's members in the same
+/// order (so `a == b` too).
+fn same_in_order(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((ka, va), (kb, vb))| ka == kb && same_in_order(va, vb))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_in_order(p, q))
+        }
+        _ => a == b,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,5 +88,33 @@ mod tests {
             assert_eq!(get(&map, ""), None);
             assert_eq!(member(&json!([1]), "k0"), None);
         }
+    }
+
+    /// `equal` is `==`, whatever the order of the members.
+    #[test]
+    fn equality_agrees_with_values() {
+        let a = json!({"type": "object", "properties": {"x": {"type": "string"}, "y": [1, {"z": null}]}});
+        let reordered = json!({"properties": {"y": [1, {"z": null}], "x": {"type": "string"}}, "type": "object"});
+        let other =
+            json!({"type": "object", "properties": {"x": {"type": "string"}, "y": [1, {"z": 0}]}});
+        let longer = json!({"type": "object", "properties": {"x": {"type": "string"}, "y": [1, {"z": null}]}, "n": 1});
+        let values = [
+            a.clone(),
+            reordered,
+            other,
+            longer,
+            json!([a.clone()]),
+            json!([]),
+            json!(null),
+            json!(1.0),
+            json!(1),
+        ];
+        for p in &values {
+            for q in &values {
+                assert_eq!(equal(p, q), p == q, "{p} {q}");
+            }
+        }
+        assert!(equal(&values[0], &values[1]));
+        assert!(!same_in_order(&values[0], &values[1]));
     }
 }

@@ -420,7 +420,7 @@ fn choose(schema: &Value, bodies: &[(String, MemoBody)]) -> Vec<Shared> {
                 }
                 let equal = scan
                     .node(c)
-                    .is_some_and(|n| std::ptr::eq(n, first) || n == first);
+                    .is_some_and(|n| std::ptr::eq(n, first) || crate::small_map::equal(n, first));
                 if equal && let Some(((pairs, a), b)) = pair {
                     pairs.record(a, b);
                 }
