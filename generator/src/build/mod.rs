@@ -5,7 +5,8 @@ mod body;
 mod params;
 mod responses;
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
+use std::hash::Hasher;
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
@@ -41,8 +42,9 @@ pub(crate) struct Ctx<'a> {
     pub output_budget: usize,
     /// Node budget of each input schema.
     pub input_budget: usize,
-    /// Response schema texts seen so far (equal texts share one allocation).
-    pub texts: Mutex<HashSet<Arc<str>>>,
+    /// Response schema texts seen so far (equal texts share one
+    /// allocation), by a hash of their text taken outside the lock.
+    pub texts: Mutex<HashMap<u64, Vec<Arc<str>>>>,
     /// Converted response schemas by source JSON text (conversion is a
     /// function of the source node: equal sources, equal results): the
     /// text, and for success schemas the output they give.
@@ -96,14 +98,21 @@ impl<'a> Ctx<'a> {
                     message: e.to_string(),
                 })
         })?;
+        // Hashed once, before the lock: a text of Stripe's runs to
+        // hundreds of kilobytes, and a set of texts would hash it again to
+        // insert it and rehash every text it holds when it grows.
+        let mut hasher = rustc_hash::FxHasher::default();
+        hasher.write(text.as_bytes());
+        let hash = hasher.finish();
         let mut texts = self
             .texts
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(shared) = texts.get(&*text) {
+        let same_hash = texts.entry(hash).or_default();
+        if let Some(shared) = same_hash.iter().find(|t| t.as_ref() == text.as_ref()) {
             return Ok(SchemaText(Arc::clone(shared)));
         }
-        texts.insert(Arc::clone(&text));
+        same_hash.push(Arc::clone(&text));
         Ok(SchemaText(text))
     }
 
@@ -252,7 +261,7 @@ pub fn build_catalogue_with(
         share_subschemas: config.options.share_subschemas,
         output_budget: OUTPUT_BUDGET,
         input_budget: INPUT_BUDGET,
-        texts: Mutex::new(HashSet::default()),
+        texts: Mutex::new(HashMap::default()),
         memo: Mutex::new(HashMap::default()),
         def_memo: DefMemo::default(),
     };

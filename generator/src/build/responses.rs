@@ -214,6 +214,31 @@ mod tests {
     }
 
     #[test]
+    fn equal_texts_from_other_sources_share_one_allocation() {
+        // Different sources (so no memo hit) that convert to one text, and
+        // one that converts to another.
+        let op = |id: &str, schema: &str| {
+            format!(
+                r#"{{"get": {{"operationId": "{id}", "responses": {{
+                  "404": {{"description": "no", "content": {{"application/json": {{"schema": {schema}}}}}}}}}}}}}"#
+            )
+        };
+        let spec = format!(
+            r#"{{"openapi": "3.0.3", "info": {{"title": "t", "version": "1"}},
+              "paths": {{"/a": {}, "/b": {}, "/c": {}}}}}"#,
+            op("a", r#"{"type": "string", "x-note": "one"}"#),
+            op("b", r#"{"type": "string", "x-note": "two"}"#),
+            op("c", r#"{"type": "integer", "x-note": "one"}"#),
+        );
+        let tools = tools(&spec);
+        let text = |t: &Tool| Arc::clone(&t.responses[0].schema.as_ref().unwrap().0);
+        let [a, b, c] = [text(&tools[0]), text(&tools[1]), text(&tools[2])];
+        assert_eq!(a, b, "the test needs sources that convert alike");
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_ne!(a, c);
+    }
+
+    #[test]
     fn an_error_response_gives_no_output_though_another_tool_returns_it() {
         // `a` returns `Thing` as its success and fills the memo with its
         // output; `b` and `c` return it only as an error or a default.
