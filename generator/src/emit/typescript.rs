@@ -265,28 +265,40 @@ fn object_type<'a>(
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     let props = s.properties.and_then(Value::as_object);
-    let mut fields: Vec<String> = props
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| {
-            let opt = if required.contains(&k.as_str()) {
-                ""
-            } else {
-                "?"
-            };
-            format!("{}{opt}: {}", key(k), ts(v, depth + 1, reader, expansions))
-        })
-        .collect();
+    // Written into one string: a `format!` per field and a join copied
+    // every nested type twice more on each level.
+    let mut out = String::from("{ ");
+    let mut fields = 0usize;
+    for (k, v) in props.into_iter().flatten() {
+        if fields > 0 {
+            out.push_str("; ");
+        }
+        if is_ident(k) {
+            out.push_str(k);
+        } else {
+            out.push_str(&key(k));
+        }
+        if !required.contains(&k.as_str()) {
+            out.push('?');
+        }
+        out.push_str(": ");
+        out.push_str(&ts(v, depth + 1, reader, expansions));
+        fields += 1;
+    }
     match s.additional {
         Some(Value::Bool(false)) => {}
-        Some(extra @ Value::Object(_)) => fields.push(format!(
-            "[key: string]: {}",
-            ts(extra, depth + 1, reader, expansions)
-        )),
-        _ if fields.is_empty() => return "Record<string, any>".into(),
+        Some(extra @ Value::Object(_)) => {
+            if fields > 0 {
+                out.push_str("; ");
+            }
+            out.push_str("[key: string]: ");
+            out.push_str(&ts(extra, depth + 1, reader, expansions));
+        }
+        _ if fields == 0 => return "Record<string, any>".into(),
         _ => {}
     }
-    format!("{{ {} }}", fields.join("; "))
+    out.push_str(" }");
+    out
 }
 
 /// A TypeScript type name for a `$defs` entry.
