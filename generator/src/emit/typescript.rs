@@ -22,11 +22,13 @@ fn is_ident(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
 
-fn key(name: &str) -> String {
+/// Appends `name` as an object type's key: as it is when it is an
+/// identifier, else quoted.
+fn push_key(out: &mut String, name: &str) {
     if is_ident(name) {
-        name.to_string()
+        out.push_str(name);
     } else {
-        serde_json::to_string(name).unwrap_or_else(|_| "\"?\"".into())
+        out.push_str(&serde_json::to_string(name).unwrap_or_else(|_| "\"?\"".into()));
     }
 }
 
@@ -273,11 +275,7 @@ fn object_type<'a>(
         if fields > 0 {
             out.push_str("; ");
         }
-        if is_ident(k) {
-            out.push_str(k);
-        } else {
-            out.push_str(&key(k));
-        }
+        push_key(&mut out, k);
         if !required.contains(&k.as_str()) {
             out.push('?');
         }
