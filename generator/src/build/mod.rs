@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use crate::config::{ForgeConfig, InvalidOperation, SchemaProfile};
 use crate::emit::typescript::output_declaration;
 use crate::error::{GenerateError, Result, push_pointer};
+use crate::ir::OutputDeclaration;
 use crate::ir::{
     Annotations, Catalogue, Envelope, HttpMethod, OutputSchema, Product, Route, SchemaText,
     Skipped, Tool,
@@ -170,29 +171,32 @@ impl<'a> Ctx<'a> {
 
     /// The output schema (and envelope) a converted success schema gives
     /// (or its absence): the policy's unwrapping, then sharing of repeated
-    /// subschemas.
+    /// subschemas. The declaration is made of the schema before sharing:
+    /// the names of its types are then those of the spec's recursive
+    /// definitions, the same in every tool.
     pub fn output(&self, success: Option<Value>) -> Result<Output> {
         let (envelope, schema) = self.policy.output(success);
         let shared = match schema {
             Some(mut output) => {
+                let declaration = output_declaration(&output);
                 self.share(&mut output);
                 let text = self.intern(&output)?;
-                Some((output, text))
+                Some((declaration, text, nesting(&output)))
             }
             None => None,
         };
-        Ok(self.shared_output(envelope, shared))
+        Ok(Self::shared_output(envelope, shared))
     }
 
-    /// The output of an already shared schema, with its interned text.
-    pub fn shared_output(&self, envelope: Envelope, shared: Option<(Value, SchemaText)>) -> Output {
-        let nesting = shared.as_ref().map_or(0, |(schema, _)| nesting(schema));
-        let schema = shared.map(|(schema, text)| {
-            Arc::new(OutputSchema {
-                declaration: output_declaration(&schema),
-                text,
-            })
-        });
+    /// The output of a schema with its declaration, its interned (shared)
+    /// text and its nesting.
+    pub fn shared_output(
+        envelope: Envelope,
+        shared: Option<(OutputDeclaration, SchemaText, usize)>,
+    ) -> Output {
+        let nesting = shared.as_ref().map_or(0, |(_, _, nesting)| *nesting);
+        let schema =
+            shared.map(|(declaration, text, _)| Arc::new(OutputSchema { declaration, text }));
         Output {
             envelope,
             schema,
@@ -534,7 +538,7 @@ fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> 
 pub const TOOL_SCHEMA_MAX_NESTING: usize = 124;
 
 /// Arrays and objects nested in `value` (0 for a scalar).
-fn nesting(value: &Value) -> usize {
+pub(crate) fn nesting(value: &Value) -> usize {
     match value {
         Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
         Value::Object(map) => 1 + map.values().map(nesting).max().unwrap_or(0),

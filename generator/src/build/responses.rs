@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Ctx, Output};
+use super::{Ctx, Output, nesting};
+use crate::emit::typescript::output_declaration_with;
 use crate::error::{Result, push_pointer};
 use crate::ir::{Envelope, Response};
 use crate::refs::deref;
@@ -95,15 +96,20 @@ pub(crate) fn collect(
                     fill_memo_bodies(&mut original, &bodies);
                     original
                 });
+                // The declaration reads the schema before sharing, the
+                // bodies where their placeholders are (see `Ctx::output`).
+                let declaration = (success_candidate && unwrapped.is_none())
+                    .then(|| output_declaration_with(&converted, &bodies));
                 ctx.share_with(&mut converted, &bodies);
                 drop(bodies);
                 let text = ctx.intern(&converted)?;
-                let output = match unwrapped {
-                    Some(original) => Some(Arc::new(ctx.output(Some(original))?)),
-                    None if success_candidate => Some(Arc::new(
-                        ctx.shared_output(Envelope::None, Some((converted, text.clone()))),
-                    )),
-                    None => None,
+                let output = match (unwrapped, declaration) {
+                    (Some(original), _) => Some(Arc::new(ctx.output(Some(original))?)),
+                    (None, Some(declaration)) => Some(Arc::new(Ctx::shared_output(
+                        Envelope::None,
+                        Some((declaration, text.clone(), nesting(&converted))),
+                    ))),
+                    (None, None) => None,
                 };
                 ctx.memo_put(key, text, output)
             }
@@ -378,5 +384,53 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn declarations_name_the_specs_recursive_types_however_the_schema_is_shared() {
+        // `Item` repeats a large part that refers back to the recursive
+        // `Node`: shared, that part would be a recursive definition of
+        // its own, named per tool. Declared before sharing, only `Node`
+        // (and `Item`, on the cycle) are named, as without sharing.
+        let node = |n: &str| serde_json::json!({"$ref": format!("#/components/schemas/{n}")});
+        let part = serde_json::json!({"type": "object", "description": "x".repeat(200),
+            "properties": {"owner": node("Node"), "note": {"type": "string"}}});
+        let ok = |schema: serde_json::Value| {
+            serde_json::json!({"200": {"description": "ok",
+            "content": {"application/json": {"schema": schema}}}})
+        };
+        let spec = serde_json::json!({
+            "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+            "paths": {
+                "/a": {"get": {"operationId": "a", "responses": ok(node("Node"))}},
+                "/b": {"get": {"operationId": "b", "responses": ok(serde_json::json!({
+                    "type": "object", "properties": {"first": node("Item"), "second": node("Node")}}))}},
+                "/list": {"get": {"operationId": "list", "responses": ok(serde_json::json!({
+                    "type": "array", "items": node("Item")}))}}
+            },
+            "components": {"schemas": {
+                "Node": {"type": "object", "properties": {"items": {"type": "array", "items": node("Item")}}},
+                "Item": {"type": "object", "properties": {"one": part.clone(), "two": part}}
+            }}
+        })
+        .to_string();
+        let declared = |configure: &dyn Fn(&mut ForgeConfig)| -> Vec<_> {
+            tools_with(&spec, configure)
+                .into_iter()
+                .map(|t| t.output_schema.map(|o| o.declaration.clone()))
+                .collect()
+        };
+        let shared = declared(&|_| {});
+        let tools = tools(&spec);
+        let value = tools[1].output_schema.as_ref().unwrap().to_value().unwrap();
+        let defs = value["$defs"].as_object().unwrap();
+        assert!(defs.len() > 2, "the test needs a shared part: {value}");
+        for declaration in shared.iter().flatten() {
+            for (name, _) in &declaration.aliases {
+                assert!(matches!(name.as_str(), "Node" | "Item"), "{name}");
+            }
+        }
+        let unshared = declared(&|c: &mut ForgeConfig| c.options.share_subschemas = false);
+        assert_eq!(shared, unshared);
     }
 }

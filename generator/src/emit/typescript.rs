@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap as HashMap;
 use serde_json::{Map, Value};
 
 use crate::ir::{OutputDeclaration, Tool};
-use crate::schema::{SharedView, inline_shared};
+use crate::schema::{MemoBody, SharedView, fill_memo_bodies, inline_shared};
 
 /// Deepest nesting rendered as a structural type; deeper parts become `any`.
 const MAX_DEPTH: usize = 4;
@@ -334,17 +334,44 @@ fn doc_line(text: &str) -> String {
 
 /// The [`OutputDeclaration`] of output schema `schema`.
 pub fn output_declaration(schema: &Value) -> OutputDeclaration {
-    let Some(view) = SharedView::new(schema) else {
-        return output_declaration_inlined(&inline_shared(schema));
+    output_declaration_with(schema, &[])
+}
+
+/// [`output_declaration`] of a schema whose root `$defs` entries named in
+/// `bodies` are placeholders for those memo bodies (see
+/// [`SharedView::with_bodies`]).
+pub fn output_declaration_with<'a>(
+    root: &'a Value,
+    bodies: &'a [(String, MemoBody)],
+) -> OutputDeclaration {
+    let placed: Vec<(&str, &Value)> = bodies.iter().map(|(n, b)| (n.as_str(), b.body())).collect();
+    let Some(view) = SharedView::with_bodies(root, &placed) else {
+        let mut whole = root.clone();
+        fill_memo_bodies(&mut whole, bodies);
+        return output_declaration_inlined(&inline_shared(&whole));
     };
     let reader = Reader::new(&view);
+    // With nothing to expand a body reads the same in every schema that
+    // holds it: its type is rendered once per catalogue.
+    let memo = |name: &str| {
+        view.expands_nothing()
+            .then(|| bodies.iter().find(|(n, _)| n == name))
+            .flatten()
+    };
     OutputDeclaration {
         aliases: view
             .kept
             .iter()
-            .map(|(k, v)| ((*k).to_string(), alias(k, &ts(v, 1, &reader, 0))))
+            .map(|&(k, v)| {
+                let render = |v: &'a Value| ts(v, 1, &reader, 0);
+                let alias = match memo(k) {
+                    Some((_, body)) => alias(k, body.declared_type(render)),
+                    None => alias(k, &render(v)),
+                };
+                (k.to_string(), alias)
+            })
             .collect(),
-        ty: ts(schema, 1, &reader, 0),
+        ty: ts(root, 1, &reader, 0),
     }
 }
 

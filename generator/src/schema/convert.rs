@@ -88,6 +88,9 @@ struct Recorded {
     refs: Vec<(String, String)>,
     /// What sharing finds in it (made by the first schema shared with it).
     scan: OnceLock<BodyScan>,
+    /// Its TypeScript type as a declaration reads it (made by the first
+    /// declaration that names it).
+    declared: OnceLock<String>,
     /// Its number in its memo.
     id: u64,
 }
@@ -110,8 +113,16 @@ impl MemoBody {
     }
 
     /// The body as the memo holds it.
-    pub(super) fn body(&self) -> &Value {
+    pub(crate) fn body(&self) -> &Value {
         &self.recorded.def
+    }
+
+    /// The body's TypeScript type, rendered by `render` the first time
+    /// (a pure function of the body: every schema holding it declares it
+    /// alike).
+    pub(crate) fn declared_type<'s>(&'s self, render: impl FnOnce(&'s Value) -> String) -> &'s str {
+        let recorded = &self.recorded;
+        recorded.declared.get_or_init(|| render(&recorded.def))
     }
 
     /// The body's number in its memo.
@@ -303,6 +314,7 @@ impl<'a> SchemaConverter<'a> {
                 nodes: self.nodes - before,
                 refs,
                 scan: OnceLock::new(),
+                declared: OnceLock::new(),
                 id: 0,
             };
             return Ok(match memo.put(target_pointer, spent, recorded) {

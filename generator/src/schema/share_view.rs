@@ -46,19 +46,24 @@ fn refs_in<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
     }
 }
 
+/// A schema's root `$defs` entries in order, by name.
+type Defs<'a> = [(&'a str, &'a Value)];
+
+/// The root `$defs` entries of `defs` as a list.
+fn listed(defs: &Map<String, Value>) -> Vec<(&str, &Value)> {
+    defs.iter().map(|(k, v)| (k.as_str(), v)).collect()
+}
+
 /// Names of `$defs` entries that reach themselves through `$ref`s: those
 /// in a strongly connected component of two or more, or referring to
 /// themselves (references to names not in `defs` lead nowhere).
-fn recursive_defs(defs: &Map<String, Value>) -> HashSet<String> {
-    let position: HashMap<&str, usize> = defs
-        .keys()
-        .enumerate()
-        .map(|(i, k)| (k.as_str(), i))
-        .collect();
+fn recursive_defs<'a>(defs: &Defs<'a>) -> HashSet<&'a str> {
+    let position: HashMap<&str, usize> =
+        defs.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
     let mut names = Vec::new();
     let edges: Vec<Vec<usize>> = defs
-        .values()
-        .map(|v| {
+        .iter()
+        .map(|(_, v)| {
             names.clear();
             refs_in(v, &mut names);
             let mut to: Vec<usize> = names
@@ -75,21 +80,21 @@ fn recursive_defs(defs: &Map<String, Value>) -> HashSet<String> {
     for &c in &scc {
         sizes[c] += 1;
     }
-    defs.keys()
+    defs.iter()
         .enumerate()
         .filter(|&(i, _)| sizes[scc[i]] > 1 || edges[i].binary_search(&i).is_ok())
-        .map(|(_, k)| k.clone())
+        .map(|(_, (k, _))| *k)
         .collect()
 }
 
 /// The names of the `defs` entries that reach themselves, and the other
 /// entries by name (those [`inline_shared`] puts in place of a `$ref`).
-fn by_recursion(defs: &Map<String, Value>) -> (HashSet<String>, HashMap<&str, &Value>) {
+fn by_recursion<'a>(defs: &Defs<'a>) -> (HashSet<&'a str>, HashMap<&'a str, &'a Value>) {
     let recursive = recursive_defs(defs);
     let expandable = defs
         .iter()
-        .filter(|(k, _)| !recursive.contains(*k))
-        .map(|(k, v)| (k.as_str(), v))
+        .filter(|(k, _)| !recursive.contains(k))
+        .copied()
         .collect();
     (recursive, expandable)
 }
@@ -101,7 +106,8 @@ pub fn inline_shared(schema: &Value) -> Cow<'_, Value> {
     let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
         return Cow::Borrowed(schema);
     };
-    let (recursive, expandable) = by_recursion(defs);
+    let listed = listed(defs);
+    let (recursive, expandable) = by_recursion(&listed);
     if expandable.is_empty() {
         return Cow::Borrowed(schema);
     }
@@ -131,7 +137,7 @@ pub fn inline_shared(schema: &Value) -> Cow<'_, Value> {
     let mut still: HashSet<String> = HashSet::default();
     collect_refs(&out, &mut still);
     if let Some(Value::Object(d)) = out.get_mut("$defs") {
-        d.retain(|k, _| recursive.contains(k) || still.contains(k));
+        d.retain(|k, _| recursive.contains(k.as_str()) || still.contains(k));
         if d.is_empty()
             && let Value::Object(root) = &mut out
         {
@@ -191,45 +197,69 @@ impl<'a> SharedView<'a> {
     /// The view of `schema`; `None` when a path nests expansions so deep
     /// that [`inline_shared`] stops expanding (read that one inlined).
     pub fn new(schema: &'a Value) -> Option<Self> {
-        Self::build(schema, true)
+        Self::build(schema, &[], true)
     }
 
-    /// [`SharedView::new`], finding the kept entries by walking the
-    /// expansion (`expanded`) or the text as written (when that gives the
-    /// same).
-    fn build(schema: &'a Value, written: bool) -> Option<Self> {
+    /// The view of `root` whose root `$defs` entries named in `bodies`
+    /// are placeholders for those bodies (as a converter leaves memo
+    /// bodies): read as if each body stood in its place.
+    pub fn with_bodies(root: &'a Value, bodies: &Defs<'a>) -> Option<Self> {
+        Self::build(root, bodies, true)
+    }
+
+    /// [`SharedView::with_bodies`], finding the kept entries by walking
+    /// the expansion (`expanded`) or the text as written (when that gives
+    /// the same).
+    fn build(schema: &'a Value, bodies: &Defs<'a>, written: bool) -> Option<Self> {
         let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
             return Some(SharedView {
                 expandable: HashMap::default(),
                 kept: Vec::new(),
             });
         };
-        let (recursive, expandable) = by_recursion(defs);
+        let defs: Vec<(&str, &Value)> = defs
+            .iter()
+            .map(|(k, v)| {
+                let body = bodies.iter().find(|(name, _)| name == k);
+                (k.as_str(), body.map_or(v, |(_, b)| *b))
+            })
+            .collect();
+        let (recursive, expandable) = by_recursion(&defs);
         let mut view = SharedView {
             expandable,
             kept: Vec::new(),
         };
         if view.expandable.is_empty() {
             // Nothing expands: the schema is read as it is, `$defs` whole.
-            view.kept = defs.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            view.kept = defs;
             return Some(view);
         }
         let mut still: HashSet<&str> = HashSet::default();
-        if written && view.longest_expansion(defs) + 2 < MAX_EXPANSIONS {
+        // The bodies are read where their placeholders are: walked apart.
+        let walked = std::iter::once(schema).chain(bodies.iter().map(|(_, b)| *b));
+        if written && view.longest_expansion(&defs) + 2 < MAX_EXPANSIONS {
             // Every `$defs` body is also read in place (as part of the
             // root), so the references left after expansion are the
             // unexpanded ones written anywhere in the schema: one walk of
             // the text as it is, not of its (far larger) expansion.
-            view.unexpanded_refs(schema, &mut still, &mut Vec::new());
+            for v in walked {
+                view.unexpanded_refs(v, &mut still, &mut Vec::new());
+            }
         } else {
-            view.refs_after_expansion(schema, 0, &mut still)?;
+            for v in walked {
+                view.refs_after_expansion(v, 0, &mut still)?;
+            }
         }
         view.kept = defs
-            .iter()
-            .filter(|(k, _)| recursive.contains(*k) || still.contains(k.as_str()))
-            .map(|(k, v)| (k.as_str(), v))
+            .into_iter()
+            .filter(|(k, _)| recursive.contains(k) || still.contains(k))
             .collect();
         Some(view)
+    }
+
+    /// Whether the view reads every `$ref` as it is written.
+    pub fn expands_nothing(&self) -> bool {
+        self.expandable.is_empty()
     }
 
     /// The definition a `$ref`-only object at `expansions` nested
@@ -268,18 +298,18 @@ impl<'a> SharedView<'a> {
     /// The most expansions nested on one path from any def (an upper
     /// bound of those from the root, whose references are defs' too),
     /// capped at [`MAX_EXPANSIONS`].
-    fn longest_expansion(&self, defs: &'a Map<String, Value>) -> usize {
+    fn longest_expansion(&self, defs: &Defs<'a>) -> usize {
         // Each expandable def's expandable references (the graph is
         // acyclic: expandable defs do not reach themselves).
         let mut edges: HashMap<&str, Vec<&str>> = HashMap::default();
         let mut ignored = HashSet::default();
-        for (name, body) in defs {
-            if self.expandable.contains_key(name.as_str()) {
+        for &(name, body) in defs {
+            if self.expandable.contains_key(name) {
                 let mut pure = Vec::new();
                 self.unexpanded_refs(body, &mut ignored, &mut pure);
                 pure.sort_unstable();
                 pure.dedup();
-                edges.insert(name.as_str(), pure);
+                edges.insert(name, pure);
             }
         }
         let mut longest: HashMap<&str, usize> = HashMap::default();
@@ -324,5 +354,5 @@ impl<'a> SharedView<'a> {
 /// faster walk of the written text is tested against).
 #[cfg(test)]
 pub(super) fn view_by_expansion(schema: &Value) -> Option<SharedView<'_>> {
-    SharedView::build(schema, false)
+    SharedView::build(schema, &[], false)
 }
