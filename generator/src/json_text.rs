@@ -118,6 +118,48 @@ pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {
     }
 }
 
+/// Appends the compact JSON text of `schema` with the text of each placed
+/// body (by name) in its root `$defs` entry, a `null` placeholder: what
+/// writing the schema with the bodies filled in gives.
+pub(crate) fn write_placed(out: &mut Vec<u8>, schema: &Value, placed: &[(&str, &str)]) {
+    let Value::Object(map) = schema else {
+        return write_value(out, schema);
+    };
+    if placed.is_empty() {
+        return write_value(out, schema);
+    }
+    out.push(b'{');
+    for (i, (key, item)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, key);
+        out.push(b':');
+        let Value::Object(defs) = item else {
+            write_value(out, item);
+            continue;
+        };
+        if key != "$defs" {
+            write_value(out, item);
+            continue;
+        }
+        out.push(b'{');
+        for (j, (name, def)) in defs.iter().enumerate() {
+            if j > 0 {
+                out.push(b',');
+            }
+            write_str(out, name);
+            out.push(b':');
+            match placed.iter().find(|(n, _)| n == name) {
+                Some((_, text)) if def.is_null() => out.extend_from_slice(text.as_bytes()),
+                _ => write_value(out, def),
+            }
+        }
+        out.push(b'}');
+    }
+    out.push(b'}');
+}
+
 /// The compact JSON text of `value` (what `serde_json::to_string` gives).
 pub(crate) fn to_string(value: &Value) -> String {
     let mut out = Vec::new();

@@ -26,9 +26,11 @@ use crate::policy::{OpRef, Policy};
 use crate::refs::deref;
 use crate::schema::strict::strict_input_schema;
 use crate::schema::{
+    BodyCopies, MemoBody, Placed, nesting, place_memo_bodies, share_repeated, share_repeated_placed,
+};
+use crate::schema::{
     Cycles, DefMemo, INPUT_BUDGET, Limits, OUTPUT_BUDGET, SchemaConverter, SchemaMode,
 };
-use crate::schema::{MemoBody, fill_memo_bodies, share_repeated, share_repeated_with};
 
 /// Shared state while building one catalogue.
 pub(crate) struct Ctx<'a> {
@@ -52,6 +54,8 @@ pub(crate) struct Ctx<'a> {
     pub memo: Mutex<HashMap<Arc<str>, Memoised>>,
     /// Output def bodies shared by all conversions.
     pub def_memo: DefMemo,
+    /// Those bodies as shared schemas hold them.
+    pub body_copies: BodyCopies,
 }
 
 /// A memoised response schema: its text and, for a success schema, the
@@ -82,6 +86,16 @@ impl<'a> Ctx<'a> {
 
     /// Compact JSON text of a converted schema, shared with equal texts.
     pub fn intern(&self, schema: &Value) -> Result<SchemaText> {
+        self.intern_placed(schema, &Placed::new())
+    }
+
+    /// [`Ctx::intern`] of a schema holding `placed` bodies (see
+    /// [`Ctx::share_with`]).
+    pub fn intern_placed(&self, schema: &Value, placed: &Placed) -> Result<SchemaText> {
+        let placed: Vec<(&str, &str)> = placed
+            .iter()
+            .map(|(name, copy)| (name.as_str(), &*copy.text))
+            .collect();
         thread_local! {
             // Texts run to hundreds of kilobytes: written into a buffer kept
             // per thread, then copied once into a block of their exact size,
@@ -90,7 +104,7 @@ impl<'a> Ctx<'a> {
         }
         let text: Arc<str> = BUFFER.with_borrow_mut(|buffer| {
             buffer.clear();
-            crate::json_text::write_value(buffer, schema);
+            crate::json_text::write_placed(buffer, schema, &placed);
             // Only whole UTF-8 strings and ASCII are written.
             std::str::from_utf8(buffer)
                 .map(Arc::from)
@@ -155,17 +169,26 @@ impl<'a> Ctx<'a> {
     /// Moves repeated subschemas of `schema` into its `$defs` (full
     /// profile, when the options ask for it).
     pub fn share(&self, schema: &mut Value) {
-        self.share_with(schema, &[]);
+        if self.shares() {
+            share_repeated(schema);
+        }
+    }
+
+    /// Whether repeated subschemas of output schemas are shared.
+    fn shares(&self) -> bool {
+        self.profile != SchemaProfile::Strict && self.share_subschemas
     }
 
     /// [`Ctx::share`] of a schema whose root `$defs` entries named in
     /// `bodies` are placeholders for those memo bodies (see
-    /// [`share_repeated_with`]); they are filled in either way.
-    pub fn share_with(&self, schema: &mut Value, bodies: &[(String, MemoBody)]) {
-        if self.profile != SchemaProfile::Strict && self.share_subschemas {
-            share_repeated_with(schema, bodies);
+    /// [`share_repeated_placed`]): the placeholders stay, and the copy of
+    /// each body the schema holds (shared or not) is returned, to be
+    /// written with it by [`Ctx::intern_placed`].
+    pub fn share_with(&self, schema: &mut Value, bodies: &[(String, MemoBody)]) -> Placed {
+        if self.shares() {
+            share_repeated_placed(schema, bodies, &self.body_copies)
         } else {
-            fill_memo_bodies(schema, bodies);
+            place_memo_bodies(schema, bodies, &self.body_copies)
         }
     }
 
@@ -268,6 +291,7 @@ pub fn build_catalogue_with(
         texts: Mutex::new(HashMap::default()),
         memo: Mutex::new(HashMap::default()),
         def_memo: DefMemo::default(),
+        body_copies: BodyCopies::default(),
     };
     let mut tools: Vec<(Tool, Vec<String>, String)> = Vec::new();
     let mut skipped: Vec<Skipped> = Vec::new();
@@ -536,15 +560,6 @@ fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> 
 /// spec. (Found while fixing the same limit in `artifacts/spec.json`, which
 /// the `generate` fuzz target hit.)
 pub const TOOL_SCHEMA_MAX_NESTING: usize = 124;
-
-/// Arrays and objects nested in `value` (0 for a scalar).
-pub(crate) fn nesting(value: &Value) -> usize {
-    match value {
-        Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
-        Value::Object(map) => 1 + map.values().map(nesting).max().unwrap_or(0),
-        _ => 0,
-    }
-}
 
 /// The routes of a tool whose path is not merged.
 pub(crate) fn single_route(template: String) -> Vec<Route> {

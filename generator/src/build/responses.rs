@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Ctx, Output, nesting};
+use super::{Ctx, Output};
 use crate::emit::typescript::output_declaration_with;
 use crate::error::{Result, push_pointer};
 use crate::ir::{Envelope, Response};
 use crate::refs::deref;
-use crate::schema::{MemoBody, SchemaMode, fill_memo_bodies};
+use crate::schema::{MemoBody, SchemaMode, fill_memo_bodies, nesting_placed};
 
 fn is_json(media: &str) -> bool {
     let m = media
@@ -100,14 +100,18 @@ pub(crate) fn collect(
                 // bodies where their placeholders are (see `Ctx::output`).
                 let declaration = (success_candidate && unwrapped.is_none())
                     .then(|| output_declaration_with(&converted, &bodies));
-                ctx.share_with(&mut converted, &bodies);
+                let placed = ctx.share_with(&mut converted, &bodies);
                 drop(bodies);
-                let text = ctx.intern(&converted)?;
+                let text = ctx.intern_placed(&converted, &placed)?;
                 let output = match (unwrapped, declaration) {
                     (Some(original), _) => Some(Arc::new(ctx.output(Some(original))?)),
                     (None, Some(declaration)) => Some(Arc::new(Ctx::shared_output(
                         Envelope::None,
-                        Some((declaration, text.clone(), nesting(&converted))),
+                        Some((
+                            declaration,
+                            text.clone(),
+                            nesting_placed(&converted, &placed),
+                        )),
                     ))),
                     (None, None) => None,
                 };

@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap as HashMap;
 use serde_json::{Map, Value};
 
 use crate::ir::{OutputDeclaration, Tool};
-use crate::schema::{MemoBody, SharedView, fill_memo_bodies, inline_shared};
+use crate::schema::{DefBody, MemoBody, SharedView, fill_memo_bodies, inline_shared};
 
 /// Deepest nesting rendered as a structural type; deeper parts become `any`.
 const MAX_DEPTH: usize = 4;
@@ -344,7 +344,7 @@ pub fn output_declaration_with<'a>(
     root: &'a Value,
     bodies: &'a [(String, MemoBody)],
 ) -> OutputDeclaration {
-    let placed: Vec<(&str, &Value)> = bodies.iter().map(|(n, b)| (n.as_str(), b.body())).collect();
+    let placed: Vec<DefBody<'_>> = bodies.iter().map(|(n, b)| b.def_body(n)).collect();
     let Some(view) = SharedView::with_bodies(root, &placed) else {
         let mut whole = root.clone();
         fill_memo_bodies(&mut whole, bodies);

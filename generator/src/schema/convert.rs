@@ -8,7 +8,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::{Map, Value, json};
 
 use super::keywords;
-use super::share::{BodyScan, EqualPairs};
+use super::share::{BodyScan, DefBody, EqualPairs, written_refs};
 use super::{Cycles, Limits, SchemaMode};
 use crate::error::{GenerateError, Result, push_pointer};
 use crate::load::{Document, kind_name};
@@ -91,6 +91,8 @@ struct Recorded {
     /// Its TypeScript type as a declaration reads it (made by the first
     /// declaration that names it).
     declared: OnceLock<String>,
+    /// The `$defs` references written in it (see [`written_refs`]).
+    refs_written: OnceLock<Vec<(String, bool)>>,
     /// Its number in its memo.
     id: u64,
 }
@@ -123,6 +125,21 @@ impl MemoBody {
     pub(crate) fn declared_type<'s>(&'s self, render: impl FnOnce(&'s Value) -> String) -> &'s str {
         let recorded = &self.recorded;
         recorded.declared.get_or_init(|| render(&recorded.def))
+    }
+
+    /// The body as a declaration's view reads it in place of its
+    /// placeholder `name`.
+    pub(crate) fn def_body<'s>(&'s self, name: &'s str) -> DefBody<'s> {
+        let recorded = &self.recorded;
+        DefBody {
+            name,
+            body: &recorded.def,
+            refs: Some(
+                recorded
+                    .refs_written
+                    .get_or_init(|| written_refs(&recorded.def)),
+            ),
+        }
     }
 
     /// The body's number in its memo.
@@ -315,6 +332,7 @@ impl<'a> SchemaConverter<'a> {
                 refs,
                 scan: OnceLock::new(),
                 declared: OnceLock::new(),
+                refs_written: OnceLock::new(),
                 id: 0,
             };
             return Ok(match memo.put(target_pointer, spent, recorded) {

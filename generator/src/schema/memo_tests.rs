@@ -160,9 +160,15 @@ fn sharing_with_memo_bodies_equals_sharing_by_walking() {
         json!({"type": "object", "properties": {"a": r("Customer"), "b": r("Address")}}),
     ];
     let memo = DefMemo::default();
+    let copies = crate::schema::BodyCopies::default();
     let mut linked = 0;
-    // Twice: the second round finds every pair of equal subschemas known.
-    for schema in roots.iter().chain(roots.iter()) {
+    let mut first_round = 0;
+    // Twice: the second round finds every pair of equal subschemas known,
+    // and every copy of a body made.
+    for (round, schema) in roots.iter().chain(roots.iter()).enumerate() {
+        if round == roots.len() {
+            first_round = copies.len();
+        }
         let mut conv = SchemaConverter::new(&d, &cycles, SchemaMode::Output, Limits::default())
             .with_memo(&memo);
         let root = conv.convert(schema, "/x").unwrap();
@@ -175,7 +181,31 @@ fn sharing_with_memo_bodies_equals_sharing_by_walking() {
         let mut walked = with_bodies.clone();
         crate::schema::fill_memo_bodies(&mut walked, &bodies);
         let filled = walked.clone();
+        // Placed instead of filled in, they are written as filled in.
+        let written = |schema: &Value, placed: &crate::schema::Placed| {
+            let placed: Vec<(&str, &str)> =
+                placed.iter().map(|(n, c)| (n.as_str(), &*c.text)).collect();
+            let mut out = Vec::new();
+            crate::json_text::write_placed(&mut out, schema, &placed);
+            String::from_utf8(out).unwrap()
+        };
+        let unshared = crate::schema::place_memo_bodies(&with_bodies, &bodies, &copies);
+        assert_eq!(
+            written(&with_bodies, &unshared),
+            crate::json_text::to_string(&filled)
+        );
+        let mut placed_schema = with_bodies.clone();
+        let placed = crate::schema::share_repeated_placed(&mut placed_schema, &bodies, &copies);
+        assert_eq!(placed.len(), bodies.len());
         let added = crate::schema::share_repeated(&mut walked);
+        assert_eq!(
+            written(&placed_schema, &placed),
+            crate::json_text::to_string(&walked)
+        );
+        assert_eq!(
+            crate::schema::nesting_placed(&placed_schema, &placed),
+            crate::schema::nesting(&walked)
+        );
         assert_eq!(
             crate::schema::share_repeated_with(&mut with_bodies, &bodies),
             added
@@ -191,5 +221,7 @@ fn sharing_with_memo_bodies_equals_sharing_by_walking() {
         assert_eq!(filled, expected, "root {schema}");
     }
     assert!(linked > 0, "no def body was taken from the memo");
+    assert_eq!(copies.len(), first_round, "the second round made no copy");
+    assert!(first_round > 0);
     assert!(memo.equal.len() > 0, "no equal pair was recorded");
 }

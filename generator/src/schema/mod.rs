@@ -22,10 +22,23 @@ pub mod strict;
 pub use convert::{DefMemo, INPUT_BUDGET, MemoBody, OUTPUT_BUDGET, SchemaConverter};
 pub use cycles::Cycles;
 pub use object::{ObjectShape, object_shape};
+pub(crate) use share::{
+    BodyCopies, Placed, nesting_placed, place_memo_bodies, share_repeated_placed,
+};
 pub use share::{
-    MIN_SHARED_BYTES, SharedView, fill_memo_bodies, inline_shared, share_repeated,
+    DefBody, MIN_SHARED_BYTES, SharedView, fill_memo_bodies, inline_shared, share_repeated,
     share_repeated_with,
 };
+
+/// Arrays and objects nested in `value` (0 for a scalar).
+pub(crate) fn nesting(value: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    match value {
+        Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(nesting).max().unwrap_or(0),
+        _ => 0,
+    }
+}
 
 /// Which side of the API a schema describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

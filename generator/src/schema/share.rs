@@ -31,11 +31,13 @@ mod memo;
 mod view;
 pub(crate) use memo::fill_defs;
 pub use memo::fill_memo_bodies;
+pub(crate) use memo::{BodyCopies, Placed, nesting_placed, place_memo_bodies};
 pub(crate) use memo::{BodyScan, EqualPairs};
 use memo::{Origin, Replaced, copy_replaced, in_body, reference};
 #[cfg(test)]
 use view::view_by_expansion;
-pub use view::{SharedView, inline_shared};
+pub(crate) use view::written_refs;
+pub use view::{DefBody, SharedView, inline_shared};
 
 /// Smallest encoded subschema worth sharing, in bytes.
 pub const MIN_SHARED_BYTES: usize = 128;
@@ -471,13 +473,36 @@ pub fn share_repeated(schema: &mut Value) -> usize {
 /// leaves them): what is in them is learnt from the memo, not walked again,
 /// and each is copied in without the parts that become `$ref`s.
 pub fn share_repeated_with(schema: &mut Value, bodies: &[(String, MemoBody)]) -> usize {
+    share(schema, bodies, None).0
+}
+
+/// [`share_repeated_with`] that leaves the placeholders of the memo bodies
+/// in place, and gives each body's copy (as it would have filled it in)
+/// from `copies`: the schema is then written with
+/// [`write_placed`](crate::json_text::write_placed).
+pub(crate) fn share_repeated_placed(
+    schema: &mut Value,
+    bodies: &[(String, MemoBody)],
+    copies: &BodyCopies,
+) -> Placed {
+    share(schema, bodies, Some(copies)).1
+}
+
+/// [`share_repeated_with`], the bodies filled in (`copies` is `None`) or
+/// placed; returns the definitions added and the bodies placed.
+fn share(
+    schema: &mut Value,
+    bodies: &[(String, MemoBody)],
+    copies: Option<&BodyCopies>,
+) -> (usize, Placed) {
+    let mut placed = Placed::new();
     debug_assert!(
         bodies.iter().all(|(name, _)| {
             schema.get("$defs").and_then(|d| d.get(name)) == Some(&Value::Null)
         })
     );
     if !schema.is_object() {
-        return 0;
+        return (0, placed);
     }
     let mut chosen = choose(schema, bodies);
     // Smallest first: a larger definition then holds the `$ref`s of the
@@ -532,13 +557,17 @@ pub fn share_repeated_with(schema: &mut Value, bodies: &[(String, MemoBody)]) ->
         };
         for (name, body) in bodies {
             if let Some(slot) = all.get_mut(name) {
-                *slot = copy_replaced(body.body(), replaced.get(name.as_str()));
+                let replaced = replaced.get(name.as_str());
+                match copies {
+                    Some(copies) => placed.push((name.clone(), copies.copy(body, replaced))),
+                    None => *slot = copy_replaced(body.body(), replaced),
+                }
             }
         }
         all.extend(defs);
         root.insert("$defs".into(), Value::Object(all.into_iter().collect()));
     }
-    added
+    (added, placed)
 }
 
 /// The value at `path` under `node`.

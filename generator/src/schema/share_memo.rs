@@ -8,6 +8,8 @@
 //! schema only once sharing has chosen what it replaces in it, without the
 //! parts that become `$ref`s.
 
+use std::sync::{Arc, Mutex};
+
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::{Map, Value};
 
@@ -131,6 +133,30 @@ impl Replaced {
         })
     }
 
+    /// Appends a text that tells apart every two different trees (names
+    /// carry their length, places are sorted): the key of a body's copy.
+    fn signature(&self, out: &mut String) {
+        use std::fmt::Write;
+        if let Some(target) = &self.reference {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "={}:{target}", target.len());
+        }
+        let mut keys: Vec<(&String, &Replaced)> = self.keys.iter().collect();
+        keys.sort_unstable_by_key(|(k, _)| *k);
+        for (key, at) in keys {
+            let _ = write!(out, "k{}:{key}(", key.len());
+            at.signature(out);
+            out.push(')');
+        }
+        let mut indices: Vec<(&usize, &Replaced)> = self.indices.iter().collect();
+        indices.sort_unstable_by_key(|(i, _)| **i);
+        for (index, at) in indices {
+            let _ = write!(out, "i{index}(");
+            at.signature(out);
+            out.push(')');
+        }
+    }
+
     fn is_empty(&self) -> bool {
         self.keys.is_empty() && self.indices.is_empty()
     }
@@ -212,5 +238,121 @@ pub(crate) fn fill_defs(defs: &mut Map<String, Value>, bodies: &[(String, MemoBo
         if let Some(slot) = defs.get_mut(name) {
             *slot = body.body().clone();
         }
+    }
+}
+
+/// A memo body as one schema holds it (the places sharing chose in it made
+/// `$ref`s), kept as text: schemas that hold a body with the same places
+/// replaced hold the same copy (Stripe: some 3,100 bodies in its output
+/// schemas, 730 distinct copies), so each is made and written once.
+#[derive(Debug)]
+pub(crate) struct BodyCopy {
+    /// Its compact JSON text.
+    pub(crate) text: Box<str>,
+    /// Arrays and objects nested in it.
+    pub(crate) nesting: usize,
+}
+
+/// The memo bodies a shared schema holds by name, whose `$defs` entries
+/// stay placeholders (see [`share_repeated_placed`](super::share_repeated_placed)).
+pub(crate) type Placed = Vec<(String, Arc<BodyCopy>)>;
+
+/// Every [`BodyCopy`] made for one catalogue, by body id and the places
+/// replaced in it.
+#[derive(Debug, Default)]
+pub(crate) struct BodyCopies(Mutex<HashMap<(u64, String), Arc<BodyCopy>>>);
+
+impl BodyCopies {
+    /// The copy of `body` with the places `replaced` marks made `$ref`s.
+    pub(super) fn copy(&self, body: &MemoBody, replaced: Option<&Replaced>) -> Arc<BodyCopy> {
+        let mut signature = String::new();
+        if let Some(replaced) = replaced {
+            replaced.signature(&mut signature);
+        }
+        let key = (body.id(), signature);
+        if let Some(copy) = self.lock().get(&key) {
+            return Arc::clone(copy);
+        }
+        // Made outside the lock: another thread may make the same copy,
+        // and the first one kept wins (they are equal).
+        let value = copy_replaced(body.body(), replaced);
+        let copy = Arc::new(BodyCopy {
+            text: crate::json_text::to_string(&value).into_boxed_str(),
+            nesting: crate::schema::nesting(&value),
+        });
+        drop(value);
+        Arc::clone(self.lock().entry(key).or_insert(copy))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(u64, String), Arc<BodyCopy>>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// How many distinct copies it holds.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+}
+
+/// The memo bodies named in `bodies` as `schema` holds them unshared,
+/// their placeholders left in place.
+pub(crate) fn place_memo_bodies(
+    schema: &Value,
+    bodies: &[(String, MemoBody)],
+    copies: &BodyCopies,
+) -> Placed {
+    let defs = schema.get("$defs").and_then(Value::as_object);
+    bodies
+        .iter()
+        .filter(|(name, _)| defs.is_some_and(|d| d.get(name) == Some(&Value::Null)))
+        .map(|(name, body)| (name.clone(), copies.copy(body, None)))
+        .collect()
+}
+
+/// [`nesting`](crate::schema::nesting) of `schema` with its placed bodies
+/// in their `$defs` entries.
+pub(crate) fn nesting_placed(schema: &Value, placed: &Placed) -> usize {
+    let bodies = placed.iter().map(|(_, copy)| 2 + copy.nesting);
+    bodies.fold(crate::schema::nesting(schema), usize::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(s: &str) -> OwnedSeg {
+        OwnedSeg::Key(s.to_string())
+    }
+
+    fn signature(places: &[(&[OwnedSeg], &str)]) -> String {
+        let mut replaced = Replaced::default();
+        for (path, target) in places {
+            replaced.insert(path, target);
+        }
+        let mut out = String::new();
+        replaced.signature(&mut out);
+        out
+    }
+
+    #[test]
+    fn signatures_tell_apart_trees_whose_names_hold_the_separators() {
+        let a = signature(&[(&[key("a(k1:b")], "#/$defs/x")]);
+        let b = signature(&[(&[key("a"), key("b")], "#/$defs/x")]);
+        let c = signature(&[(&[key("a")], "#/$defs/x)k1:b(")]);
+        let d = signature(&[(&[key("0")], "#/$defs/x")]);
+        let e = signature(&[(&[OwnedSeg::Index(0)], "#/$defs/x")]);
+        let all = [&a, &b, &c, &d, &e];
+        for (i, x) in all.iter().enumerate() {
+            for y in &all[i + 1..] {
+                assert_ne!(x, y);
+            }
+        }
+        // The order places were marked in does not matter.
+        let one = signature(&[(&[key("p")], "#/$defs/p"), (&[key("q")], "#/$defs/q")]);
+        let two = signature(&[(&[key("q")], "#/$defs/q"), (&[key("p")], "#/$defs/p")]);
+        assert_eq!(one, two);
     }
 }

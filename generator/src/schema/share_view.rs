@@ -32,18 +32,47 @@ fn collect_refs(v: &Value, out: &mut HashSet<String>) {
     }
 }
 
-/// Adds the `$defs` names that `v` references to `out` (borrowed).
-fn refs_in<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
-    match v {
-        Value::Object(m) => {
-            if let Some(name) = def_ref(m) {
-                out.push(name);
+/// The `$defs` names `$ref`s in a value name, each with whether a
+/// `$ref`-only object names it, once each (what the walks of a view find
+/// in a definition, kept with a memo body).
+pub(crate) fn written_refs(v: &Value) -> Vec<(String, bool)> {
+    let mut found = Vec::new();
+    borrowed_refs(v, &mut found);
+    found
+        .into_iter()
+        .map(|(n, pure)| (n.to_string(), pure))
+        .collect()
+}
+
+/// [`written_refs`], borrowed and added to `out`.
+fn borrowed_refs<'v>(v: &'v Value, out: &mut Vec<(&'v str, bool)>) {
+    fn walk<'v>(v: &'v Value, out: &mut Vec<(&'v str, bool)>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(name) = def_ref(m) {
+                    out.push((name, m.len() == 1));
+                }
+                m.values().for_each(|c| walk(c, out));
             }
-            m.values().for_each(|c| refs_in(c, out));
+            Value::Array(items) => items.iter().for_each(|c| walk(c, out)),
+            _ => {}
         }
-        Value::Array(items) => items.iter().for_each(|c| refs_in(c, out)),
-        _ => {}
     }
+    walk(v, out);
+    out.sort_unstable();
+    out.dedup();
+}
+
+/// A body standing in a root `$defs` entry that holds a placeholder, with
+/// the references written in it when they are known already.
+#[derive(Debug, Clone, Copy)]
+pub struct DefBody<'a> {
+    /// The entry's name.
+    pub name: &'a str,
+    /// The body.
+    pub body: &'a Value,
+    /// Its [`written_refs`], if known.
+    pub refs: Option<&'a [(String, bool)]>,
 }
 
 /// A schema's root `$defs` entries in order, by name.
@@ -56,19 +85,17 @@ fn listed(defs: &Map<String, Value>) -> Vec<(&str, &Value)> {
 
 /// Names of `$defs` entries that reach themselves through `$ref`s: those
 /// in a strongly connected component of two or more, or referring to
-/// themselves (references to names not in `defs` lead nowhere).
-fn recursive_defs<'a>(defs: &Defs<'a>) -> HashSet<&'a str> {
+/// themselves (references to names not in `defs` lead nowhere); `refs`
+/// are each entry's written references.
+fn recursive_defs<'a>(defs: &Defs<'a>, refs: &[Vec<(&str, bool)>]) -> HashSet<&'a str> {
     let position: HashMap<&str, usize> =
         defs.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
-    let mut names = Vec::new();
-    let edges: Vec<Vec<usize>> = defs
+    let edges: Vec<Vec<usize>> = refs
         .iter()
-        .map(|(_, v)| {
-            names.clear();
-            refs_in(v, &mut names);
+        .map(|names| {
             let mut to: Vec<usize> = names
                 .iter()
-                .filter_map(|n| position.get(n).copied())
+                .filter_map(|(n, _)| position.get(n).copied())
                 .collect();
             to.sort_unstable();
             to.dedup();
@@ -87,10 +114,24 @@ fn recursive_defs<'a>(defs: &Defs<'a>) -> HashSet<&'a str> {
         .collect()
 }
 
+/// Each of `defs`' written references (see [`written_refs`]).
+fn refs_of<'a>(defs: &Defs<'a>) -> Vec<Vec<(&'a str, bool)>> {
+    defs.iter()
+        .map(|(_, v)| {
+            let mut found = Vec::new();
+            borrowed_refs(v, &mut found);
+            found
+        })
+        .collect()
+}
+
 /// The names of the `defs` entries that reach themselves, and the other
 /// entries by name (those [`inline_shared`] puts in place of a `$ref`).
-fn by_recursion<'a>(defs: &Defs<'a>) -> (HashSet<&'a str>, HashMap<&'a str, &'a Value>) {
-    let recursive = recursive_defs(defs);
+fn by_recursion<'a>(
+    defs: &Defs<'a>,
+    refs: &[Vec<(&str, bool)>],
+) -> (HashSet<&'a str>, HashMap<&'a str, &'a Value>) {
+    let recursive = recursive_defs(defs, refs);
     let expandable = defs
         .iter()
         .filter(|(k, _)| !recursive.contains(k))
@@ -107,7 +148,7 @@ pub fn inline_shared(schema: &Value) -> Cow<'_, Value> {
         return Cow::Borrowed(schema);
     };
     let listed = listed(defs);
-    let (recursive, expandable) = by_recursion(&listed);
+    let (recursive, expandable) = by_recursion(&listed, &refs_of(&listed));
     if expandable.is_empty() {
         return Cow::Borrowed(schema);
     }
@@ -203,28 +244,38 @@ impl<'a> SharedView<'a> {
     /// The view of `root` whose root `$defs` entries named in `bodies`
     /// are placeholders for those bodies (as a converter leaves memo
     /// bodies): read as if each body stood in its place.
-    pub fn with_bodies(root: &'a Value, bodies: &Defs<'a>) -> Option<Self> {
+    pub fn with_bodies(root: &'a Value, bodies: &[DefBody<'a>]) -> Option<Self> {
         Self::build(root, bodies, true)
     }
 
     /// [`SharedView::with_bodies`], finding the kept entries by walking
     /// the expansion (`expanded`) or the text as written (when that gives
     /// the same).
-    fn build(schema: &'a Value, bodies: &Defs<'a>, written: bool) -> Option<Self> {
+    fn build(schema: &'a Value, bodies: &[DefBody<'a>], written: bool) -> Option<Self> {
         let Some(defs) = schema.get("$defs").and_then(Value::as_object) else {
             return Some(SharedView {
                 expandable: HashMap::default(),
                 kept: Vec::new(),
             });
         };
+        let placed = |k: &str| bodies.iter().find(|b| b.name == k);
         let defs: Vec<(&str, &Value)> = defs
             .iter()
-            .map(|(k, v)| {
-                let body = bodies.iter().find(|(name, _)| name == k);
-                (k.as_str(), body.map_or(v, |(_, b)| *b))
+            .map(|(k, v)| (k.as_str(), placed(k).map_or(v, |b| b.body)))
+            .collect();
+        // The references in each entry: a body's are known already.
+        let refs: Vec<Vec<(&str, bool)>> = defs
+            .iter()
+            .map(|&(k, v)| match placed(k).and_then(|b| b.refs) {
+                Some(known) => known.iter().map(|(n, pure)| (n.as_str(), *pure)).collect(),
+                None => {
+                    let mut found = Vec::new();
+                    borrowed_refs(v, &mut found);
+                    found
+                }
             })
             .collect();
-        let (recursive, expandable) = by_recursion(&defs);
+        let (recursive, expandable) = by_recursion(&defs, &refs);
         let mut view = SharedView {
             expandable,
             kept: Vec::new(),
@@ -235,17 +286,23 @@ impl<'a> SharedView<'a> {
             return Some(view);
         }
         let mut still: HashSet<&str> = HashSet::default();
-        // The bodies are read where their placeholders are: walked apart.
-        let walked = std::iter::once(schema).chain(bodies.iter().map(|(_, b)| *b));
-        if written && view.longest_expansion(&defs) + 2 < MAX_EXPANSIONS {
+        if written && view.longest_expansion(&defs, &refs) + 2 < MAX_EXPANSIONS {
             // Every `$defs` body is also read in place (as part of the
             // root), so the references left after expansion are the
             // unexpanded ones written anywhere in the schema: one walk of
-            // the text as it is, not of its (far larger) expansion.
-            for v in walked {
-                view.unexpanded_refs(v, &mut still, &mut Vec::new());
+            // the text as it is, not of its (far larger) expansion. The
+            // bodies of placeholders are read from their references.
+            view.unexpanded_refs(schema, &mut still, &mut Vec::new());
+            for (i, &(k, _)) in defs.iter().enumerate() {
+                if placed(k).is_some() {
+                    let unexpanded = refs[i]
+                        .iter()
+                        .filter(|&&(n, pure)| !(pure && view.expandable.contains_key(n)));
+                    still.extend(unexpanded.map(|&(n, _)| n));
+                }
             }
         } else {
+            let walked = std::iter::once(schema).chain(bodies.iter().map(|b| b.body));
             for v in walked {
                 view.refs_after_expansion(v, 0, &mut still)?;
             }
@@ -298,16 +355,17 @@ impl<'a> SharedView<'a> {
     /// The most expansions nested on one path from any def (an upper
     /// bound of those from the root, whose references are defs' too),
     /// capped at [`MAX_EXPANSIONS`].
-    fn longest_expansion(&self, defs: &Defs<'a>) -> usize {
+    fn longest_expansion(&self, defs: &Defs<'a>, refs: &[Vec<(&'a str, bool)>]) -> usize {
         // Each expandable def's expandable references (the graph is
         // acyclic: expandable defs do not reach themselves).
         let mut edges: HashMap<&str, Vec<&str>> = HashMap::default();
-        let mut ignored = HashSet::default();
-        for &(name, body) in defs {
+        for (&(name, _), written) in defs.iter().zip(refs) {
             if self.expandable.contains_key(name) {
-                let mut pure = Vec::new();
-                self.unexpanded_refs(body, &mut ignored, &mut pure);
-                pure.sort_unstable();
+                let mut pure: Vec<&str> = written
+                    .iter()
+                    .filter(|&&(n, pure)| pure && self.expandable.contains_key(n))
+                    .map(|&(n, _)| n)
+                    .collect();
                 pure.dedup();
                 edges.insert(name, pure);
             }
