@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
 use crate::config::{ForgeConfig, InvalidOperation, SchemaProfile};
-use crate::emit::typescript::output_declaration;
+use crate::emit::typescript::{DeclaredTypes, output_declaration};
 use crate::error::{GenerateError, Result, push_pointer};
 use crate::ir::OutputDeclaration;
 use crate::ir::{
@@ -56,6 +56,8 @@ pub(crate) struct Ctx<'a> {
     pub def_memo: DefMemo,
     /// Those bodies as shared schemas hold them.
     pub body_copies: BodyCopies,
+    /// Those bodies' TypeScript types as output declarations read them.
+    pub declared_types: DeclaredTypes,
 }
 
 /// A memoised response schema: its text and, for a success schema, the
@@ -292,6 +294,7 @@ pub fn build_catalogue_with(
         memo: Mutex::new(HashMap::default()),
         def_memo: DefMemo::default(),
         body_copies: BodyCopies::default(),
+        declared_types: DeclaredTypes::default(),
     };
     let mut tools: Vec<(Tool, Vec<String>, String)> = Vec::new();
     let mut skipped: Vec<Skipped> = Vec::new();

@@ -99,7 +99,7 @@ pub(crate) fn collect(
                 // The declaration reads the schema before sharing, the
                 // bodies where their placeholders are (see `Ctx::output`).
                 let declaration = (success_candidate && unwrapped.is_none())
-                    .then(|| output_declaration_with(&converted, &bodies));
+                    .then(|| output_declaration_with(&converted, &bodies, &ctx.declared_types));
                 let placed = ctx.share_with(&mut converted, &bodies);
                 drop(bodies);
                 let text = ctx.intern_placed(&converted, &placed)?;

@@ -88,9 +88,6 @@ struct Recorded {
     refs: Vec<(String, String)>,
     /// What sharing finds in it (made by the first schema shared with it).
     scan: OnceLock<BodyScan>,
-    /// Its TypeScript type as a declaration reads it (made by the first
-    /// declaration that names it).
-    declared: OnceLock<String>,
     /// The `$defs` references written in it (see [`written_refs`]).
     refs_written: OnceLock<Vec<(String, bool)>>,
     /// Its number in its memo.
@@ -119,14 +116,6 @@ impl MemoBody {
         &self.recorded.def
     }
 
-    /// The body's TypeScript type, rendered by `render` the first time
-    /// (a pure function of the body: every schema holding it declares it
-    /// alike).
-    pub(crate) fn declared_type<'s>(&'s self, render: impl FnOnce(&'s Value) -> String) -> &'s str {
-        let recorded = &self.recorded;
-        recorded.declared.get_or_init(|| render(&recorded.def))
-    }
-
     /// The body as a declaration's view reads it in place of its
     /// placeholder `name`.
     pub(crate) fn def_body<'s>(&'s self, name: &'s str) -> DefBody<'s> {
@@ -143,7 +132,7 @@ impl MemoBody {
     }
 
     /// The body's number in its memo.
-    pub(super) fn id(&self) -> u64 {
+    pub(crate) fn id(&self) -> u64 {
         self.recorded.id
     }
 
@@ -331,7 +320,6 @@ impl<'a> SchemaConverter<'a> {
                 nodes: self.nodes - before,
                 refs,
                 scan: OnceLock::new(),
-                declared: OnceLock::new(),
                 refs_written: OnceLock::new(),
                 id: 0,
             };

@@ -161,6 +161,7 @@ fn sharing_with_memo_bodies_equals_sharing_by_walking() {
     ];
     let memo = DefMemo::default();
     let copies = crate::schema::BodyCopies::default();
+    let types = crate::emit::typescript::DeclaredTypes::default();
     let mut linked = 0;
     let mut first_round = 0;
     // Twice: the second round finds every pair of equal subschemas known,
@@ -189,6 +190,13 @@ fn sharing_with_memo_bodies_equals_sharing_by_walking() {
             crate::json_text::write_placed(&mut out, schema, &placed);
             String::from_utf8(out).unwrap()
         };
+        // Declared from the placeholders (types known from earlier
+        // schemas), as declared from the whole schema.
+        assert_eq!(
+            crate::emit::typescript::output_declaration_with(&with_bodies, &bodies, &types),
+            crate::emit::typescript::output_declaration(&filled),
+            "root {schema}"
+        );
         let unshared = crate::schema::place_memo_bodies(&with_bodies, &bodies, &copies);
         assert_eq!(
             written(&with_bodies, &unshared),
@@ -222,6 +230,7 @@ fn sharing_with_memo_bodies_equals_sharing_by_walking() {
     }
     assert!(linked > 0, "no def body was taken from the memo");
     assert_eq!(copies.len(), first_round, "the second round made no copy");
+    assert!(types.len() > 0, "no body type was kept");
     assert!(first_round > 0);
     assert!(memo.equal.len() > 0, "no equal pair was recorded");
 }

@@ -314,9 +314,9 @@ impl<'a> SharedView<'a> {
         Some(view)
     }
 
-    /// Whether the view reads every `$ref` as it is written.
-    pub fn expands_nothing(&self) -> bool {
-        self.expandable.is_empty()
+    /// The root `$defs` entries the view reads in place of a `$ref`.
+    pub fn expanded_names(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.expandable.keys().copied()
     }
 
     /// The definition a `$ref`-only object at `expansions` nested
