@@ -204,7 +204,8 @@ fn sharing_with_memo_bodies_equals_sharing_by_walking() {
         );
         let mut placed_schema = with_bodies.clone();
         let placed = crate::schema::share_repeated_placed(&mut placed_schema, &bodies, &copies);
-        assert_eq!(placed.len(), bodies.len());
+        // Every body, and the definitions whose content is in one.
+        assert!(placed.len() >= bodies.len());
         let added = crate::schema::share_repeated(&mut walked);
         assert_eq!(
             written(&placed_schema, &placed),

@@ -33,7 +33,7 @@ pub(crate) use memo::fill_defs;
 pub use memo::fill_memo_bodies;
 pub(crate) use memo::{BodyCopies, Placed, nesting_placed, place_memo_bodies};
 pub(crate) use memo::{BodyScan, EqualPairs};
-use memo::{Origin, Replaced, copy_replaced, in_body, reference};
+use memo::{Origin, Place, body_copy, places_under, reference};
 #[cfg(test)]
 use view::view_by_expansion;
 pub(crate) use view::written_refs;
@@ -367,7 +367,16 @@ struct Shared {
     name: String,
     size: usize,
     /// Every occurrence; the first one's content becomes the definition.
-    occurrences: Vec<Vec<OwnedSeg>>,
+    occurrences: Vec<Occurrence>,
+}
+
+/// Where an occurrence of a chosen subschema is.
+enum Occurrence {
+    /// In the schema itself, at this path.
+    Root(Vec<OwnedSeg>),
+    /// In memo body `body` (its index in the bodies), at candidate
+    /// `candidate` of the body's scan.
+    Body { body: usize, candidate: usize },
 }
 
 /// The repeated subschemas of `schema` worth sharing, each with every
@@ -384,6 +393,11 @@ fn choose(schema: &Value, bodies: &[(String, MemoBody)]) -> Vec<Shared> {
     };
     scan.visit(schema, Kind::Schema { replaceable: false });
     let pairs = bodies.first().map(|(_, b)| b.equal_pairs());
+    let body_index: HashMap<u64, usize> = bodies
+        .iter()
+        .enumerate()
+        .map(|(i, (_, b))| (b.id(), i))
+        .collect();
     let candidates = &scan.candidates;
     let mut groups: HashMap<(u64, usize), Vec<usize>> = HashMap::default();
     for (i, c) in candidates.iter().enumerate() {
@@ -454,7 +468,15 @@ fn choose(schema: &Value, bodies: &[(String, MemoBody)]) -> Vec<Shared> {
         chosen.push(Shared {
             name,
             size,
-            occurrences: live.iter().map(|&c| owned(scan.path(c))).collect(),
+            occurrences: live
+                .iter()
+                .map(|&c| match candidates[c].origin {
+                    Some((id, candidate)) if let Some(&body) = body_index.get(&id) => {
+                        Occurrence::Body { body, candidate }
+                    }
+                    _ => Occurrence::Root(owned(scan.path(c))),
+                })
+                .collect(),
         });
     }
     chosen
@@ -508,41 +530,65 @@ fn share(
     // Smallest first: a larger definition then holds the `$ref`s of the
     // smaller ones nested in it, and no path in use has been replaced yet.
     chosen.sort_by_key(|s| s.size);
-    let by_name: HashMap<&str, &MemoBody> = bodies.iter().map(|(n, b)| (n.as_str(), b)).collect();
-    let mut replaced: HashMap<&str, Replaced> = HashMap::default();
+    let targets: Vec<String> = chosen
+        .iter()
+        .map(|s| format!("#/$defs/{}", s.name))
+        .collect();
+    // The places of each memo body that become `$ref`s: (candidate of its
+    // scan, target).
+    let mut places: Vec<Vec<Place<'_>>> = vec![Vec::new(); bodies.len()];
     // Each definition's content: moved out of the schema, or a place in a
     // memo body (copied once every replacement is known).
-    enum Content<'p> {
+    enum Content {
         Moved(Value),
-        InBody(&'p str, &'p [OwnedSeg]),
+        InBody(usize, usize),
     }
-    let mut contents: Vec<(&str, Content<'_>)> = Vec::new();
-    for s in &chosen {
-        let target = format!("#/$defs/{}", s.name);
+    let mut contents: Vec<(&str, Content)> = Vec::new();
+    for (s, target) in chosen.iter().zip(&targets) {
         let mut content = None;
-        for path in &s.occurrences {
-            if let Some((body, rest)) = in_body(path, &by_name) {
-                replaced.entry(body).or_default().insert(rest, &target);
-                content.get_or_insert(Content::InBody(body, rest));
-            } else if let Some(slot) = node_mut(schema, path) {
-                // The first occurrence becomes the definition (moved, not
-                // copied: the others are equal).
-                let was = std::mem::replace(slot, reference(&target));
-                content.get_or_insert(Content::Moved(was));
+        for occurrence in &s.occurrences {
+            match occurrence {
+                &Occurrence::Body { body, candidate } => {
+                    places[body].push((candidate, target));
+                    content.get_or_insert(Content::InBody(body, candidate));
+                }
+                Occurrence::Root(path) => {
+                    if let Some(slot) = node_mut(schema, path) {
+                        // The first occurrence becomes the definition
+                        // (moved, not copied: the others are equal).
+                        let was = std::mem::replace(slot, reference(target));
+                        content.get_or_insert(Content::Moved(was));
+                    }
+                }
             }
         }
         if let Some(content) = content {
             contents.push((s.name.as_str(), content));
         }
     }
+    for body in &mut places {
+        body.sort_unstable();
+    }
     let mut defs: BTreeMap<String, Value> = BTreeMap::new();
     for (name, content) in contents {
         let value = match content {
             Content::Moved(value) => value,
-            Content::InBody(body, rest) => {
-                let node = by_name.get(body).and_then(|b| node_at(b.body(), rest));
-                let Some(node) = node else { continue };
-                copy_replaced(node, replaced.get(body).and_then(|r| r.under(rest)))
+            Content::InBody(b, candidate) => {
+                let body = &bodies[b].1;
+                let under = places_under(body.scan(), candidate, &places[b]);
+                match copies {
+                    Some(copies) => match copies.copy(body, Some(candidate), &under) {
+                        Some(copy) => {
+                            placed.push((name.to_string(), copy));
+                            Value::Null
+                        }
+                        None => continue,
+                    },
+                    None => match body_copy(body, Some(candidate), &under) {
+                        Some(value) => value,
+                        None => continue,
+                    },
+                }
             }
         };
         defs.insert(name.to_string(), value);
@@ -555,12 +601,15 @@ fn share(
             Some(Value::Object(existing)) => existing.into_iter().collect(),
             _ => BTreeMap::new(),
         };
-        for (name, body) in bodies {
+        for ((name, body), places) in bodies.iter().zip(&places) {
             if let Some(slot) = all.get_mut(name) {
-                let replaced = replaced.get(name.as_str());
                 match copies {
-                    Some(copies) => placed.push((name.clone(), copies.copy(body, replaced))),
-                    None => *slot = copy_replaced(body.body(), replaced),
+                    Some(copies) => placed.extend(
+                        copies
+                            .copy(body, None, places)
+                            .map(|copy| (name.clone(), copy)),
+                    ),
+                    None => *slot = body_copy(body, None, places).unwrap_or(Value::Null),
                 }
             }
         }

@@ -125,38 +125,6 @@ impl Replaced {
         at.reference = Some(reference.to_string());
     }
 
-    /// The places under `path`.
-    pub(super) fn under(&self, path: &[OwnedSeg]) -> Option<&Replaced> {
-        path.iter().try_fold(self, |at, seg| match seg {
-            OwnedSeg::Key(k) => at.keys.get(k.as_str()),
-            OwnedSeg::Index(i) => at.indices.get(i),
-        })
-    }
-
-    /// Appends a text that tells apart every two different trees (names
-    /// carry their length, places are sorted): the key of a body's copy.
-    fn signature(&self, out: &mut String) {
-        use std::fmt::Write;
-        if let Some(target) = &self.reference {
-            // Writing to a String cannot fail.
-            let _ = write!(out, "={}:{target}", target.len());
-        }
-        let mut keys: Vec<(&String, &Replaced)> = self.keys.iter().collect();
-        keys.sort_unstable_by_key(|(k, _)| *k);
-        for (key, at) in keys {
-            let _ = write!(out, "k{}:{key}(", key.len());
-            at.signature(out);
-            out.push(')');
-        }
-        let mut indices: Vec<(&usize, &Replaced)> = self.indices.iter().collect();
-        indices.sort_unstable_by_key(|(i, _)| **i);
-        for (index, at) in indices {
-            let _ = write!(out, "i{index}(");
-            at.signature(out);
-            out.push(')');
-        }
-    }
-
     fn is_empty(&self) -> bool {
         self.keys.is_empty() && self.indices.is_empty()
     }
@@ -206,22 +174,6 @@ pub(super) fn reference(target: &str) -> Value {
     Value::Object(r)
 }
 
-/// The memo body and path inside it of a path from the root, when it
-/// leads into a root `$defs` entry named in `bodies`.
-pub(super) fn in_body<'p>(
-    path: &'p [OwnedSeg],
-    bodies: &HashMap<&str, &MemoBody>,
-) -> Option<(&'p str, &'p [OwnedSeg])> {
-    match path {
-        [OwnedSeg::Key(defs), OwnedSeg::Key(name), rest @ ..]
-            if defs == "$defs" && bodies.contains_key(name.as_str()) =>
-        {
-            Some((name.as_str(), rest))
-        }
-        _ => None,
-    }
-}
-
 /// Puts a copy of every memo body named in `bodies` in place of its
 /// placeholder in `schema`'s root `$defs` (for a schema that is not shared,
 /// or one taken apart by a policy).
@@ -260,31 +212,42 @@ pub(crate) type Placed = Vec<(String, Arc<BodyCopy>)>;
 /// Every [`BodyCopy`] made for one catalogue, by body id and the places
 /// replaced in it.
 #[derive(Debug, Default)]
-pub(crate) struct BodyCopies(Mutex<HashMap<(u64, String), Arc<BodyCopy>>>);
+pub(crate) struct BodyCopies(Mutex<HashMap<CopyKey, Arc<BodyCopy>>>);
+
+/// A copy's body id, root candidate (`u64::MAX`: the whole body) and
+/// signature of its places.
+type CopyKey = (u64, u64, String);
 
 impl BodyCopies {
-    /// The copy of `body` with the places `replaced` marks made `$ref`s.
-    pub(super) fn copy(&self, body: &MemoBody, replaced: Option<&Replaced>) -> Arc<BodyCopy> {
-        let mut signature = String::new();
-        if let Some(replaced) = replaced {
-            replaced.signature(&mut signature);
-        }
-        let key = (body.id(), signature);
+    /// The copy of `body` (or of its scan's candidate `root`) with the
+    /// `places` below it made `$ref`s (`None` if the candidate is not in
+    /// the body).
+    pub(super) fn copy(
+        &self,
+        body: &MemoBody,
+        root: Option<usize>,
+        places: &[Place<'_>],
+    ) -> Option<Arc<BodyCopy>> {
+        let key = (
+            body.id(),
+            root.map_or(u64::MAX, |r| r as u64),
+            signature(places),
+        );
         if let Some(copy) = self.lock().get(&key) {
-            return Arc::clone(copy);
+            return Some(Arc::clone(copy));
         }
         // Made outside the lock: another thread may make the same copy,
         // and the first one kept wins (they are equal).
-        let value = copy_replaced(body.body(), replaced);
+        let value = body_copy(body, root, places)?;
         let copy = Arc::new(BodyCopy {
             text: crate::json_text::to_string(&value).into_boxed_str(),
             nesting: crate::schema::nesting(&value),
         });
         drop(value);
-        Arc::clone(self.lock().entry(key).or_insert(copy))
+        Some(Arc::clone(self.lock().entry(key).or_insert(copy)))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(u64, String), Arc<BodyCopy>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<CopyKey, Arc<BodyCopy>>> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -295,6 +258,68 @@ impl BodyCopies {
     pub(crate) fn len(&self) -> usize {
         self.lock().len()
     }
+}
+
+/// A place in a memo body that becomes a `$ref`: the candidate of the
+/// body's scan there, and the target.
+pub(super) type Place<'t> = (usize, &'t str);
+
+/// A text that tells apart every two lists of places (each target carries
+/// its length): the key of a copy.
+fn signature(places: &[Place<'_>]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for (candidate, target) in places {
+        // Writing to a String cannot fail.
+        let _ = write!(out, "{candidate}:{}:{target};", target.len());
+    }
+    out
+}
+
+/// The places of `places` (sorted) strictly inside candidate `root` of
+/// `scan`.
+pub(super) fn places_under<'t>(
+    scan: &BodyScan,
+    root: usize,
+    places: &[Place<'t>],
+) -> Vec<Place<'t>> {
+    let inside = |mut at: usize| {
+        while let Some(parent) = scan.candidates.get(at).and_then(|c| c.parent) {
+            if parent == root {
+                return true;
+            }
+            at = parent;
+        }
+        false
+    };
+    places.iter().copied().filter(|&(c, _)| inside(c)).collect()
+}
+
+/// A copy of `body` (or of its scan's candidate `root`) with the `places`
+/// inside it made `$ref`s (`None` if the candidate is not in the body).
+pub(super) fn body_copy(
+    body: &MemoBody,
+    root: Option<usize>,
+    places: &[Place<'_>],
+) -> Option<Value> {
+    let scan = body.scan();
+    let path = |c: usize| {
+        scan.candidates
+            .get(c)
+            .and_then(|c| scan.paths.get(c.path.0..c.path.1))
+    };
+    let base = match root {
+        Some(root) => path(root)?,
+        None => &[],
+    };
+    let node = super::node_at(body.body(), base)?;
+    let mut replaced = Replaced::default();
+    for &(candidate, target) in places {
+        if let Some(rest) = path(candidate).and_then(|p| p.get(base.len()..)) {
+            replaced.insert(rest, target);
+        }
+    }
+    Some(copy_replaced(node, Some(&replaced)))
 }
 
 /// The memo bodies named in `bodies` as `schema` holds them unshared,
@@ -308,7 +333,7 @@ pub(crate) fn place_memo_bodies(
     bodies
         .iter()
         .filter(|(name, _)| defs.is_some_and(|d| d.get(name) == Some(&Value::Null)))
-        .map(|(name, body)| (name.clone(), copies.copy(body, None)))
+        .filter_map(|(name, body)| Some((name.clone(), copies.copy(body, None, &[])?)))
         .collect()
 }
 
@@ -322,37 +347,47 @@ pub(crate) fn nesting_placed(schema: &Value, placed: &Placed) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    fn key(s: &str) -> OwnedSeg {
-        OwnedSeg::Key(s.to_string())
-    }
-
-    fn signature(places: &[(&[OwnedSeg], &str)]) -> String {
-        let mut replaced = Replaced::default();
-        for (path, target) in places {
-            replaced.insert(path, target);
+    #[test]
+    fn signatures_tell_apart_lists_whose_targets_hold_the_separators() {
+        let lists: [&[Place<'_>]; 5] = [
+            &[(1, "#/$defs/a;2:10:#/$defs/b")],
+            &[(1, "#/$defs/a"), (2, "#/$defs/b")],
+            &[(12, "#/$defs/a")],
+            &[(1, "2:#/$defs/a")],
+            &[],
+        ];
+        for (i, a) in lists.iter().enumerate() {
+            for b in &lists[i + 1..] {
+                assert_ne!(signature(a), signature(b), "{a:?} {b:?}");
+            }
         }
-        let mut out = String::new();
-        replaced.signature(&mut out);
-        out
     }
 
     #[test]
-    fn signatures_tell_apart_trees_whose_names_hold_the_separators() {
-        let a = signature(&[(&[key("a(k1:b")], "#/$defs/x")]);
-        let b = signature(&[(&[key("a"), key("b")], "#/$defs/x")]);
-        let c = signature(&[(&[key("a")], "#/$defs/x)k1:b(")]);
-        let d = signature(&[(&[key("0")], "#/$defs/x")]);
-        let e = signature(&[(&[OwnedSeg::Index(0)], "#/$defs/x")]);
-        let all = [&a, &b, &c, &d, &e];
-        for (i, x) in all.iter().enumerate() {
-            for y in &all[i + 1..] {
-                assert_ne!(x, y);
-            }
-        }
-        // The order places were marked in does not matter.
-        let one = signature(&[(&[key("p")], "#/$defs/p"), (&[key("q")], "#/$defs/q")]);
-        let two = signature(&[(&[key("q")], "#/$defs/q"), (&[key("p")], "#/$defs/p")]);
-        assert_eq!(one, two);
+    fn places_under_a_candidate_are_those_nested_in_it() {
+        let big = |d: &str| {
+            json!({"type": "object", "description": d.repeat(40),
+            "properties": {"x": {"type": "string", "description": d.repeat(40)}}})
+        };
+        let body = json!({"type": "object", "properties": {
+            "a": {"type": "object", "properties": {"inner": big("i")}, "description": "a".repeat(40)},
+            "b": big("b")}});
+        let scan = BodyScan::of(&body);
+        let index = |name: &str| {
+            (0..scan.candidates.len())
+                .find(|&c| {
+                    let p = &scan.paths[scan.candidates[c].path.0..scan.candidates[c].path.1];
+                    p.last() == Some(&OwnedSeg::Key(name.to_string()))
+                })
+                .unwrap()
+        };
+        let (a, inner, b) = (index("a"), index("inner"), index("b"));
+        let mut places = vec![(a, "#/$defs/a"), (inner, "#/$defs/i"), (b, "#/$defs/b")];
+        places.sort_unstable();
+        assert_eq!(places_under(&scan, a, &places), vec![(inner, "#/$defs/i")]);
+        assert!(places_under(&scan, b, &places).is_empty());
+        assert!(places_under(&scan, inner, &places).is_empty());
     }
 }
