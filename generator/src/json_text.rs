@@ -83,6 +83,12 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
 
 /// Appends the compact JSON text of `value`.
 pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {
+    write_nested(out, value);
+}
+
+/// [`write_value`], returning how deep arrays and objects nest in `value`
+/// (what [`nesting`](crate::schema::nesting) gives), found on the way.
+pub(crate) fn write_nested(out: &mut Vec<u8>, value: &Value) -> usize {
     match value {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
@@ -95,27 +101,32 @@ pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {
         Value::String(s) => write_str(out, s),
         Value::Array(items) => {
             out.push(b'[');
+            let mut deepest = 0;
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_value(out, item);
+                deepest = deepest.max(write_nested(out, item));
             }
             out.push(b']');
+            return 1 + deepest;
         }
         Value::Object(map) => {
             out.push(b'{');
+            let mut deepest = 0;
             for (i, (key, item)) in map.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
                 write_str(out, key);
                 out.push(b':');
-                write_value(out, item);
+                deepest = deepest.max(write_nested(out, item));
             }
             out.push(b'}');
+            return 1 + deepest;
         }
     }
+    0
 }
 
 /// Appends the compact JSON text of `schema` with the text of each placed
@@ -175,12 +186,13 @@ mod tests {
 
     fn same_as_serde(value: &Value) {
         let mut ours = Vec::new();
-        write_value(&mut ours, value);
+        let nesting = write_nested(&mut ours, value);
         assert_eq!(
             String::from_utf8(ours).unwrap(),
             serde_json::to_string(value).unwrap(),
             "{value:?}"
         );
+        assert_eq!(nesting, crate::schema::nesting(value), "{value:?}");
     }
 
     #[test]

@@ -103,33 +103,34 @@ impl BodyScan {
     }
 }
 
-/// The places in one memo body that become `$ref`s, as a tree of paths.
+/// The places in one memo body that become `$ref`s, as a tree of paths
+/// (borrowing the body scan's paths and the targets).
 #[derive(Debug, Default)]
-pub(super) struct Replaced {
+pub(super) struct Replaced<'a> {
     /// The `$ref` target put here, if this place is replaced.
-    reference: Option<String>,
-    keys: HashMap<String, Replaced>,
-    indices: HashMap<usize, Replaced>,
+    reference: Option<&'a str>,
+    keys: HashMap<&'a str, Replaced<'a>>,
+    indices: HashMap<usize, Replaced<'a>>,
 }
 
-impl Replaced {
+impl<'a> Replaced<'a> {
     /// Marks the place at `path` to become a `$ref` to `reference`.
-    pub(super) fn insert(&mut self, path: &[OwnedSeg], reference: &str) {
+    pub(super) fn insert(&mut self, path: &'a [OwnedSeg], reference: &'a str) {
         let mut at = self;
         for seg in path {
             at = match seg {
-                OwnedSeg::Key(k) => at.keys.entry(k.clone()).or_default(),
+                OwnedSeg::Key(k) => at.keys.entry(k.as_str()).or_default(),
                 OwnedSeg::Index(i) => at.indices.entry(*i).or_default(),
             };
         }
-        at.reference = Some(reference.to_string());
+        at.reference = Some(reference);
     }
 
     fn is_empty(&self) -> bool {
         self.keys.is_empty() && self.indices.is_empty()
     }
 
-    fn child<'r>(&'r self, key: Option<&str>, index: usize) -> Option<&'r Replaced> {
+    fn child(&self, key: Option<&str>, index: usize) -> Option<&Replaced<'a>> {
         match key {
             Some(k) => self.keys.get(k),
             None => self.indices.get(&index),
@@ -139,7 +140,7 @@ impl Replaced {
 
 /// A copy of `node` with the places `replaced` marks below it made
 /// `$ref`s (the mark on `node` itself is not applied).
-pub(super) fn copy_replaced(node: &Value, replaced: Option<&Replaced>) -> Value {
+pub(super) fn copy_replaced(node: &Value, replaced: Option<&Replaced<'_>>) -> Value {
     let Some(replaced) = replaced.filter(|r| !r.is_empty()) else {
         return node.clone();
     };
@@ -165,6 +166,57 @@ pub(super) fn copy_replaced(node: &Value, replaced: Option<&Replaced>) -> Value 
         ),
         other => other.clone(),
     }
+}
+
+/// Appends the compact JSON text of [`copy_replaced`]`(node, replaced)`
+/// and returns its [`nesting`](crate::schema::nesting), without making
+/// the copy (most of a copy is the body as it is).
+fn write_replaced(out: &mut Vec<u8>, node: &Value, replaced: Option<&Replaced<'_>>) -> usize {
+    use crate::json_text::{write_nested, write_str};
+    let Some(replaced) = replaced.filter(|r| !r.is_empty()) else {
+        return write_nested(out, node);
+    };
+    let child = |out: &mut Vec<u8>, key: Option<&str>, index: usize, value: &Value| match replaced
+        .child(key, index)
+    {
+        Some(Replaced {
+            reference: Some(target),
+            ..
+        }) => {
+            out.extend_from_slice(b"{\"$ref\":");
+            write_str(out, target);
+            out.push(b'}');
+            1
+        }
+        at => write_replaced(out, value, at),
+    };
+    let mut deepest = 0;
+    match node {
+        Value::Object(map) => {
+            out.push(b'{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(out, k);
+                out.push(b':');
+                deepest = deepest.max(child(out, Some(k), 0, v));
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                deepest = deepest.max(child(out, None, i, v));
+            }
+            out.push(b']');
+        }
+        other => return write_nested(out, other),
+    }
+    1 + deepest
 }
 
 /// `{"$ref": target}`.
@@ -238,12 +290,7 @@ impl BodyCopies {
         }
         // Made outside the lock: another thread may make the same copy,
         // and the first one kept wins (they are equal).
-        let value = body_copy(body, root, places)?;
-        let copy = Arc::new(BodyCopy {
-            text: crate::json_text::to_string(&value).into_boxed_str(),
-            nesting: crate::schema::nesting(&value),
-        });
-        drop(value);
+        let copy = Arc::new(body_text(body, root, places)?);
         Some(Arc::clone(self.lock().entry(key).or_insert(copy)))
     }
 
@@ -295,13 +342,14 @@ pub(super) fn places_under<'t>(
     places.iter().copied().filter(|&(c, _)| inside(c)).collect()
 }
 
-/// A copy of `body` (or of its scan's candidate `root`) with the `places`
-/// inside it made `$ref`s (`None` if the candidate is not in the body).
-pub(super) fn body_copy(
-    body: &MemoBody,
+/// The node of `body` at candidate `root` of its scan (the whole body
+/// for `None`) and the places of `places` inside it, as a tree (`None`
+/// if the candidate is not in the body).
+fn replaced_in<'b>(
+    body: &'b MemoBody,
     root: Option<usize>,
-    places: &[Place<'_>],
-) -> Option<Value> {
+    places: &[Place<'b>],
+) -> Option<(&'b Value, Replaced<'b>)> {
     let scan = body.scan();
     let path = |c: usize| {
         scan.candidates
@@ -319,7 +367,39 @@ pub(super) fn body_copy(
             replaced.insert(rest, target);
         }
     }
+    Some((node, replaced))
+}
+
+/// A copy of `body` (or of its scan's candidate `root`) with the `places`
+/// inside it made `$ref`s (`None` if the candidate is not in the body).
+pub(super) fn body_copy(
+    body: &MemoBody,
+    root: Option<usize>,
+    places: &[Place<'_>],
+) -> Option<Value> {
+    let (node, replaced) = replaced_in(body, root, places)?;
     Some(copy_replaced(node, Some(&replaced)))
+}
+
+/// The text and nesting of [`body_copy`]`(body, root, places)`, written
+/// straight from the body.
+fn body_text(body: &MemoBody, root: Option<usize>, places: &[Place<'_>]) -> Option<BodyCopy> {
+    thread_local! {
+        // Copies run to hundreds of kilobytes: written into a buffer kept
+        // per thread, then copied once into a block of their exact size.
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let (node, replaced) = replaced_in(body, root, places)?;
+    BUFFER.with_borrow_mut(|buffer| {
+        buffer.clear();
+        let nesting = write_replaced(buffer, node, Some(&replaced));
+        // Only whole UTF-8 strings and ASCII are written.
+        let text = std::str::from_utf8(buffer).ok()?;
+        Some(BodyCopy {
+            text: Box::from(text),
+            nesting,
+        })
+    })
 }
 
 /// The memo bodies named in `bodies` as `schema` holds them unshared,
@@ -389,5 +469,49 @@ mod tests {
         assert_eq!(places_under(&scan, a, &places), vec![(inner, "#/$defs/i")]);
         assert!(places_under(&scan, b, &places).is_empty());
         assert!(places_under(&scan, inner, &places).is_empty());
+    }
+
+    #[test]
+    fn written_copies_read_as_the_copies_and_nest_as_deep() {
+        let deep = json!({"type": "array", "items": {"type": "array", "items": {"allOf": [{"x": [[1]]}]}}});
+        let body = json!({"type": "object", "properties": {
+            "deep": deep, "list": {"oneOf": [{"type": "string"}, deep, {"n": 1.5, "s": "q\"\n"}]},
+            "kept": {"enum": [null, true, false, -3]}}});
+        let seg = |k: &str| OwnedSeg::Key(k.to_string());
+        let paths = [
+            vec![seg("properties"), seg("deep")],
+            vec![
+                seg("properties"),
+                seg("list"),
+                seg("oneOf"),
+                OwnedSeg::Index(1),
+            ],
+            vec![
+                seg("properties"),
+                seg("list"),
+                seg("oneOf"),
+                OwnedSeg::Index(2),
+                seg("s"),
+            ],
+        ];
+        let targets = ["#/$defs/d\"eep", "#/$defs/l", "#/$defs/s"];
+        // No places, each place alone, and all of them.
+        let mut sets: Vec<Vec<usize>> = vec![vec![], vec![0, 1, 2]];
+        sets.extend((0..3).map(|i| vec![i]));
+        for set in sets {
+            let mut replaced = Replaced::default();
+            for &i in &set {
+                replaced.insert(&paths[i], targets[i]);
+            }
+            let copy = copy_replaced(&body, Some(&replaced));
+            let mut text = Vec::new();
+            let nesting = write_replaced(&mut text, &body, Some(&replaced));
+            assert_eq!(
+                String::from_utf8(text).unwrap(),
+                serde_json::to_string(&copy).unwrap(),
+                "{set:?}"
+            );
+            assert_eq!(nesting, crate::schema::nesting(&copy), "{set:?}");
+        }
     }
 }
