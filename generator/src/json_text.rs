@@ -42,6 +42,31 @@ fn needs_escape(word: u64) -> bool {
     (control | zero(word ^ (ONES * u64::from(b'"'))) | zero(word ^ (ONES * u64::from(b'\\')))) != 0
 }
 
+/// Length of `s` as a JSON string literal (quotes and escapes included),
+/// what [`write_str`] appends; eight bytes at a time where none is escaped.
+pub(crate) fn str_len(s: &str) -> usize {
+    let bytes = s.as_bytes();
+    let mut len = bytes.len() + 2;
+    let mut chunks = bytes.chunks_exact(8);
+    let escaped = |b: u8| match ESCAPE[usize::from(b)] {
+        0 => 0,
+        b'u' => 5,
+        _ => 1,
+    };
+    for word in &mut chunks {
+        let mut eight = [0u8; 8];
+        eight.copy_from_slice(word);
+        if needs_escape(u64::from_le_bytes(eight)) {
+            len += word.iter().map(|&b| escaped(b)).sum::<usize>();
+        }
+    }
+    len + chunks
+        .remainder()
+        .iter()
+        .map(|&b| escaped(b))
+        .sum::<usize>()
+}
+
 /// Appends `s` as a JSON string literal.
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
@@ -185,6 +210,13 @@ mod tests {
     use serde_json::json;
 
     fn same_as_serde(value: &Value) {
+        if let Value::String(text) = value {
+            assert_eq!(
+                str_len(text),
+                serde_json::to_string(text).unwrap().len(),
+                "{text:?}"
+            );
+        }
         let mut ours = Vec::new();
         let nesting = write_nested(&mut ours, value);
         assert_eq!(

@@ -98,15 +98,7 @@ struct Candidate<'a> {
 /// Encoded length of a JSON string (quotes and escapes included).
 /// (No allocation: this runs for every key and string of every schema.)
 fn string_len(s: &str) -> usize {
-    let escapes: usize = s
-        .bytes()
-        .map(|b| match b {
-            b'"' | b'\\' | 0x08 | 0x0c | b'\n' | b'\r' | b'\t' => 1,
-            0..0x20 => 5,
-            _ => 0,
-        })
-        .sum();
-    s.len() + 2 + escapes
+    crate::json_text::str_len(s)
 }
 
 /// What a value is, for the walk: a subschema (replaceable by a `$ref` or
