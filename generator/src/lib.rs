@@ -102,7 +102,7 @@ pub fn generate_into(
     // built on the others (the writer is sequential; the build is parallel
     // per operation). A build error wins, as when they ran in turn.
     let (catalogue, resolved) = rayon::join(
-        || build::build_catalogue_with(&doc, config, &cycles),
+        || build::build_catalogue_keeping(&doc, config, &cycles),
         || {
             config
                 .options
@@ -111,21 +111,22 @@ pub fn generate_into(
                 .transpose()
         },
     );
-    let catalogue = catalogue?;
+    let (catalogue, caches) = catalogue?;
     if let Some(bytes) = resolved? {
         sink(OutputFile {
             path: "artifacts/spec.json".into(),
             contents: bytes,
         });
     }
-    // The document and its cycle graph are freed on a thread of their own
-    // while the files are made: freeing a parsed spec (Cloudflare's is
-    // about half a million allocations) is otherwise a serial step on the
-    // way to the output.
+    // The document, its cycle graph and the build's caches are freed on a
+    // thread of their own while the files are made: freeing a parsed spec
+    // (Cloudflare's is about half a million allocations) is otherwise a
+    // serial step on the way to the output.
     std::thread::scope(|scope| {
         // A thread that cannot start drops its closure, and so the
         // document, right here.
-        let _ = std::thread::Builder::new().spawn_scoped(scope, move || drop((cycles, doc)));
+        let _ =
+            std::thread::Builder::new().spawn_scoped(scope, move || drop((caches, cycles, doc)));
         emit::emit_into(&catalogue, config, layout, skills, sink)
     })?;
     Ok(catalogue)

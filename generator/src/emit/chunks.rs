@@ -85,10 +85,11 @@ pub fn marked(pieces: &[Piece], key: &str) -> String {
 pub fn free_key<'t>(base: &str, texts: impl Iterator<Item = &'t str> + Clone) -> String {
     let mut key = base.to_string();
     let mut n = 2;
-    while texts
-        .clone()
-        .any(|t| memchr::memmem::find(t.as_bytes(), key.as_bytes()).is_some())
-    {
+    // One searcher per key, not one per text (thousands of texts).
+    while {
+        let finder = memchr::memmem::Finder::new(key.as_bytes());
+        texts.clone().any(|t| finder.find(t.as_bytes()).is_some())
+    } {
         key = format!("{base}-{n}");
         n += 1;
     }
