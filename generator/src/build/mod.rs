@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
 use crate::config::{ForgeConfig, InvalidOperation, SchemaProfile};
-use crate::emit::typescript::{DeclaredTypes, output_declaration};
+use crate::emit::typescript::{DeclaredTypes, output_declaration, output_declaration_with};
 use crate::error::{GenerateError, Result, push_pointer};
 use crate::ir::OutputDeclaration;
 use crate::ir::{
@@ -26,7 +26,8 @@ use crate::policy::{OpRef, Policy};
 use crate::refs::deref;
 use crate::schema::strict::strict_input_schema;
 use crate::schema::{
-    BodyCopies, MemoBody, Placed, nesting, place_memo_bodies, share_repeated, share_repeated_placed,
+    BodyCopies, MemoBody, Placed, fill_memo_bodies, nesting, nesting_placed, place_memo_bodies,
+    share_repeated, share_repeated_placed,
 };
 use crate::schema::{
     Cycles, DefMemo, INPUT_BUDGET, Limits, OUTPUT_BUDGET, SchemaConverter, SchemaMode,
@@ -213,6 +214,33 @@ impl<'a> Ctx<'a> {
         Ok(Self::shared_output(envelope, shared))
     }
 
+    /// [`Ctx::output`] of a converted success schema whose root `$defs`
+    /// hold placeholders for `bodies` (see [`Ctx::share_with`]): a policy
+    /// reads and moves the root only, so the bodies are neither copied in
+    /// before it nor walked again after it (Stripe unwraps ~100 outputs
+    /// holding ~1,000 bodies). An output that no longer holds each
+    /// placeholder in its root `$defs` is made as before, bodies filled in.
+    pub fn output_placed(&self, success: Value, bodies: &[(String, MemoBody)]) -> Result<Output> {
+        let (envelope, schema) = self.policy.output(Some(success));
+        let shared = match schema {
+            Some(mut output) if holds_placeholders(&output, bodies) => {
+                let declaration = output_declaration_with(&output, bodies, &self.declared_types);
+                let placed = self.share_with(&mut output, bodies);
+                let text = self.intern_placed(&output, &placed)?;
+                Some((declaration, text, nesting_placed(&output, &placed)))
+            }
+            Some(mut output) => {
+                fill_memo_bodies(&mut output, bodies);
+                let declaration = output_declaration(&output);
+                self.share(&mut output);
+                let text = self.intern(&output)?;
+                Some((declaration, text, nesting(&output)))
+            }
+            None => None,
+        };
+        Ok(Self::shared_output(envelope, shared))
+    }
+
     /// The output of a schema with its declaration, its interned (shared)
     /// text and its nesting.
     pub fn shared_output(
@@ -236,6 +264,15 @@ impl<'a> Ctx<'a> {
             message: message.into(),
         }
     }
+}
+
+/// Whether `schema`'s root `$defs` holds a `null` placeholder for each of
+/// `bodies`.
+fn holds_placeholders(schema: &Value, bodies: &[(String, MemoBody)]) -> bool {
+    let defs = schema.get("$defs").and_then(Value::as_object);
+    bodies
+        .iter()
+        .all(|(name, _)| defs.is_some_and(|d| d.get(name).is_some_and(Value::is_null)))
 }
 
 /// Why an operation got no tool (not an error: listed in the README).

@@ -10,7 +10,7 @@ use crate::emit::typescript::output_declaration_with;
 use crate::error::{Result, push_pointer};
 use crate::ir::{Envelope, Response};
 use crate::refs::deref;
-use crate::schema::{MemoBody, SchemaMode, fill_memo_bodies, nesting_placed};
+use crate::schema::{MemoBody, SchemaMode, nesting_placed};
 
 fn is_json(media: &str) -> bool {
     let m = media
@@ -89,22 +89,18 @@ pub(crate) fn collect(
                 // The response text is written in shared form (it validates
                 // the same bodies). An output the policy takes as it is
                 // reuses that value and text; only one it unwraps is made
-                // apart, from the converted schema.
-                // (The policy reads the root only, not the placeholders.)
-                let unwrapped = (success_candidate && ctx.policy.unwraps(&converted)).then(|| {
-                    let mut original = converted.clone();
-                    fill_memo_bodies(&mut original, &bodies);
-                    original
-                });
+                // apart, from the converted schema (placeholders and all:
+                // the policy reads and moves the root only).
+                let unwrapped = (success_candidate && ctx.policy.unwraps(&converted))
+                    .then(|| converted.clone());
                 // The declaration reads the schema before sharing, the
                 // bodies where their placeholders are (see `Ctx::output`).
                 let declaration = (success_candidate && unwrapped.is_none())
                     .then(|| output_declaration_with(&converted, &bodies, &ctx.declared_types));
                 let placed = ctx.share_with(&mut converted, &bodies);
-                drop(bodies);
                 let text = ctx.intern_placed(&converted, &placed)?;
                 let output = match (unwrapped, declaration) {
-                    (Some(original), _) => Some(Arc::new(ctx.output(Some(original))?)),
+                    (Some(original), _) => Some(Arc::new(ctx.output_placed(original, &bodies)?)),
                     (None, Some(declaration)) => Some(Arc::new(Ctx::shared_output(
                         Envelope::None,
                         Some((
@@ -177,6 +173,65 @@ mod tests {
         let mut tools: Vec<Tool> = cat.products.into_iter().flat_map(|p| p.tools).collect();
         tools.sort_by(|a, b| a.operation_id.cmp(&b.operation_id));
         tools
+    }
+
+    #[test]
+    fn unwrapped_outputs_of_schemas_holding_memo_bodies_wrap_their_responses() {
+        // Recursive definitions are taken from the def memo (placeholders
+        // in the converted schema); each success is not an object, so the
+        // policy wraps it as `{result}`, and several sources miss the
+        // response memo. Each output must be its response wrapped, whole
+        // (no placeholder left), and declared as its own text declares.
+        let node = serde_json::json!({"type": "object", "properties": {
+            "name": {"type": "string", "description": "n".repeat(200)},
+            "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
+            "parent": {"anyOf": [{"type": "string"}, {"$ref": "#/components/schemas/Node"}]}}});
+        let mut paths = serde_json::Map::new();
+        for i in 0..4 {
+            let schema = serde_json::json!({"description": format!("source {i}"), "anyOf": [
+                {"$ref": "#/components/schemas/Node"}, {"type": "string"},
+                {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}]});
+            paths.insert(
+                format!("/n{i}"),
+                serde_json::json!({"get": {"operationId": format!("n{i}"),
+                "responses": {"200": {"description": "ok",
+                    "content": {"application/json": {"schema": schema}}}}}}),
+            );
+        }
+        let spec = serde_json::json!({"openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+            "paths": paths, "components": {"schemas": {"Node": node}}});
+        let tools = tools(&spec.to_string());
+        assert_eq!(tools.len(), 4);
+        for tool in &tools {
+            let output = tool.output_schema.as_ref().expect("an output");
+            let value = output.to_value().unwrap();
+            assert!(!value.to_string().contains("null"), "{value}");
+            let response = tool.responses[0]
+                .schema
+                .as_ref()
+                .unwrap()
+                .to_value()
+                .unwrap();
+            let mut response = crate::schema::inline_shared(&response).into_owned();
+            let defs = response.as_object_mut().unwrap().shift_remove("$defs");
+            let mut wrapped =
+                serde_json::json!({"type": "object", "properties": {"result": response}});
+            if let Some(defs) = defs {
+                wrapped["$defs"] = defs;
+            }
+            assert_eq!(
+                crate::schema::inline_shared(&value).into_owned(),
+                wrapped,
+                "{}",
+                tool.name
+            );
+            assert_eq!(
+                output.declaration,
+                crate::emit::typescript::output_declaration(&value),
+                "{}",
+                tool.name
+            );
+        }
     }
 
     #[test]
