@@ -84,8 +84,12 @@ fn owned(path: &[Seg<'_>]) -> Vec<OwnedSeg> {
 struct Candidate<'a> {
     /// The subschema (`None`: found by its path, see [`Scan::node`]).
     node: Option<&'a Value>,
-    /// Its path: `Scan::paths[path.0..path.1]`.
+    /// Its path: `Scan::paths[path.0..path.1]`, then `rest`.
     path: (usize, usize),
+    /// For one taken from a memo body's scan, its path in the body (the
+    /// body's `$defs` entry is `path`, written once per body, not once
+    /// per candidate); empty otherwise.
+    rest: &'a [OwnedSeg],
     size: usize,
     hash: u64,
     /// The nearest candidate enclosing it.
@@ -247,6 +251,7 @@ impl<'a> Scan<'a> {
             self.candidates.push(Candidate {
                 node: Some(v),
                 path: (start, self.paths.len()),
+                rest: &[],
                 size,
                 hash,
                 parent: None,
@@ -262,14 +267,14 @@ impl<'a> Scan<'a> {
     /// (nothing encloses a root `$defs` entry), as the walk leaves them.
     fn splice(&mut self, body: &'a BodyScan, id: u64) -> (u64, usize) {
         let base = self.candidates.len();
+        let start = self.paths.len();
+        self.paths.extend_from_slice(&self.path);
+        let entry = (start, self.paths.len());
         for (i, c) in body.candidates.iter().enumerate() {
-            let start = self.paths.len();
-            self.paths.extend_from_slice(&self.path);
-            self.paths
-                .extend(body.paths[c.path.0..c.path.1].iter().map(OwnedSeg::as_seg));
             self.candidates.push(Candidate {
                 node: None,
-                path: (start, self.paths.len()),
+                path: entry,
+                rest: body.paths.get(c.path.0..c.path.1).unwrap_or_default(),
                 size: c.size,
                 hash: c.hash,
                 parent: c.parent.map(|p| base + p),
@@ -289,16 +294,24 @@ impl<'a> Scan<'a> {
             [Seg::Key("$defs"), Seg::Key(name), rest @ ..] => (self.bodies.get(name)?.2, rest),
             path => (self.root?, path),
         };
-        path.iter().try_fold(start, |v, seg| match (seg, v) {
+        let at = path.iter().try_fold(start, |v, seg| match (seg, v) {
             (Seg::Key(k), Value::Object(map)) => small_map::get(map, k),
             (Seg::Index(i), Value::Array(items)) => items.get(*i),
             _ => None,
-        })
+        })?;
+        node_at(at, self.candidates[candidate].rest)
     }
 
+    /// The path of `candidate`, without its `rest` in a memo body.
     fn path(&self, candidate: usize) -> &[Seg<'a>] {
         let (start, end) = self.candidates[candidate].path;
         &self.paths[start..end]
+    }
+
+    /// The whole path of `candidate` from the root.
+    fn full_path(&self, candidate: usize) -> Vec<Seg<'a>> {
+        let rest = self.candidates[candidate].rest.iter().map(OwnedSeg::as_seg);
+        self.path(candidate).iter().copied().chain(rest).collect()
     }
 
     /// Whether `candidate` or a candidate enclosing it is `removed`.
@@ -438,7 +451,7 @@ fn choose(schema: &Value, bodies: &[(String, MemoBody)]) -> Vec<Shared> {
         if live.len() < 2 {
             continue;
         }
-        let base = base_name(first, scan.path(group[0]));
+        let base = base_name(first, &scan.full_path(group[0]));
         let mut name = base.clone();
         let mut n = 2;
         while used.contains(&name) {
@@ -466,7 +479,7 @@ fn choose(schema: &Value, bodies: &[(String, MemoBody)]) -> Vec<Shared> {
                     Some((id, candidate)) if let Some(&body) = body_index.get(&id) => {
                         Occurrence::Body { body, candidate }
                     }
-                    _ => Occurrence::Root(owned(scan.path(c))),
+                    _ => Occurrence::Root(owned(&scan.full_path(c))),
                 })
                 .collect(),
         });
