@@ -301,13 +301,13 @@ fn is_dropped(conv: &SchemaConverter<'_>, schema: &Value, pointer: &str) -> bool
         SchemaMode::Input => "readOnly",
         SchemaMode::Output => "writeOnly",
     };
-    if let Some(Value::Bool(flag)) = schema.get(key) {
+    if let Some(Value::Bool(flag)) = small_map::member(schema, key) {
         return *flag;
     }
     if small_map::member(schema, "$ref").is_some()
         && let Ok((target, _)) = deref(conv.doc(), schema, pointer)
     {
-        return target.get(key) == Some(&Value::Bool(true));
+        return small_map::member(target, key) == Some(&Value::Bool(true));
     }
     false
 }
@@ -357,7 +357,7 @@ pub(super) fn apply_nullable(out: &mut Value) {
         Value::Object(map) => map,
         _ => return,
     };
-    if COMPOSITE.iter().any(|k| map.contains_key(*k)) {
+    if COMPOSITE.iter().any(|k| small_map::has(map, k)) {
         let mut inner = std::mem::take(map);
         for key in ANNOTATIONS {
             if let Some(v) = inner.shift_remove(*key) {
@@ -371,7 +371,7 @@ pub(super) fn apply_nullable(out: &mut Value) {
         );
         return;
     }
-    match map.get_mut("type") {
+    match small_map::get_mut(map, "type") {
         Some(Value::String(t)) if t != "null" => {
             let t = std::mem::take(t);
             map.insert("type".into(), json!([t, "null"]));
@@ -381,7 +381,7 @@ pub(super) fn apply_nullable(out: &mut Value) {
         }
         _ => {}
     }
-    if let Some(Value::Array(values)) = map.get_mut("enum")
+    if let Some(Value::Array(values)) = small_map::get_mut(map, "enum")
         && !values.iter().any(Value::is_null)
     {
         values.push(Value::Null);
