@@ -106,7 +106,10 @@ pub trait ApiPolicy: Sync + std::fmt::Debug {
     /// Detects the success envelope of a converted success schema and
     /// returns the envelope kind plus the tool's output schema. With
     /// [`Envelope::None`] the output schema is the success schema itself
-    /// (the builder relies on it: see [`ApiPolicy::unwraps`]).
+    /// (the builder relies on it: see [`ApiPolicy::unwraps`]). The schema's
+    /// root `$defs` entries may be `null` placeholders for memo bodies: an
+    /// implementation reads the root (and its `allOf` members) only, and
+    /// moves `$defs` to its output as they are.
     fn output(&self, success: Option<Value>) -> (Envelope, Option<Value>) {
         generic::output(success)
     }
