@@ -124,34 +124,49 @@ pub(crate) fn write_nested(out: &mut Vec<u8>, value: &Value) -> usize {
             let _ = serde_json::to_writer(&mut *out, n);
         }
         Value::String(s) => write_str(out, s),
+        Value::Array(_) | Value::Object(_) => {
+            return write_members(out, value, |out, _, _, member| write_nested(out, member));
+        }
+    }
+    0
+}
+
+/// Appends the array or object `value` with each member written by
+/// `member` (given its key, or `None` and its index; it returns the
+/// member's nesting), and returns the nesting of what was written (0 for
+/// anything else, which writes nothing).
+pub(crate) fn write_members(
+    out: &mut Vec<u8>,
+    value: &Value,
+    mut member: impl FnMut(&mut Vec<u8>, Option<&str>, usize, &Value) -> usize,
+) -> usize {
+    let mut deepest = 0;
+    match value {
         Value::Array(items) => {
             out.push(b'[');
-            let mut deepest = 0;
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
-                deepest = deepest.max(write_nested(out, item));
+                deepest = deepest.max(member(out, None, i, item));
             }
             out.push(b']');
-            return 1 + deepest;
         }
         Value::Object(map) => {
             out.push(b'{');
-            let mut deepest = 0;
             for (i, (key, item)) in map.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
                 write_str(out, key);
                 out.push(b':');
-                deepest = deepest.max(write_nested(out, item));
+                deepest = deepest.max(member(out, Some(key), i, item));
             }
             out.push(b'}');
-            return 1 + deepest;
         }
+        _ => return 0,
     }
-    0
+    1 + deepest
 }
 
 /// Appends the compact JSON text of `schema` with the text of each placed

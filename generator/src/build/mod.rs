@@ -202,16 +202,22 @@ impl<'a> Ctx<'a> {
     /// definitions, the same in every tool.
     pub fn output(&self, success: Option<Value>) -> Result<Output> {
         let (envelope, schema) = self.policy.output(success);
-        let shared = match schema {
-            Some(mut output) => {
-                let declaration = output_declaration(&output);
-                self.share(&mut output);
-                let text = self.intern(&output)?;
-                Some((declaration, text, nesting(&output)))
-            }
-            None => None,
-        };
+        let shared = schema
+            .map(|output| self.declared_and_shared(output))
+            .transpose()?;
         Ok(Self::shared_output(envelope, shared))
+    }
+
+    /// An output schema's declaration (made before sharing), its interned
+    /// shared text and its nesting.
+    fn declared_and_shared(
+        &self,
+        mut output: Value,
+    ) -> Result<(OutputDeclaration, SchemaText, usize)> {
+        let declaration = output_declaration(&output);
+        self.share(&mut output);
+        let text = self.intern(&output)?;
+        Ok((declaration, text, nesting(&output)))
     }
 
     /// [`Ctx::output`] of a converted success schema whose root `$defs`
@@ -231,10 +237,7 @@ impl<'a> Ctx<'a> {
             }
             Some(mut output) => {
                 fill_memo_bodies(&mut output, bodies);
-                let declaration = output_declaration(&output);
-                self.share(&mut output);
-                let text = self.intern(&output)?;
-                Some((declaration, text, nesting(&output)))
+                Some(self.declared_and_shared(output)?)
             }
             None => None,
         };

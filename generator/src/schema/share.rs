@@ -21,6 +21,9 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet, FxHasher};
 use serde_json::Value;
 
 use super::MemoBody;
+// Encoded length of a JSON string (quotes and escapes included), with no
+// allocation: it runs for every key and string of every schema.
+use crate::json_text::str_len as string_len;
 use crate::naming::snake;
 use crate::refs::{Ctx, schema_child_ctx};
 use crate::small_map;
@@ -97,12 +100,6 @@ struct Candidate<'a> {
     /// For one taken from a memo body's scan: the body's id and its
     /// index there (see [`EqualPairs`]).
     origin: Option<Origin>,
-}
-
-/// Encoded length of a JSON string (quotes and escapes included).
-/// (No allocation: this runs for every key and string of every schema.)
-fn string_len(s: &str) -> usize {
-    crate::json_text::str_len(s)
 }
 
 /// What a value is, for the walk: a subschema (replaceable by a `$ref` or

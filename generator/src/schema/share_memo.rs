@@ -172,51 +172,27 @@ pub(super) fn copy_replaced(node: &Value, replaced: Option<&Replaced<'_>>) -> Va
 /// and returns its [`nesting`](crate::schema::nesting), without making
 /// the copy (most of a copy is the body as it is).
 fn write_replaced(out: &mut Vec<u8>, node: &Value, replaced: Option<&Replaced<'_>>) -> usize {
-    use crate::json_text::{write_nested, write_str};
+    use crate::json_text::{write_members, write_nested, write_str};
     let Some(replaced) = replaced.filter(|r| !r.is_empty()) else {
         return write_nested(out, node);
     };
-    let child = |out: &mut Vec<u8>, key: Option<&str>, index: usize, value: &Value| match replaced
-        .child(key, index)
-    {
-        Some(Replaced {
-            reference: Some(target),
-            ..
-        }) => {
-            out.extend_from_slice(b"{\"$ref\":");
-            write_str(out, target);
-            out.push(b'}');
-            1
-        }
-        at => write_replaced(out, value, at),
-    };
-    let mut deepest = 0;
-    match node {
-        Value::Object(map) => {
-            out.push(b'{');
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_str(out, k);
-                out.push(b':');
-                deepest = deepest.max(child(out, Some(k), 0, v));
-            }
-            out.push(b'}');
-        }
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                deepest = deepest.max(child(out, None, i, v));
-            }
-            out.push(b']');
-        }
-        other => return write_nested(out, other),
+    if !(node.is_object() || node.is_array()) {
+        return write_nested(out, node);
     }
-    1 + deepest
+    write_members(out, node, |out, key, index, value| {
+        match replaced.child(key, index) {
+            Some(Replaced {
+                reference: Some(target),
+                ..
+            }) => {
+                out.extend_from_slice(b"{\"$ref\":");
+                write_str(out, target);
+                out.push(b'}');
+                1
+            }
+            at => write_replaced(out, value, at),
+        }
+    })
 }
 
 /// `{"$ref": target}`.
