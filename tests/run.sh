@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The project's one test command (README): installs the pinned npm test
-# tools (Prism) into tests/node_modules, then runs every Rust test.
+# The project's one test command (README): installs what the tests start
+# (Debian packages via tests/install-system-deps.sh, the pinned npm tools into
+# tests/node_modules, the Python clients into tests/py/.venv), then runs every
+# Rust test. .ci/run calls this same script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${TOOLFORGE_SKIP_SYSTEM_DEPS:-}" != 1 ]; then
+  tests/install-system-deps.sh
+fi
 if command -v npm >/dev/null 2>&1; then
   if [ ! -x tests/node_modules/.bin/prism ] || [ tests/package-lock.json -nt tests/node_modules/.package-lock.json ]; then
     npm ci --prefix tests --no-audit --no-fund --loglevel=error
