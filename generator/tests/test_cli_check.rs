@@ -85,6 +85,13 @@ fn check_fails_after_a_spec_edit() {
     assert!(o.status.success(), "{}", text(&o));
     let o = toolforge(tmp.path(), &["generate"]);
     assert!(text(&o).contains("(0 files changed)"), "{}", text(&o));
+    // Nothing on stdout: an MCP client launching `generate && server` reads
+    // stdout as JSON-RPC.
+    assert!(
+        o.stdout.is_empty(),
+        "generate wrote to stdout: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
 }
 
 #[test]

@@ -338,7 +338,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     .with_context(|| format!("removing {}", stale.display()))?;
                 changed += 1;
             }
-            println!(
+            // stderr: the README's quick start chains `generate && <server>
+            // --transport stdio`, and an MCP client reads stdout as JSON-RPC.
+            eprintln!(
                 "toolforge: {} tools, {} skipped, {} products in {:.2}s → {} ({} files changed)",
                 cat.tools().count(),
                 cat.skipped.len(),
