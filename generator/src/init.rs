@@ -164,6 +164,13 @@ pub fn project_files(
         file("forge.json", forge),
         file(SCHEMA_FILE, crate::config::json_schema()),
         file("Cargo.toml", fill(WORKSPACE_TOML, opts, catalogue)),
+        file(
+            "Cargo.lock",
+            crate::init_lock::project_lock(
+                &format!("{}-tools", opts.name),
+                opts.runtime_path.is_some(),
+            ),
+        ),
         file(".gitignore", "/target\n/.cache\n".to_owned()),
         file("README.md", fill(README, opts, catalogue)),
         file(".github/workflows/ci.yml", fill(CI_YML, opts, catalogue)),

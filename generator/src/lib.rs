@@ -11,6 +11,7 @@ pub mod diff;
 pub mod emit;
 pub mod error;
 pub mod init;
+pub mod init_lock;
 pub mod ir;
 mod json_text;
 pub mod load;

@@ -5,8 +5,9 @@
 //! against a Prism mock of the copied spec.
 //!
 //! The project builds against this repository's runtime (`--runtime-path`),
-//! offline, in this workspace's target directory and with this workspace's
-//! Cargo.lock, so only the generated crate is compiled (the runtime and its
+//! offline, in this workspace's target directory and with the Cargo.lock
+//! init wrote (the runtime's versions from this workspace's lock, accepted
+//! by `cargo build --locked`), so only the generated crate is compiled (the runtime and its
 //! dependencies are shared with the `cloudflare-mcp` build of the other
 //! tests). Needs `TOOLFORGE_SHARED` (the corpus), Prism (`npm ci --prefix
 //! tests`) and the Python venv; each missing piece is a loud SKIPPED line
@@ -181,12 +182,16 @@ fn init_builds_a_server_that_serves_a_corpus_spec() {
         process::run(check, b"", INIT_LIMIT),
     );
 
-    // `cargo build` there: this workspace's lock pins the same versions, so
-    // the build needs no network and reuses what the other tests compiled.
-    std::fs::copy(workspace().join("Cargo.lock"), project.join("Cargo.lock")).unwrap();
+    // `cargo build` there with the Cargo.lock init wrote, unchanged
+    // (`--locked`): it pins the versions this workspace builds with, so the
+    // build needs no network and reuses what the other tests compiled.
+    assert!(
+        project.join("Cargo.lock").is_file(),
+        "init did not write Cargo.lock"
+    );
     let mut build = cargo();
     build
-        .args(["build", "--offline", "--quiet"])
+        .args(["build", "--offline", "--locked", "--quiet"])
         .current_dir(&project);
     let built = must(
         "cargo build in the new project",
