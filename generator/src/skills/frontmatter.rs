@@ -14,6 +14,19 @@ pub(crate) struct Frontmatter {
 /// Longest description the Agent Skills specification allows.
 const MAX_DESCRIPTION: usize = 1024;
 
+/// Largest frontmatter (the YAML between the `---` lines) read, in bytes.
+/// A real one holds a name, a description of at most 1,024 characters and
+/// a little metadata; the bound keeps what the YAML parser is handed small
+/// whatever the skill's 16 MiB allow.
+pub(crate) const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
+
+/// Deepest nesting of collections (block and flow together) in a
+/// frontmatter. libyaml's work grows with the square of the nesting
+/// (50,000 levels in 97 KB took 8.9 s), and the deserializer only refuses
+/// past 128 levels after the scanner has read everything, so a linear
+/// pre-scan refuses deeper input before libyaml sees it.
+pub(crate) const MAX_FRONTMATTER_DEPTH: usize = 64;
+
 /// Parses the frontmatter at the start of `md`: a `---` line, YAML, a
 /// `---` line. `Err` says what is wrong.
 pub(crate) fn parse(md: &[u8]) -> Result<Frontmatter, String> {
@@ -34,6 +47,7 @@ pub(crate) fn parse(md: &[u8]) -> Result<Frontmatter, String> {
         .map(|(start, _)| start)
         .ok_or("the frontmatter has no closing `---` line")?;
     let yaml = &body[..end];
+    check_bounds(yaml)?;
     let value: Value = yaml_serde::from_str(yaml)
         .map_err(|e| format!("the frontmatter is not valid YAML: {e}"))?;
     let Value::Object(fields) = &value else {
@@ -57,4 +71,27 @@ pub(crate) fn parse(md: &[u8]) -> Result<Frontmatter, String> {
         description,
         json,
     })
+}
+
+/// Refuses a frontmatter over [`MAX_FRONTMATTER_BYTES`] or nesting deeper
+/// than [`MAX_FRONTMATTER_DEPTH`], naming the file and where.
+fn check_bounds(yaml: &str) -> Result<(), String> {
+    if yaml.len() > MAX_FRONTMATTER_BYTES {
+        return Err(format!(
+            "{}: the frontmatter is {} bytes, more than the limit of {MAX_FRONTMATTER_BYTES}",
+            super::SKILL_MD,
+            yaml.len()
+        ));
+    }
+    if let Some((line, column)) =
+        crate::yaml_scan::nesting_beyond(yaml.as_bytes(), MAX_FRONTMATTER_DEPTH)
+    {
+        // The frontmatter starts on the file's second line.
+        return Err(format!(
+            "{}: the frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels at line {} column {column}",
+            super::SKILL_MD,
+            line.saturating_add(1)
+        ));
+    }
+    Ok(())
 }
