@@ -27,6 +27,12 @@ pub(crate) const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
 /// pre-scan refuses deeper input before libyaml sees it.
 pub(crate) const MAX_FRONTMATTER_DEPTH: usize = 64;
 
+/// Nodes a frontmatter may expand to beyond one per byte: without aliases
+/// a document has about one node per byte at most, so only alias expansion
+/// (`*name`, which yaml_serde alone lets grow to 100 times the document's
+/// events: 770 MB for 60 KB) comes near this.
+const FRONTMATTER_NODE_SLACK: usize = 4096;
+
 /// Parses the frontmatter at the start of `md`: a `---` line, YAML, a
 /// `---` line. `Err` says what is wrong.
 pub(crate) fn parse(md: &[u8]) -> Result<Frontmatter, String> {
@@ -73,8 +79,9 @@ pub(crate) fn parse(md: &[u8]) -> Result<Frontmatter, String> {
     })
 }
 
-/// Refuses a frontmatter over [`MAX_FRONTMATTER_BYTES`] or nesting deeper
-/// than [`MAX_FRONTMATTER_DEPTH`], naming the file and where.
+/// Refuses a frontmatter over [`MAX_FRONTMATTER_BYTES`], nesting deeper
+/// than [`MAX_FRONTMATTER_DEPTH`] or expanding past its node budget
+/// through aliases, naming the file (and where, for the nesting).
 fn check_bounds(yaml: &str) -> Result<(), String> {
     if yaml.len() > MAX_FRONTMATTER_BYTES {
         return Err(format!(
@@ -91,6 +98,13 @@ fn check_bounds(yaml: &str) -> Result<(), String> {
             "{}: the frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels at line {} column {column}",
             super::SKILL_MD,
             line.saturating_add(1)
+        ));
+    }
+    let nodes = yaml.len().saturating_add(FRONTMATTER_NODE_SLACK);
+    if !crate::load::yaml_within_nodes(yaml, nodes) {
+        return Err(format!(
+            "{}: the frontmatter expands to more than {nodes} nodes through aliases (`*name`)",
+            super::SKILL_MD
         ));
     }
     Ok(())

@@ -399,3 +399,37 @@ fn emitted_files_are_content_addressed_and_deterministic() {
     assert_eq!(emit::files(&set, "// @generated").unwrap(), files);
     assert!(emit::files(&SkillSet::default(), "").unwrap().is_empty());
 }
+
+/// The rest of the class: an alias bomb inside the 64 KiB bound. yaml_serde
+/// alone replays up to 100 times the document's events (this one took
+/// 772 MB and 2.9 s in a debug build before it failed); the node budget
+/// refuses it after at most one node per byte plus a little.
+#[test]
+fn an_alias_bomb_frontmatter_is_refused() {
+    let mut y = String::from("---\nname: deep\ndescription: d\nx0: &x0 [\"");
+    y.push_str(&"a".repeat(68));
+    y.push_str("\"]\n");
+    for i in 1..9 {
+        let refs = vec![format!("*x{}", i - 1); 9].join(",");
+        y.push_str(&format!("x{i}: &x{i} [{refs}]\n"));
+    }
+    let mut n = 0;
+    while y.len() < 60_000 {
+        y.push_str(&format!("y{n}: [{}]\n", ["*x8"; 9].join(",")));
+        n += 1;
+    }
+    y.push_str("---\n");
+    let note = left_out_because(y.into_bytes());
+    assert!(
+        note.starts_with("deep: skill left out: SKILL.md: the frontmatter expands to more than")
+            && note.ends_with("nodes through aliases (`*name`)"),
+        "{note}"
+    );
+    // A few aliases, as a hand-written frontmatter may use them, still parse.
+    let md = b"---\nname: reuse\ndescription: d\nbase: &b {team: edge}\nalso: *b\n---\n";
+    let set = read(&[E::File("skills/reuse/SKILL.md", md.to_vec())]);
+    assert_eq!(
+        set.skills["reuse"].frontmatter,
+        r#"{"name":"reuse","description":"d","base":{"team":"edge"},"also":{"team":"edge"}}"#
+    );
+}
