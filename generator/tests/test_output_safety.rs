@@ -252,6 +252,12 @@ mod links {
         let o = toolforge(tmp.path(), &["generate"]);
         refused_naming(&o, Path::new("./generated"));
         assert_eq!(snapshot(&victim).len(), 1);
+        // `check` names the link once and reads nothing through it.
+        let o = toolforge(tmp.path(), &["check"]);
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        let t = text(&o);
+        assert_eq!(t.matches("symlink: ./generated\n").count(), 1, "{t}");
+        assert!(!t.contains("stale") && !t.contains("foreign"), "{t}");
     }
 
     /// `init --force` over a project whose forge.json, README.md,
