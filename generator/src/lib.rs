@@ -10,6 +10,7 @@ pub mod corpus;
 pub mod diff;
 pub mod emit;
 pub mod error;
+pub mod fs_out;
 pub mod init;
 pub mod init_lock;
 pub mod ir;

@@ -127,6 +127,19 @@ pub fn yaml_node_limit(len: usize) -> usize {
     len.saturating_add(YAML_ALIAS_SLACK)
 }
 
+/// Whether the YAML `text` expands to at most `limit` nodes through its
+/// aliases, building at most that many: `false` only when the budget runs
+/// out (any other fault is left to the caller's own parse to report, so
+/// its behaviour on everything else is unchanged).
+pub(crate) fn yaml_within_nodes(text: &str, limit: usize) -> bool {
+    let left = std::cell::Cell::new(limit);
+    let built = serde::de::DeserializeSeed::deserialize(
+        YamlBudget { left: &left, limit },
+        yaml_serde::Deserializer::from_str(text),
+    );
+    built.is_ok() || left.get() > 0
+}
+
 /// Deepest flow nesting scanned (the deserializer refuses more than 128
 /// levels of any nesting anyway).
 const YAML_MAX_FLOW_DEPTH: usize = 128;

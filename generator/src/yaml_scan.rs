@@ -19,6 +19,20 @@
 /// column (1-based, in characters) of the bracket, or `None` when they
 /// never do (or libyaml stops first).
 pub(crate) fn flow_depth_beyond(text: &[u8], limit: usize) -> Option<(usize, usize)> {
+    scan(text, limit, false)
+}
+
+/// Where collections of either style first nest deeper than `limit`: open
+/// flow collections plus open block collections (libyaml's indentation
+/// stack) at the token that opens one too many, or `None` when they never
+/// do (or libyaml stops first). For small documents whose legitimate
+/// nesting is shallow (a `SKILL.md` frontmatter), so a bound far below the
+/// deserializer's 128 levels refuses the input before libyaml reads it.
+pub(crate) fn nesting_beyond(text: &[u8], limit: usize) -> Option<(usize, usize)> {
+    scan(text, limit, true)
+}
+
+fn scan(text: &[u8], limit: usize, blocks: bool) -> Option<(usize, usize)> {
     // libyaml reads UTF-16 when the text starts with its byte order mark.
     let utf16 = match text {
         [0xFF, 0xFE, rest @ ..] => Some((rest, false)),
@@ -53,6 +67,8 @@ pub(crate) fn flow_depth_beyond(text: &[u8], limit: usize) -> Option<(usize, usi
         indent: -1,
         indents: Vec::new(),
         key_column: None,
+        blocks,
+        deep: None,
     };
     scan.run(limit)
 }
@@ -72,6 +88,10 @@ struct Scan<'a> {
     /// Column of the first token of a potential simple key on this line
     /// (block context).
     key_column: Option<isize>,
+    /// Whether open block collections count towards the nesting.
+    blocks: bool,
+    /// Where a block collection first nested too deep (`blocks` only).
+    deep: Option<(usize, usize)>,
 }
 
 /// Characters of a tag (libyaml's URI characters without `,[]`).
@@ -142,11 +162,33 @@ impl Scan<'_> {
         }
     }
 
-    fn roll(&mut self, column: isize) {
+    /// Opens a block collection at `column` when it is deeper than the
+    /// innermost one; `limit` is only checked when blocks count.
+    fn roll(&mut self, column: isize, limit: usize) {
         if self.indent < column {
             self.indents.push(self.indent);
             self.indent = column;
+            if self.blocks && self.nesting() > limit && self.deep.is_none() {
+                self.deep = Some(self.position());
+            }
         }
+    }
+
+    /// Open collections that count towards the limit.
+    fn nesting(&self) -> usize {
+        if self.blocks {
+            self.depth.saturating_add(self.indents.len())
+        } else {
+            self.depth
+        }
+    }
+
+    /// The 1-based line and column of `at`.
+    fn position(&self) -> (usize, usize) {
+        (
+            self.line.saturating_add(1),
+            usize::try_from(self.column).unwrap_or(0).saturating_add(1),
+        )
     }
 
     /// A token that can start a simple key begins here.
@@ -184,11 +226,8 @@ impl Scan<'_> {
                 b'[' | b'{' => {
                     self.key_token();
                     self.depth += 1;
-                    if self.depth > limit {
-                        return Some((
-                            self.line + 1,
-                            usize::try_from(self.column).unwrap_or(0) + 1,
-                        ));
+                    if self.nesting() > limit {
+                        return Some(self.position());
                     }
                     self.bump();
                 }
@@ -199,7 +238,7 @@ impl Scan<'_> {
                 b',' => self.bump(),
                 b'-' if self.is_blankz(1) => {
                     if !flow {
-                        self.roll(self.column);
+                        self.roll(self.column, limit);
                         self.key_column = None;
                     }
                     self.bump();
@@ -210,7 +249,7 @@ impl Scan<'_> {
                             b':' => self.key_column.unwrap_or(self.column),
                             _ => self.column,
                         };
-                        self.roll(column);
+                        self.roll(column, limit);
                         self.key_column = None;
                     }
                     self.bump();
@@ -272,6 +311,9 @@ impl Scan<'_> {
                     self.key_token();
                     self.plain();
                 }
+            }
+            if let Some(deep) = self.deep {
+                return Some(deep);
             }
             if self.at == before {
                 // Not a token libyaml reads either (an invalid character):
@@ -549,5 +591,31 @@ mod tests {
         let text = format!("a: {}\n", "[1, ".repeat(500_000));
         assert_eq!(flow_depth_beyond(text.as_bytes(), 1_000_000), None);
         assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    }
+
+    #[test]
+    fn nesting_counts_block_collections_with_flow_ones() {
+        let nest = |t: &str, limit| nesting_beyond(t.as_bytes(), limit);
+        // Three block mappings, then a flow sequence: four levels.
+        let text = "a:\n  b:\n    c: [1]\n";
+        assert_eq!(nest(text, 4), None);
+        assert_eq!(nest(text, 3), Some((3, 8)));
+        assert_eq!(nest(text, 2), Some((3, 6)));
+        // Block sequences on one line, as a hostile frontmatter writes them.
+        let text = format!("x: {}1\n", "- ".repeat(100));
+        assert_eq!(nest(&text, 101), None);
+        assert_eq!(nest(&text, 64), Some((1, 4 + 2 * 63)));
+        // Siblings at one indentation do not add up.
+        assert_eq!(nest("a: 1\nb: 2\nc:\n  - 1\n  - 2\nd: 3\n", 2), None);
+        // The flow-only scan ignores block collections as before.
+        assert_eq!(flow_depth_beyond(text.as_bytes(), 1), None);
+    }
+
+    #[test]
+    fn deep_block_nesting_is_found_in_one_pass() {
+        let text = format!("a: {}1\n", "- ".repeat(1_000_000));
+        assert_eq!(nesting_beyond(text.as_bytes(), 64), Some((1, 4 + 2 * 63)));
+        let text = format!("a: {}1{}\n", "[".repeat(1_000_000), "]".repeat(1_000_000));
+        assert_eq!(nesting_beyond(text.as_bytes(), 64), Some((1, 4 + 63)));
     }
 }

@@ -589,6 +589,38 @@ fn cli_write_lock_keeps_old_names() {
     );
 }
 
+/// `--write-lock` with forge.json a symbolic link (committed, say, to
+/// point at a file outside the repository): refused naming the link, the
+/// target unchanged, where the old code wrote the lock through it.
+#[cfg(unix)]
+#[test]
+fn cli_write_lock_refuses_a_linked_forge_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_cf_specs(tmp.path());
+    let real = tmp.path().join("elsewhere.json");
+    std::fs::copy(common::repo().join("forge.json"), &real).unwrap();
+    std::os::unix::fs::symlink(&real, tmp.path().join("forge.json")).unwrap();
+    let before = std::fs::read(&real).unwrap();
+    let args = [
+        "diff",
+        "--old",
+        "old.json",
+        "--new",
+        "new.yaml",
+        "--config",
+        "forge.json",
+        "--write-lock",
+    ];
+    let o = toolforge(tmp.path(), &args);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("forge.json is a symbolic link"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read(&real).unwrap(), before);
+}
+
 // ---------------------------------------------------------------------------
 // The two real Cloudflare releases
 

@@ -14,6 +14,25 @@ pub(crate) struct Frontmatter {
 /// Longest description the Agent Skills specification allows.
 const MAX_DESCRIPTION: usize = 1024;
 
+/// Largest frontmatter (the YAML between the `---` lines) read, in bytes.
+/// A real one holds a name, a description of at most 1,024 characters and
+/// a little metadata; the bound keeps what the YAML parser is handed small
+/// whatever the skill's 16 MiB allow.
+pub(crate) const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
+
+/// Deepest nesting of collections (block and flow together) in a
+/// frontmatter. libyaml's work grows with the square of the nesting
+/// (50,000 levels in 97 KB took 8.9 s), and the deserializer only refuses
+/// past 128 levels after the scanner has read everything, so a linear
+/// pre-scan refuses deeper input before libyaml sees it.
+pub(crate) const MAX_FRONTMATTER_DEPTH: usize = 64;
+
+/// Nodes a frontmatter may expand to beyond one per byte: without aliases
+/// a document has about one node per byte at most, so only alias expansion
+/// (`*name`, which yaml_serde alone lets grow to 100 times the document's
+/// events: 770 MB for 60 KB) comes near this.
+const FRONTMATTER_NODE_SLACK: usize = 4096;
+
 /// Parses the frontmatter at the start of `md`: a `---` line, YAML, a
 /// `---` line. `Err` says what is wrong.
 pub(crate) fn parse(md: &[u8]) -> Result<Frontmatter, String> {
@@ -34,6 +53,7 @@ pub(crate) fn parse(md: &[u8]) -> Result<Frontmatter, String> {
         .map(|(start, _)| start)
         .ok_or("the frontmatter has no closing `---` line")?;
     let yaml = &body[..end];
+    check_bounds(yaml)?;
     let value: Value = yaml_serde::from_str(yaml)
         .map_err(|e| format!("the frontmatter is not valid YAML: {e}"))?;
     let Value::Object(fields) = &value else {
@@ -57,4 +77,35 @@ pub(crate) fn parse(md: &[u8]) -> Result<Frontmatter, String> {
         description,
         json,
     })
+}
+
+/// Refuses a frontmatter over [`MAX_FRONTMATTER_BYTES`], nesting deeper
+/// than [`MAX_FRONTMATTER_DEPTH`] or expanding past its node budget
+/// through aliases, naming the file (and where, for the nesting).
+fn check_bounds(yaml: &str) -> Result<(), String> {
+    if yaml.len() > MAX_FRONTMATTER_BYTES {
+        return Err(format!(
+            "{}: the frontmatter is {} bytes, more than the limit of {MAX_FRONTMATTER_BYTES}",
+            super::SKILL_MD,
+            yaml.len()
+        ));
+    }
+    if let Some((line, column)) =
+        crate::yaml_scan::nesting_beyond(yaml.as_bytes(), MAX_FRONTMATTER_DEPTH)
+    {
+        // The frontmatter starts on the file's second line.
+        return Err(format!(
+            "{}: the frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels at line {} column {column}",
+            super::SKILL_MD,
+            line.saturating_add(1)
+        ));
+    }
+    let nodes = yaml.len().saturating_add(FRONTMATTER_NODE_SLACK);
+    if !crate::load::yaml_within_nodes(yaml, nodes) {
+        return Err(format!(
+            "{}: the frontmatter expands to more than {nodes} nodes through aliases (`*name`)",
+            super::SKILL_MD
+        ));
+    }
+    Ok(())
 }

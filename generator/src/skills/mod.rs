@@ -31,6 +31,12 @@ pub const MAX_BYTES: u64 = 16 * 1024 * 1024;
 pub const MAX_TOTAL_BYTES: u64 = 16 * MAX_BYTES;
 /// The entry file of a skill.
 pub const SKILL_MD: &str = "SKILL.md";
+/// Largest `SKILL.md` frontmatter read (64 KiB); a larger one leaves its
+/// skill out.
+pub const MAX_FRONTMATTER_BYTES: usize = frontmatter::MAX_FRONTMATTER_BYTES;
+/// Deepest nesting of a `SKILL.md` frontmatter's collections (block and
+/// flow together); a deeper one leaves its skill out before YAML parsing.
+pub const MAX_FRONTMATTER_DEPTH: usize = frontmatter::MAX_FRONTMATTER_DEPTH;
 
 /// Why a skills source cannot be read at all.
 #[derive(Debug, thiserror::Error)]

@@ -256,6 +256,79 @@ fn other_frontmatter_faults_are_left_out() {
     );
 }
 
+/// The frontmatter of a skill whose `description` line is `value`.
+fn hostile(value: &str) -> Vec<u8> {
+    format!("---\nname: deep\ndescription: {value}\n---\n# deep\n").into_bytes()
+}
+
+fn left_out_because(md: Vec<u8>) -> String {
+    let set = read(&[ok_skill(), E::File("skills/deep/SKILL.md", md)]);
+    assert_eq!(names(&set), ["good"], "{:?}", set.notes);
+    let note = set.notes.iter().find(|n| n.starts_with("deep: "));
+    note.cloned().unwrap_or_default()
+}
+
+/// The issue's attack: nesting 50,000 deep, which libyaml takes seconds
+/// (quadratic) to scan. Refused by the linear pre-scan with the bound's
+/// error, for flow sequences, flow mappings and block sequences alike.
+#[test]
+fn deeply_nested_frontmatter_is_refused_before_parsing() {
+    let flow = hostile(&"[".repeat(50_000));
+    assert!(flow.len() < MAX_FRONTMATTER_BYTES, "within the size bound");
+    let deep = "deep: skill left out: SKILL.md: the frontmatter nests deeper than 64 levels";
+    let note = left_out_because(flow);
+    assert!(note.starts_with(deep), "{note}");
+    assert!(note.ends_with("at line 3 column 77"), "{note}");
+    let note = left_out_because(hostile(&"{a: ".repeat(16_000)));
+    assert!(note.starts_with(deep), "{note}");
+    let block = format!(
+        "---\nname: deep\ndescription: d\nx:\n{}1\n---\n",
+        "- ".repeat(30_000)
+    );
+    assert!(left_out_because(block.into_bytes()).starts_with(deep));
+    // Indentation alone nests too: 70 mappings, one per line.
+    let mut stair = String::from("---\nname: deep\ndescription: d\n");
+    for level in 0..70 {
+        stair.push_str(&format!("{}k{level}:\n", " ".repeat(level)));
+    }
+    stair.push_str("---\n");
+    assert!(left_out_because(stair.into_bytes()).starts_with(deep));
+}
+
+/// The issue's 97 KB input (50,000 levels, closed again) is over the size
+/// bound, as is any frontmatter padded past 64 KiB.
+#[test]
+fn oversized_frontmatter_is_refused() {
+    let closed = format!("{}1{}", "[".repeat(50_000), "]".repeat(50_000));
+    let note = left_out_because(hostile(&closed));
+    assert!(
+        note.starts_with("deep: skill left out: SKILL.md: the frontmatter is 100026 bytes, more than the limit of 65536"),
+        "{note}"
+    );
+    let padded = format!("d\n# {}", "x".repeat(MAX_FRONTMATTER_BYTES));
+    assert!(left_out_because(hostile(&padded)).contains("more than the limit of 65536"));
+}
+
+/// What real frontmatters hold, nesting included, still parses.
+#[test]
+fn ordinary_nested_frontmatter_still_parses() {
+    let md = b"---\nname: nested\ndescription: Uses nesting.\nmetadata:\n  tags: [dns, {kind: zone, ids: [1, 2]}]\n  owner:\n    team: edge\n    contacts:\n      - name: a\n        links: [x]\n---\n# n\n";
+    let set = read(&[E::File("skills/nested/SKILL.md", md.to_vec())]);
+    assert_eq!(names(&set), ["nested"], "{:?}", set.notes);
+    assert_eq!(
+        set.skills["nested"].frontmatter,
+        r#"{"name":"nested","description":"Uses nesting.","metadata":{"tags":["dns",{"kind":"zone","ids":[1,2]}],"owner":{"team":"edge","contacts":[{"name":"a","links":["x"]}]}}}"#
+    );
+    // 64 levels exactly is allowed.
+    let ok = format!(
+        "---\nname: edge\ndescription: d\nx: {}1{}\n---\n",
+        "[".repeat(63),
+        "]".repeat(63)
+    );
+    let set = read(&[E::File("skills/edge/SKILL.md", ok.into_bytes())]);
+    assert_eq!(names(&set), ["edge"], "{:?}", set.notes);
+}
+
 #[test]
 fn a_file_that_is_not_gzip_is_refused() {
     let err = read_tar_gz(b"not an archive", Path::new("x.tar.gz")).unwrap_err();
@@ -325,4 +398,38 @@ fn emitted_files_are_content_addressed_and_deterministic() {
     assert!(rs.contains("mime: \"text/plain\""), "{rs}");
     assert_eq!(emit::files(&set, "// @generated").unwrap(), files);
     assert!(emit::files(&SkillSet::default(), "").unwrap().is_empty());
+}
+
+/// The rest of the class: an alias bomb inside the 64 KiB bound. yaml_serde
+/// alone replays up to 100 times the document's events (this one took
+/// 772 MB and 2.9 s in a debug build before it failed); the node budget
+/// refuses it after at most one node per byte plus a little.
+#[test]
+fn an_alias_bomb_frontmatter_is_refused() {
+    let mut y = String::from("---\nname: deep\ndescription: d\nx0: &x0 [\"");
+    y.push_str(&"a".repeat(68));
+    y.push_str("\"]\n");
+    for i in 1..9 {
+        let refs = vec![format!("*x{}", i - 1); 9].join(",");
+        y.push_str(&format!("x{i}: &x{i} [{refs}]\n"));
+    }
+    let mut n = 0;
+    while y.len() < 60_000 {
+        y.push_str(&format!("y{n}: [{}]\n", ["*x8"; 9].join(",")));
+        n += 1;
+    }
+    y.push_str("---\n");
+    let note = left_out_because(y.into_bytes());
+    assert!(
+        note.starts_with("deep: skill left out: SKILL.md: the frontmatter expands to more than")
+            && note.ends_with("nodes through aliases (`*name`)"),
+        "{note}"
+    );
+    // A few aliases, as a hand-written frontmatter may use them, still parse.
+    let md = b"---\nname: reuse\ndescription: d\nbase: &b {team: edge}\nalso: *b\n---\n";
+    let set = read(&[E::File("skills/reuse/SKILL.md", md.to_vec())]);
+    assert_eq!(
+        set.skills["reuse"].frontmatter,
+        r#"{"name":"reuse","description":"d","base":{"team":"edge"},"also":{"team":"edge"}}"#
+    );
 }

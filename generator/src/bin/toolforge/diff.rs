@@ -13,6 +13,7 @@ use toolforge_generator::diff::{
     DiffOptions, DiffReport, Input, LockEntry, Release, diff, load_document_release,
     read_input_with, render_markdown,
 };
+use toolforge_generator::fs_out;
 
 use super::PolicyArg;
 
@@ -126,7 +127,8 @@ fn write_lock(path: &Path, added: &[LockEntry]) -> Result<()> {
             .or_insert_with(|| e.name.clone());
     }
     let text = serde_json::to_string_pretty(&pristine)? + "\n";
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    fs_out::write_named_file(path, text.as_bytes())?;
+    Ok(())
 }
 
 fn check_share(name: &str, v: f64) -> Result<()> {
@@ -210,12 +212,11 @@ fn emit(args: &DiffArgs, report: &DiffReport) -> Result<ExitCode> {
     let markdown = render_markdown(report, args.markdown_limit);
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(report)? + "\n";
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        fs_out::write_named_file(path, text.as_bytes())?;
     }
     match &args.markdown {
         Some(path) => {
-            std::fs::write(path, &markdown)
-                .with_context(|| format!("writing {}", path.display()))?;
+            fs_out::write_named_file(path, markdown.as_bytes())?;
             println!("{}", summary_line(report));
         }
         None => {

@@ -9,7 +9,9 @@ use toolforge_generator::init::{
     InitOptions, OUTPUT_DIR, SPECS_DIR, project_files, validate_name, validate_spec_file,
 };
 
-use crate::{Common, PolicyArg, run_pipeline, write_if_changed};
+use toolforge_generator::fs_out::{self, Replace};
+
+use crate::{Common, PolicyArg, check_output_dir, run_pipeline, write_if_changed};
 
 /// Arguments of `toolforge init`.
 #[derive(clap::Args)]
@@ -69,16 +71,18 @@ pub fn run(args: InitArgs) -> Result<ExitCode> {
         runtime_path,
     };
     let dir = &args.dir;
-    let specs = dir.join(SPECS_DIR);
-    std::fs::create_dir_all(&specs).with_context(|| format!("creating {}", specs.display()))?;
-    let copy = specs.join(&spec_file);
-    std::fs::write(&copy, &bytes).with_context(|| format!("writing {}", copy.display()))?;
+    // Every file below DIR is written without following a link (a project
+    // re-initialised with --force may hold committed ones), the generated
+    // crate only over the generator's own files.
+    let spec_rel = Path::new(SPECS_DIR).join(&spec_file);
+    let copy = dir.join(&spec_rel);
+    fs_out::check_output_dir(&dir.join(OUTPUT_DIR))?;
+    fs_out::write_file(dir, &spec_rel, &bytes, Replace::Any)?;
     // forge.json first: the generator reads the pin like `toolforge generate`.
     let forge =
         serde_json::to_string_pretty(&toolforge_generator::init::forge_config(&opts))? + "\n";
+    fs_out::write_file(dir, Path::new("forge.json"), forge.as_bytes(), Replace::Any)?;
     let forge_path = dir.join("forge.json");
-    std::fs::write(&forge_path, forge)
-        .with_context(|| format!("writing {}", forge_path.display()))?;
     let common = Common {
         config: forge_path,
         spec: None,
@@ -86,19 +90,20 @@ pub fn run(args: InitArgs) -> Result<ExitCode> {
         schema_profile: None,
     };
     let mut failure = None;
-    let (_loaded, out_dir, catalogue, secs) = run_pipeline(&common, None, &mut |dir, f| {
-        if failure.is_none()
-            && let Err(e) = write_if_changed(dir, &f)
-        {
-            failure = Some(e);
-        }
-    })
-    .with_context(|| format!("generating the crate from {}", copy.display()))?;
+    let (_loaded, out_dir, catalogue, secs) =
+        run_pipeline(&common, None, &check_output_dir, &mut |dir, f| {
+            if failure.is_none()
+                && let Err(e) = write_if_changed(dir, &f, Replace::Generated)
+            {
+                failure = Some(e);
+            }
+        })
+        .with_context(|| format!("generating the crate from {}", copy.display()))?;
     if let Some(e) = failure {
         return Err(e);
     }
     for f in project_files(&opts, &catalogue)? {
-        write_if_changed(dir, &f)?;
+        write_if_changed(dir, &f, Replace::Any)?;
     }
     println!(
         "toolforge init: {} ({} tools, {} skipped) in {:.2}s → {}",

@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use toolforge_generator::config::{
     ForgeConfig, PolicyKind, SchemaProfile, json_schema, sha256_hex, verify_pin,
 };
+use toolforge_generator::fs_out::{self, EntryKind, Replace};
 use toolforge_generator::ir::Catalogue;
 use toolforge_generator::{CrateLayout, OutputFile, generate_into};
 
@@ -183,10 +184,12 @@ fn spinner(msg: &str) -> ProgressBar {
 
 /// Reads the spec (pinned, verified; or the `--spec` override) and runs the
 /// pipeline, handing each output file to `sink` (for the output directory)
-/// as soon as it is complete.
+/// as soon as it is complete. `before_output` sees the output directory
+/// before the generator runs (to refuse one that is not safe to write).
 fn run_pipeline(
     common: &Common,
     out: Option<&Path>,
+    before_output: &dyn Fn(&Path) -> Result<()>,
     sink: &mut (dyn FnMut(&Path, OutputFile) + Send),
 ) -> Result<(Loaded, PathBuf, Catalogue, f64)> {
     let mut loaded = load_config(&common.config)?;
@@ -253,6 +256,7 @@ fn run_pipeline(
         runtime_path,
         standalone,
     };
+    before_output(&out_dir)?;
     let pb = spinner("generating");
     let file_label = spec_path
         .file_name()
@@ -273,43 +277,37 @@ fn run_pipeline(
 }
 
 /// Writes `f` under `dir` unless the file already holds these bytes;
-/// `Ok(true)` when it wrote.
-fn write_if_changed(dir: &Path, f: &OutputFile) -> Result<bool> {
-    let path = dir.join(&f.path);
-    if let Ok(meta) = std::fs::metadata(&path)
-        && meta.len() == f.contents.len() as u64
-        && std::fs::read(&path).ok().as_deref() == Some(&f.contents[..])
-    {
-        return Ok(false);
-    }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
-    }
-    std::fs::write(&path, &f.contents).with_context(|| format!("writing {}", path.display()))?;
-    Ok(true)
+/// `Ok(true)` when it wrote. Never through a symbolic link, and an existing
+/// file is replaced only as `replace` allows.
+fn write_if_changed(dir: &Path, f: &OutputFile, replace: Replace) -> Result<bool> {
+    Ok(fs_out::write_file(
+        dir,
+        Path::new(&f.path),
+        &f.contents,
+        replace,
+    )?)
+}
+
+/// Refuses an output directory holding a link or a user's file where the
+/// generator writes or deletes, before anything is written.
+fn check_output_dir(out: &Path) -> Result<()> {
+    Ok(fs_out::check_output_dir(out)?)
 }
 
 fn normalize(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.components().collect())
 }
 
-/// Files under `out` that a previous generation wrote and this one does not.
-fn stale_files(out: &Path, written: &BTreeSet<String>) -> Vec<PathBuf> {
-    let mut stale = Vec::new();
-    for dir in ["src", "artifacts", "skills"] {
-        let Ok(entries) = std::fs::read_dir(out.join(dir)) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let rel = format!("{dir}/{}", e.file_name().to_string_lossy());
-            if !written.contains(&rel) {
-                stale.push(e.path());
-            }
-        }
-    }
-    stale.sort();
-    stale
+/// Entries of the managed directories of `out` that this generation did
+/// not write: generated files a previous one left (stale), and links and
+/// user files (which are never deleted).
+fn unwritten_entries(
+    out: &Path,
+    written: &BTreeSet<String>,
+) -> fs_out::Result<Vec<fs_out::ManagedEntry>> {
+    let mut found = fs_out::managed_entries(out)?;
+    found.retain(|e| !written.contains(&e.rel));
+    Ok(found)
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
@@ -319,12 +317,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let mut changed = 0;
             let mut failure: Option<anyhow::Error> = None;
             let (_loaded, out_dir, cat, secs) =
-                run_pipeline(&common, out.as_deref(), &mut |dir, f| {
+                run_pipeline(&common, out.as_deref(), &check_output_dir, &mut |dir, f| {
                     written.insert(f.path.clone());
                     if failure.is_some() {
                         return;
                     }
-                    match write_if_changed(dir, &f) {
+                    match write_if_changed(dir, &f, Replace::Generated) {
                         Ok(true) => changed += 1,
                         Ok(false) => {}
                         Err(e) => failure = Some(e),
@@ -333,9 +331,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if let Some(e) = failure {
                 return Err(e);
             }
-            for stale in stale_files(&out_dir, &written) {
-                std::fs::remove_file(&stale)
-                    .with_context(|| format!("removing {}", stale.display()))?;
+            for stale in unwritten_entries(&out_dir, &written)? {
+                // Only generated files: a link or a user's file appearing
+                // since the check is refused by name, not removed.
+                fs_out::remove_generated(&out_dir, Path::new(&stale.rel))?;
                 changed += 1;
             }
             // stderr: the README's quick start chains `generate && <server>
@@ -361,17 +360,39 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let mut written = BTreeSet::new();
             let mut differing = Vec::new();
             let (_loaded, out_dir, _cat, _) =
-                run_pipeline(&common, out.as_deref(), &mut |dir, f| {
-                    match std::fs::read(dir.join(&f.path)) {
-                        Ok(bytes) if bytes == f.contents => {}
-                        Ok(_) => differing.push(format!("changed: {}", f.path)),
-                        Err(_) => differing.push(format!("missing: {}", f.path)),
+                run_pipeline(&common, out.as_deref(), &|_| Ok(()), &mut |dir, f| {
+                    // A link is reported, never read through.
+                    match fs_out::read_file(dir, Path::new(&f.path)) {
+                        Ok(Some(bytes)) if bytes == f.contents => {}
+                        Ok(Some(_)) => differing.push(format!("changed: {}", f.path)),
+                        Ok(None) => differing.push(format!("missing: {}", f.path)),
+                        Err(fs_out::OutputError::Symlink { link }) => {
+                            differing.push(format!("symlink: {}", link.display()));
+                        }
+                        Err(e) => differing.push(format!("unreadable: {e}")),
                     }
                     written.insert(f.path);
                 })?;
             differing.sort();
-            for stale in stale_files(&out_dir, &written) {
-                differing.push(format!("stale:   {}", stale.display()));
+            differing.dedup();
+            let unwritten = match unwritten_entries(&out_dir, &written) {
+                Err(fs_out::OutputError::Symlink { link }) => {
+                    // The files' reads may have named this link already.
+                    let line = format!("symlink: {}", link.display());
+                    if !differing.contains(&line) {
+                        differing.push(line);
+                    }
+                    Vec::new()
+                }
+                other => other?,
+            };
+            for e in unwritten {
+                let label = match e.kind {
+                    EntryKind::Generated => "stale:  ",
+                    EntryKind::Foreign => "foreign:",
+                    EntryKind::Symlink => "symlink:",
+                };
+                differing.push(format!("{label} {}", e.path.display()));
             }
             if differing.is_empty() {
                 println!(
@@ -422,10 +443,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 );
                 return Ok(ExitCode::SUCCESS);
             }
+            let tmp = dest.with_extension("download");
+            // curl writes through a link at its output path.
+            fs_out::check_named_no_link(&dest)?;
+            fs_out::check_named_no_link(&tmp)?;
             if let Some(parent) = dest.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            let tmp = dest.with_extension("download");
             let status = std::process::Command::new("curl")
                 .args([
                     "--fail",
@@ -469,10 +493,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             match out {
                 None => print!("{text}"),
                 Some(path) => {
-                    if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
-                        std::fs::write(&path, &text)
-                            .with_context(|| format!("writing {}", path.display()))?;
-                    }
+                    fs_out::write_named_file(&path, text.as_bytes())?;
                     println!("toolforge schema: {} is up to date", path.display());
                 }
             }
@@ -487,8 +508,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             let report = toolforge_generator::schema_report::render(&collected, logs.len());
             match out {
-                Some(path) => std::fs::write(&path, report)
-                    .with_context(|| format!("writing {}", path.display()))?,
+                Some(path) => {
+                    fs_out::write_named_file(&path, report.as_bytes())?;
+                }
                 None => print!("{report}"),
             }
             Ok(ExitCode::SUCCESS)
@@ -530,7 +552,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
             }
             let text = serde_json::to_string_pretty(&loaded.config)? + "\n";
-            std::fs::write(&loaded.config_path, text)?;
+            fs_out::write_named_file(&loaded.config_path, text.as_bytes())?;
             println!(
                 "toolforge pin: {} → sha256 {}",
                 loaded.config_path.display(),

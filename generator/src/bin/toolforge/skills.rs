@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use toolforge_generator::config::{SkillsPin, sha256_hex};
+use toolforge_generator::fs_out;
 use toolforge_generator::skills::{SkillSet, archive, read_dir};
 
 /// Reads the pinned skills (directory or `.tar.gz`), checks the pin's
@@ -65,10 +66,13 @@ pub fn fetch(pin: &SkillsPin, config_dir: &Path) -> Result<()> {
         );
         return Ok(());
     }
+    let tmp = dest.with_extension("download");
+    // curl writes through a link at its output path.
+    fs_out::check_named_no_link(&dest)?;
+    fs_out::check_named_no_link(&tmp)?;
     if let Some(parent) = dest.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    let tmp = dest.with_extension("download");
     let ok = std::process::Command::new("curl")
         .args(["--fail", "--silent", "--show-error", "--location"])
         .args(["--max-time", "600", "--proto", "=https", "-o"])
