@@ -13,6 +13,8 @@
 #[cfg(feature = "http")]
 mod accept;
 #[cfg(feature = "http")]
+mod allowlist;
+#[cfg(feature = "http")]
 pub mod auth;
 #[cfg(feature = "http")]
 pub mod compress;
