@@ -757,10 +757,22 @@ mod tests {
             ),
             (1, 2, 4)
         );
+        let cli = Cli::try_parse_from(["bin", "--max-connections-per-ip", "3"]).unwrap();
+        let defaults = Cli::try_parse_from(["bin"]).unwrap().serve;
+        assert_eq!(
+            (
+                cli.serve.max_connections_per_ip,
+                defaults.max_connections_per_ip,
+                defaults.metrics_max_connections
+            ),
+            (3, 64, 16)
+        );
         for flag in [
             "--body-read-timeout-secs",
             "--idle-timeout-secs",
             "--max-connections",
+            "--max-connections-per-ip",
+            "--metrics-max-connections",
         ] {
             assert!(
                 Cli::try_parse_from(["bin", "--transport", "http", flag, "0"]).is_err(),
