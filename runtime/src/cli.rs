@@ -265,7 +265,8 @@ struct ServeArgs {
     #[arg(long, default_value_t = DEFAULT_METRICS_MAX_CONNECTIONS as u64, value_parser = clap::value_parser!(u64).range(1..))]
     metrics_max_connections: u64,
     /// HTTP: after SIGTERM (or SIGINT) the server stops accepting and waits
-    /// this many seconds at most for in-flight requests, then exits 0.
+    /// this many seconds at most for in-flight requests, then exits 0; a
+    /// second signal during that wait cancels them and exits 1 at once.
     #[arg(long, default_value_t = 10)]
     drain_timeout_secs: u64,
     /// HTTP without client authentication, using the stdio credential;

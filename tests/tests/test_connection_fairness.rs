@@ -191,6 +191,13 @@ fn silent_half_sent_and_idle_connections_make_room_for_an_authenticated_client()
         "{test}: {closed} of the {MAX} held connections were evicted (want at least one: the client's first connection found the table full)"
     );
     assert!(
+        server
+            .log()
+            .contains("dropping the oldest connections without a request in flight"),
+        "{test}: the eviction was not logged:\n{}",
+        server.log()
+    );
+    assert!(
         !server.log().contains("connection limit reached"),
         "{test}: a connection was refused:\n{}",
         server.log()

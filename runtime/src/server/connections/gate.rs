@@ -151,6 +151,7 @@ pub struct Gate {
     full: Bytes,
     peer_full: Bytes,
     saturated: AtomicBool,
+    evicting: AtomicBool,
 }
 
 /// A place among the open connections, given back on drop.
@@ -197,6 +198,7 @@ impl Gate {
             full: service_unavailable(max),
             peer_full: too_many_from_peer(per_peer.max(1)),
             saturated: AtomicBool::new(false),
+            evicting: AtomicBool::new(false),
         }
     }
 
@@ -217,6 +219,15 @@ impl Gate {
                 table.release(&victim, victim_peer);
             }
             victim.evict();
+            // One line per episode, as for refusals.
+            if !self.evicting.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    limit = self.shared.max,
+                    "connection table full: dropping the oldest connections without a request in flight to admit new ones (--max-connections)"
+                );
+            }
+        } else {
+            self.evicting.store(false, Ordering::Relaxed);
         }
         self.saturated.store(false, Ordering::Relaxed);
         table.open += 1;
