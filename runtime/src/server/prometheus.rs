@@ -67,7 +67,8 @@ pub async fn spawn_metrics(
         .fallback(not_found)
         .with_state(Arc::new(handle));
     tokio::spawn(async move {
-        let gate = Gate::new(max_connections, max_connections);
+        let gate = Gate::new(max_connections, max_connections)
+            .with_flags("--metrics-max-connections", "--metrics-max-connections");
         let drain = Drain::default();
         accept_until(
             &listener,

@@ -152,6 +152,8 @@ pub struct Gate {
     peer_full: Bytes,
     saturated: AtomicBool,
     evicting: AtomicBool,
+    /// The flags of the two bounds, named in the log.
+    flags: (&'static str, &'static str),
 }
 
 /// A place among the open connections, given back on drop.
@@ -199,7 +201,14 @@ impl Gate {
             peer_full: too_many_from_peer(per_peer.max(1)),
             saturated: AtomicBool::new(false),
             evicting: AtomicBool::new(false),
+            flags: ("--max-connections", "--max-connections-per-ip"),
         }
+    }
+
+    /// The same gate, naming these flags (total, per peer) in its log lines.
+    pub fn with_flags(mut self, total: &'static str, per_peer: &'static str) -> Gate {
+        self.flags = (total, per_peer);
+        self
     }
 
     /// A slot for a connection from `peer` accepted at `now`, evicting the
@@ -223,7 +232,8 @@ impl Gate {
             if !self.evicting.swap(true, Ordering::Relaxed) {
                 tracing::warn!(
                     limit = self.shared.max,
-                    "connection table full: dropping the oldest connections without a request in flight to admit new ones (--max-connections)"
+                    flag = self.flags.0,
+                    "connection table full: dropping the oldest connections without a request in flight to admit new ones"
                 );
             }
         } else {
@@ -265,7 +275,8 @@ impl Gate {
                 if !self.saturated.swap(true, Ordering::Relaxed) {
                     tracing::warn!(
                         limit = self.shared.max,
-                        "connection limit reached: every connection is busy with a request; new connections get 503 until some close (--max-connections)"
+                        flag = self.flags.0,
+                        "connection limit reached: every connection is busy with a request; new connections get 503 until some close"
                     );
                 }
                 self.full.clone()
@@ -273,7 +284,8 @@ impl Gate {
             Refusal::PeerFull => {
                 tracing::debug!(
                     limit = self.shared.per_peer,
-                    "a peer address holds its share of connections; answered 429 (--max-connections-per-ip)"
+                    flag = self.flags.1,
+                    "a peer address holds its share of connections; answered 429"
                 );
                 self.peer_full.clone()
             }
