@@ -35,12 +35,14 @@ use crate::sandbox::{Limits, SandboxConfig, WorkerCommand};
 use crate::server::auth::{TOKENS_ENV, TokenTable};
 use crate::server::connections::{
     DEFAULT_BODY_READ_TIMEOUT_SECS, DEFAULT_IDLE_TIMEOUT_SECS, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS_PER_IP, DEFAULT_METRICS_MAX_CONNECTIONS,
 };
 #[cfg(feature = "http")]
 use crate::server::http::{ClientAuth, HttpOptions, serve_http};
 use crate::server::stdio::serve_stdio;
 use crate::server::{Core, CoreOptions};
 use crate::validate::Validators;
+use signals::Signals;
 
 /// HTTP: seconds a client may take to send a request head (from accept, or
 /// from the first byte of a later request).
@@ -50,6 +52,7 @@ const HEADER_READ_TIMEOUT_SECS: u64 = 10;
 mod credentials;
 #[cfg(feature = "oauth")]
 mod oauth;
+mod signals;
 
 /// The MCP listing entry of a tool, as JSON (with its output schema).
 pub fn tool_listing(tool: &ToolDef) -> Value {
@@ -237,6 +240,10 @@ struct ServeArgs {
     /// (`Retry-After: 1`) and closed.
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS as u64, value_parser = clap::value_parser!(u64).range(1..))]
     max_connections: u64,
+    /// HTTP: most connections open at once from one peer address (IPv6:
+    /// one /64); more are answered 429 and closed.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS_PER_IP as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections_per_ip: u64,
     /// List output schemas to every client (otherwise only with ?output_schemas=1).
     #[arg(long)]
     output_schemas: bool,
@@ -254,8 +261,12 @@ struct ServeArgs {
     /// its own (off by default; port 0 picks a free port).
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<SocketAddr>,
+    /// Most connections open at once on the --metrics-listen listener.
+    #[arg(long, default_value_t = DEFAULT_METRICS_MAX_CONNECTIONS as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    metrics_max_connections: u64,
     /// HTTP: after SIGTERM (or SIGINT) the server stops accepting and waits
-    /// this many seconds at most for in-flight requests, then exits 0.
+    /// this many seconds at most for in-flight requests, then exits 0; a
+    /// second signal during that wait cancels them and exits 1 at once.
     #[arg(long, default_value_t = 10)]
     drain_timeout_secs: u64,
     /// HTTP without client authentication, using the stdio credential;
@@ -429,7 +440,7 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
         bail!("--oauth-config is used only with --auth oauth");
     }
     let secrets = credentials::server_secrets(catalogue, &token_env)?;
-    start_metrics(args.metrics_listen).await?;
+    start_metrics(args.metrics_listen, args.metrics_max_connections).await?;
     let setup = mode_setup(&args)?;
     let core = Arc::new(Core::with_mode(
         catalogue,
@@ -460,7 +471,7 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
         Transport::Stdio => {
             let credential = credentials::server_credential(&token_env, secrets.as_ref())?;
             let max_line = args.max_request_bytes.saturating_mul(16).max(16 << 20);
-            serve_stdio(core, credential, max_line, shutdown_signal()).await?;
+            serve_stdio(core, credential, max_line, Signals::listen().first()).await?;
         }
         #[cfg(not(feature = "http"))]
         Transport::Http => bail!(
@@ -517,11 +528,21 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
                 body_read_timeout: Duration::from_secs(args.body_read_timeout_secs),
                 idle_timeout: Duration::from_secs(args.idle_timeout_secs),
                 max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
+                max_connections_per_ip: usize::try_from(args.max_connections_per_ip)
+                    .unwrap_or(usize::MAX),
                 auth,
                 drain_timeout: Duration::from_secs(args.drain_timeout_secs),
                 readiness,
             };
-            serve_http(core, args.listen, options, shutdown_signal()).await?;
+            let signals = Signals::listen();
+            serve_http(
+                core,
+                args.listen,
+                options,
+                signals.clone().first(),
+                signals.second(),
+            )
+            .await?;
         }
     }
     Ok(())
@@ -557,17 +578,18 @@ async fn oauth_auth(
 /// Installs the recorder and serves `--metrics-listen`, before anything
 /// is counted.
 #[cfg(feature = "http")]
-async fn start_metrics(listen: Option<SocketAddr>) -> anyhow::Result<()> {
+async fn start_metrics(listen: Option<SocketAddr>, max_connections: u64) -> anyhow::Result<()> {
     if let Some(listen) = listen {
         let handle = crate::metrics::install()?;
-        crate::server::prometheus::spawn_metrics(listen, handle).await?;
+        let max = usize::try_from(max_connections).unwrap_or(usize::MAX);
+        crate::server::prometheus::spawn_metrics(listen, handle, max).await?;
     }
     Ok(())
 }
 
 /// Without the `http` feature there is no metrics listener.
 #[cfg(not(feature = "http"))]
-async fn start_metrics(listen: Option<SocketAddr>) -> anyhow::Result<()> {
+async fn start_metrics(listen: Option<SocketAddr>, _: u64) -> anyhow::Result<()> {
     if listen.is_some() {
         bail!(
             "--metrics-listen: this server was built without the `http` feature of toolforge-runtime"
@@ -612,31 +634,6 @@ fn mode_setup(args: &ServeArgs) -> anyhow::Result<Option<ModeSetup>> {
         args.mode.as_str(),
         crate::codemode::DISABLED
     )
-}
-
-/// Resolves on SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
-    }
-    tracing::info!("signal received, shutting down");
 }
 
 #[cfg(test)]
@@ -761,10 +758,22 @@ mod tests {
             ),
             (1, 2, 4)
         );
+        let cli = Cli::try_parse_from(["bin", "--max-connections-per-ip", "3"]).unwrap();
+        let defaults = Cli::try_parse_from(["bin"]).unwrap().serve;
+        assert_eq!(
+            (
+                cli.serve.max_connections_per_ip,
+                defaults.max_connections_per_ip,
+                defaults.metrics_max_connections
+            ),
+            (3, 64, 16)
+        );
         for flag in [
             "--body-read-timeout-secs",
             "--idle-timeout-secs",
             "--max-connections",
+            "--max-connections-per-ip",
+            "--metrics-max-connections",
         ] {
             assert!(
                 Cli::try_parse_from(["bin", "--transport", "http", flag, "0"]).is_err(),

@@ -5,7 +5,8 @@
 //!   ([`classify`]), generated from the messages MCP clients send and
 //!   mutated at the JSON and the byte level. Properties: no panic; blank
 //!   lines are ignored; non-JSON gets `-32700` and wrong shapes `-32600`,
-//!   both with `"id": null`; `-32602` carries the request's own id; every
+//!   both with `"id": null`; `-32602` (bad params) and `-32601` (an
+//!   unknown method, its name clipped) carry the request's own id; every
 //!   reply is a well-formed, short JSON-RPC error; a message handed to rmcp
 //!   keeps the client's `id` and `method`.
 //! - `stdio_framing`: a byte stream cut into random chunks, read with
@@ -340,12 +341,12 @@ fn check_verdict(bytes: &[u8], verdict: &Verdict) -> Result<String, String> {
                         return Err(format!("-32600 must have \"id\": null: {reply}"));
                     }
                 }
-                (-32602, Some(request)) => {
+                (-32602 | -32601, Some(request)) => {
                     if !same(request.get("id"), Some(id))
                         || !(id.is_string() || id.is_i64() || id.is_u64())
                     {
                         return Err(format!(
-                            "-32602 must carry the request's id {:?}: {reply}",
+                            "{code} must carry the request's id {:?}: {reply}",
                             request.get("id")
                         ));
                     }

@@ -180,6 +180,7 @@ async fn start() -> Server {
         body_read_timeout: Duration::from_secs(5),
         idle_timeout: Duration::from_secs(60),
         max_connections: 64,
+        max_connections_per_ip: 64,
         auth: ClientAuth::Tokens(tokens),
         drain_timeout: Duration::from_secs(10),
         readiness: Vec::new(),

@@ -136,3 +136,104 @@ fn listing_and_large_answers_are_compressed_as_accepted() {
     })
     .unwrap();
 }
+
+/// Request bodies are never decoded (issue 39): before, `Content-Encoding`
+/// was ignored, so a gzip body was parsed as JSON (`-32700`) and a plain
+/// body labelled gzip was run. Now any coding but `identity` is a 415 that
+/// says which coding is accepted, before the body is read (a gzip bomb
+/// costs nothing).
+#[test]
+fn encoded_request_bodies_are_refused_415() {
+    use std::io::Write as _;
+    with_deadline(LIMIT, || {
+        let config = ServerConfig::new([
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--allow-loopback-upstream",
+        ])
+        .token(CLIENT_TOKEN, UPSTREAM_TOKEN);
+        let server = Server::http(&config).unwrap();
+        let client = RawClient::new(server.addr(), CLIENT_TOKEN);
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(body.as_bytes()).unwrap();
+        let gzipped = gz.finish().unwrap();
+        // 8 MiB of zeros in a few KiB: never inflated.
+        let mut bomb = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        bomb.write_all(&vec![0u8; 8 << 20]).unwrap();
+        let bomb = bomb.finish().unwrap();
+        for (what, bytes, coding) in [
+            ("a gzip body", gzipped.as_slice(), "gzip"),
+            ("a plain body labelled gzip", body.as_bytes(), "gzip"),
+            ("a gzip bomb", bomb.as_slice(), "gzip"),
+            ("brotli", body.as_bytes(), "br"),
+            ("deflate", body.as_bytes(), "deflate"),
+            (
+                "a list ending in identity",
+                body.as_bytes(),
+                "gzip, identity",
+            ),
+            ("an unknown coding", body.as_bytes(), "zstd"),
+        ] {
+            let resp = client
+                .post_raw(bytes, &[("Content-Encoding", coding)])
+                .unwrap();
+            assert_eq!(resp.status, 415, "{what}: {}", resp.text());
+            assert_eq!(resp.header("accept-encoding"), Some("identity"), "{what}");
+            assert!(resp.text().contains("must not be compressed"), "{what}");
+        }
+        let resp = client
+            .post_raw(body.as_bytes(), &[("Content-Encoding", "identity")])
+            .unwrap();
+        assert_eq!(resp.status, 200, "{}", resp.text());
+    })
+    .unwrap();
+}
+
+/// The `?output_schemas=1` listing (the other pre-encoded variant) is
+/// compressed as the plain one is, and decodes to the uncompressed answer.
+#[test]
+fn the_output_schemas_listing_is_compressed_too() {
+    with_deadline(LIMIT, || {
+        let config = ServerConfig::new([
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--allow-loopback-upstream",
+        ])
+        .token(CLIENT_TOKEN, UPSTREAM_TOKEN);
+        let server = Server::http(&config).unwrap();
+        let client = RawClient {
+            path: "/mcp?output_schemas=1".to_owned(),
+            ..RawClient::new(server.addr(), CLIENT_TOKEN)
+        };
+        let (enc, plain_len, plain) = post(&client, 1, "tools/list", json!({}), "");
+        assert_eq!(enc, None);
+        let tools = plain["result"]["tools"].as_array().unwrap();
+        assert!(
+            tools.iter().any(|t| t.get("outputSchema").is_some()),
+            "no output schema listed"
+        );
+        for accept in ["gzip", "br"] {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let (enc, wire, got) = loop {
+                let (enc, wire, got) = post(&client, 2, "tools/list", json!({}), accept);
+                if enc.is_some() {
+                    break (enc, wire, got);
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "{accept}: the output-schemas listing was never compressed"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            };
+            assert_eq!(enc.as_deref(), Some(accept));
+            assert_eq!(got["id"], 2);
+            assert_eq!(got["result"], plain["result"], "{accept}");
+            assert!(
+                wire * 3 < plain_len,
+                "{accept}: {wire} of {plain_len} bytes"
+            );
+        }
+    })
+    .unwrap();
+}

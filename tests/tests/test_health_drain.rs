@@ -137,3 +137,80 @@ fn sigterm_drains_an_in_flight_call_then_exits_zero() {
     })
     .unwrap();
 }
+
+/// A second SIGTERM (or SIGINT) during the drain ends it at once: the held
+/// call is abandoned (its connection closed without an answer) and the
+/// process exits 1, saying why, instead of waiting up to the drain timeout.
+/// Before, the second signal was ignored and the process waited for the
+/// upstream (here: until the test released it).
+#[test]
+fn a_second_signal_ends_the_drain_at_once_and_exits_non_zero() {
+    with_deadline(LIMIT, || {
+        for signal in ["-TERM", "-INT"] {
+            let (arrived_tx, arrived_rx) = mpsc::channel::<()>();
+            let (release_tx, release_rx) = mpsc::channel::<()>();
+            let arrived_tx = Mutex::new(arrived_tx);
+            let release_rx = Arc::new(Mutex::new(release_rx));
+            let upstream = Upstream::start(move |req| {
+                if req.path() == format!("/zones/{ZONE}") {
+                    let _ = arrived_tx.lock().unwrap().send(());
+                    let _ = release_rx.lock().unwrap().recv_timeout(WAIT);
+                }
+                Reply::envelope(json!({"id": ZONE, "name": "held.example", "status": "active"}))
+            })
+            .unwrap();
+            let config = ServerConfig::new([
+                "--upstream".to_owned(),
+                upstream.url(),
+                "--allow-loopback-upstream".to_owned(),
+                "--drain-timeout-secs".to_owned(),
+                "60".to_owned(),
+            ])
+            .token(CLIENT_TOKEN, UPSTREAM_TOKEN);
+            let mut server = Server::http(&config).unwrap();
+            let client = RawClient::new(server.addr(), CLIENT_TOKEN);
+            let call =
+                std::thread::spawn(move || client.call_tool("zones_get", json!({"zone_id": ZONE})));
+            arrived_rx
+                .recv_timeout(WAIT)
+                .expect("the call reached the upstream");
+            let pid = server.pid().to_string();
+            let kill = |what: &str| {
+                let status = std::process::Command::new("kill")
+                    .args([signal, &pid])
+                    .status()
+                    .unwrap();
+                assert!(status.success(), "{signal}: {what}");
+            };
+            kill("first");
+            wait_until("the drain to start", || {
+                server.log().contains("stopped accepting")
+            });
+            assert_eq!(server.exit_status(), None, "{signal}: exited at once");
+            let second = Instant::now();
+            kill("second");
+            let exit = server
+                .wait_exit(Duration::from_secs(10))
+                .unwrap_or_else(|| panic!("{signal}: still draining after a second signal"));
+            assert!(
+                second.elapsed() < Duration::from_secs(10),
+                "{signal}: {:?}",
+                second.elapsed()
+            );
+            assert_eq!(exit, "exit status: 1", "{signal}: {}", server.log());
+            let log = server.log();
+            assert!(log.contains("second signal"), "{signal}: {log}");
+            assert!(
+                !log.contains("in-flight requests finished"),
+                "{signal}: {log}"
+            );
+            // The abandoned call got no answer.
+            assert!(
+                call.join().unwrap().is_err(),
+                "{signal}: the call was answered"
+            );
+            let _ = release_tx.send(());
+        }
+    })
+    .unwrap();
+}

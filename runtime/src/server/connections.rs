@@ -1,7 +1,9 @@
-//! Connection bookkeeping of the HTTP server: a bound on open connections
-//! (the rest get a minimal 503), what each connection is doing (between
-//! requests, receiving a request head, or busy with a request), and a
-//! deadline for each of those states and for the request body.
+//! Connection bookkeeping of the HTTP server: a bound on open connections,
+//! in total and per peer address, that evicts connections without a
+//! request in flight before it refuses one ([`Gate`]), what each connection
+//! is doing (between requests, receiving a request head, or busy with a
+//! request), and a deadline for each of those states and for the request
+//! body.
 //!
 //! Why hyper's own timer is not used: hyper 1.12's `header_read_timeout`
 //! arms its timer whenever the connection starts waiting for a request
@@ -32,24 +34,17 @@ use http::{HeaderValue, Request, Response, StatusCode, header};
 use http_body::{Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper_util::service::TowerToHyperService;
-use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadBuf};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::{Notify, watch};
 use tokio::time::{Instant, Sleep};
 
 pub use super::limits::{
     DEFAULT_BODY_READ_TIMEOUT_SECS, DEFAULT_IDLE_TIMEOUT_SECS, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS_PER_IP, DEFAULT_METRICS_MAX_CONNECTIONS,
 };
-/// Rejected connections being answered at once; beyond this a rejected
-/// connection is closed without an answer, so a flood cannot make the
-/// server hold unbounded work for connections it refused.
-const MAX_REFUSING: usize = 64;
-/// How long the 503 writer may take to write its answer, and then how long
-/// it reads what the client sent before closing (so the close does not
-/// reset the connection before the client has read the answer).
-const REFUSE_WRITE: Duration = Duration::from_secs(1);
-const REFUSE_LINGER: Duration = Duration::from_secs(1);
-/// Bytes the 503 writer reads and discards at most.
-const REFUSE_DRAIN_BYTES: usize = 64 * 1024;
+pub use gate::{Admission, Gate, PeerKey, Refusal, Slot};
+
+mod gate;
 /// Shortest sleep of a watchdog (a zero timeout must not spin).
 const MIN_TICK: Duration = Duration::from_millis(1);
 
@@ -74,130 +69,28 @@ impl Timeouts {
     }
 }
 
-// --- the bound on open connections ---------------------------------------
-
-/// The bound on open connections: an admitted connection holds a [`Slot`]
-/// until it closes; the others are answered 503 by [`Gate::refuse`].
-#[derive(Debug)]
-pub struct Gate {
-    slots: Arc<Semaphore>,
-    max: usize,
-    refusing: Arc<Semaphore>,
-    answer: Bytes,
-    saturated: AtomicBool,
-}
-
-/// A place among the open connections, given back on drop.
-#[derive(Debug)]
-pub struct Slot {
-    _permit: OwnedSemaphorePermit,
-}
-
-impl Gate {
-    /// A bound of `max` open connections (at least one).
-    pub fn new(max: usize) -> Gate {
-        let max = max.clamp(1, Semaphore::MAX_PERMITS);
-        Gate {
-            slots: Arc::new(Semaphore::new(max)),
-            max,
-            refusing: Arc::new(Semaphore::new(MAX_REFUSING)),
-            answer: service_unavailable(max),
-            saturated: AtomicBool::new(false),
-        }
-    }
-
-    /// A slot for a new connection, or `None` when `max` are open. Never
-    /// waits: the accept loop must keep accepting (and refusing).
-    pub fn try_admit(&self) -> Option<Slot> {
-        match Arc::clone(&self.slots).try_acquire_owned() {
-            Ok(permit) => {
-                self.saturated.store(false, Ordering::Relaxed);
-                Some(Slot { _permit: permit })
-            }
-            Err(_) => None,
-        }
-    }
-
-    /// Connections open now.
-    pub fn open(&self) -> usize {
-        self.max - self.slots.available_permits()
-    }
-
-    /// Answers a connection that got no slot with `503 Service Unavailable`
-    /// (`Retry-After: 1`, `Connection: close`) on a task of its own, then
-    /// closes it. When [`MAX_REFUSING`] answers are already being written
-    /// the connection is closed at once instead. Returns immediately.
-    pub fn refuse<S>(&self, stream: S)
-    where
-        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    {
-        // One warning per episode of saturation, not one per connection.
-        if !self.saturated.swap(true, Ordering::Relaxed) {
-            tracing::warn!(
-                limit = self.max,
-                "connection limit reached: new connections get 503 until some close (--max-connections)"
-            );
-        }
-        let Ok(permit) = Arc::clone(&self.refusing).try_acquire_owned() else {
-            tracing::debug!("too many refusals in progress; closing a connection unanswered");
-            return;
-        };
-        let answer = self.answer.clone();
-        tokio::spawn(async move {
-            let _permit = permit;
-            refuse(stream, &answer).await;
-        });
-    }
-}
-
-/// The whole 503 response, built once.
-fn service_unavailable(max: usize) -> Bytes {
-    let body = format!(
-        "Service Unavailable: the server has its maximum of {max} open connections; retry shortly.\n"
-    );
-    Bytes::from(format!(
-        "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n\
-         Content-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    ))
-}
-
-/// Writes `answer`, shuts the write side, then reads (bounded in bytes and
-/// time) until the client closes: closing a socket with unread input makes
-/// the kernel send a reset, which can destroy the answer before the client
-/// has read it.
-async fn refuse<S>(mut stream: S, answer: &[u8])
-where
-    S: AsyncRead + AsyncWrite + Unpin,
-{
-    let written = tokio::time::timeout(REFUSE_WRITE, async {
-        stream.write_all(answer).await?;
-        stream.shutdown().await
-    })
-    .await;
-    if !matches!(written, Ok(Ok(()))) {
-        return;
-    }
-    let _ = tokio::time::timeout(REFUSE_LINGER, async {
-        let mut buf = [0u8; 4096];
-        let mut read = 0;
-        while read < REFUSE_DRAIN_BYTES {
-            match stream.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => read += n,
-            }
-        }
-    })
-    .await;
-}
-
 // --- what a connection is doing -----------------------------------------
 
 /// What one connection is doing, shared by its stream ([`Tracked`]), its
-/// service ([`ConnService`]) and its watchdog ([`drive`]).
+/// service ([`ConnService`]), its watchdog ([`drive`]) and, while it has
+/// no request in flight, the eviction order of its [`Gate`].
 #[derive(Debug)]
 pub struct Activity {
-    phase: Mutex<Phase>,
+    state: Mutex<State>,
+    /// The gate it holds a slot of, and its peer (`None` when not gated).
+    gate: Option<Arc<gate::GateShared>>,
+    peer: Option<PeerKey>,
+    /// Set (under the gate's lock) once its slot is given back.
+    released: AtomicBool,
+    /// Woken when the gate evicts it.
+    evicted: Notify,
+}
+
+#[derive(Debug)]
+struct State {
+    phase: Phase,
+    /// Its entry in the gate's eviction order, while it has one.
+    queued: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,55 +118,94 @@ pub enum Verdict {
 }
 
 impl Activity {
-    /// A connection accepted at `now`: its first request head is due within
-    /// the header timeout. (Silence on a fresh connection is not
-    /// keep-alive, so it does not get the longer idle timeout.)
+    /// A connection accepted at `now`, not under a [`Gate`]: its first
+    /// request head is due within the header timeout. (Silence on a fresh
+    /// connection is not keep-alive, so it does not get the longer idle
+    /// timeout.)
     pub fn new(now: Instant) -> Arc<Activity> {
         Arc::new(Activity {
-            phase: Mutex::new(Phase::Head(now)),
+            state: Mutex::new(State {
+                phase: Phase::Head(now),
+                queued: None,
+            }),
+            gate: None,
+            peer: None,
+            released: AtomicBool::new(false),
+            evicted: Notify::new(),
         })
     }
 
-    fn phase(&self) -> std::sync::MutexGuard<'_, Phase> {
+    /// A connection admitted by a gate at `now`, entry `seq` of its
+    /// eviction order.
+    fn gated(now: Instant, gate: Arc<gate::GateShared>, peer: PeerKey, seq: u64) -> Arc<Activity> {
+        Arc::new(Activity {
+            state: Mutex::new(State {
+                phase: Phase::Head(now),
+                queued: Some(seq),
+            }),
+            gate: Some(gate),
+            peer: Some(peer),
+            released: AtomicBool::new(false),
+            evicted: Notify::new(),
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
         // The critical sections cannot panic; a poisoned lock still holds a
-        // valid phase.
-        self.phase
+        // valid state.
+        self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Tells the watchdog to drop the connection (the gate needs its slot).
+    fn evict(&self) {
+        self.evicted.notify_one();
+    }
+
     /// Bytes arrived. Between requests this starts the next request head's
-    /// clock. (Bytes hyper reads while a request is in flight, such as a
+    /// clock (the connection stays evictable until the head is complete).
+    /// (Bytes hyper reads while a request is in flight, such as a
     /// pipelined next request, do not: that request is then timed as idle,
     /// still bounded by the idle timeout.)
     fn bytes_read(&self) {
-        let mut phase = self.phase();
-        if matches!(*phase, Phase::Idle(_)) {
-            *phase = Phase::Head(Instant::now());
+        let mut state = self.state();
+        if matches!(state.phase, Phase::Idle(_)) {
+            state.phase = Phase::Head(Instant::now());
         }
     }
 
-    /// A request is in flight until the returned guard drops.
+    /// A request is in flight until the returned guard drops; meanwhile the
+    /// connection cannot be evicted.
     pub fn begin(self: &Arc<Self>) -> InFlight {
-        let mut phase = self.phase();
-        *phase = match *phase {
-            Phase::Busy(n) => Phase::Busy(n + 1),
+        let mut state = self.state();
+        state.phase = match state.phase {
+            Phase::Busy(n) => Phase::Busy(n.saturating_add(1)),
             Phase::Head(_) | Phase::Idle(_) => Phase::Busy(1),
         };
+        if let (Some(seq), Some(gate)) = (state.queued.take(), &self.gate) {
+            gate.delist(seq);
+        }
         InFlight(Arc::clone(self))
     }
 
-    fn end(&self) {
-        let mut phase = self.phase();
-        *phase = match *phase {
+    fn end(self: &Arc<Self>) {
+        let mut state = self.state();
+        state.phase = match state.phase {
             Phase::Busy(n) if n > 1 => Phase::Busy(n - 1),
             _ => Phase::Idle(Instant::now()),
         };
+        if matches!(state.phase, Phase::Idle(_))
+            && state.queued.is_none()
+            && let Some(gate) = &self.gate
+        {
+            state.queued = gate.enlist(self);
+        }
     }
 
     /// What the watchdog should do at `now`.
     pub fn verdict(&self, now: Instant, timeouts: &Timeouts) -> Verdict {
-        let (since, limit, expired) = match *self.phase() {
+        let (since, limit, expired) = match self.state().phase {
             Phase::Busy(_) => return Verdict::Wait(now + timeouts.tick()),
             Phase::Head(since) => (since, timeouts.header_read, Verdict::HeadTooSlow),
             Phase::Idle(since) => (since, timeouts.idle, Verdict::Idle),
@@ -594,16 +526,21 @@ pub enum ConnectionError {
     /// A request head took longer than the header timeout; dropped.
     #[error("no complete request head within {}", seconds(*.0))]
     HeadTimedOut(Duration),
+    /// Dropped without a request in flight to make room for a new
+    /// connection (see [`Gate`]).
+    #[error("evicted to make room for a new connection")]
+    Evicted,
 }
 
 /// Serves one connection to its end. It is closed gracefully when the
 /// server shuts down (`shutdown` changes or its sender goes away) or after
 /// `timeouts.idle` between requests, and dropped when a request head takes
-/// longer than `timeouts.header_read`.
+/// longer than `timeouts.header_read` or when its gate evicts it.
 ///
 /// # Errors
 ///
-/// Hyper's error, or [`ConnectionError::HeadTimedOut`].
+/// Hyper's error, [`ConnectionError::HeadTimedOut`] or
+/// [`ConnectionError::Evicted`].
 pub async fn drive<C: GracefulClose>(
     conn: C,
     activity: &Activity,
@@ -618,6 +555,7 @@ pub async fn drive<C: GracefulClose>(
         tokio::select! {
             biased;
             ended = conn.as_mut() => return ended.map_err(ConnectionError::from),
+            () = activity.evicted.notified() => return Err(ConnectionError::Evicted),
             _ = shutdown.changed(), if !closing => {
                 conn.as_mut().close_gracefully();
                 closing = true;

@@ -17,18 +17,22 @@ use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::{HeaderValue, StatusCode, header};
-use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcRequest};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 use tokio::net::TcpListener;
 
+use super::accept::accept_until;
+pub use super::allowlist::{default_hosts, host_allowed, origin_allowed};
 use super::auth::{TokenTable, bearer_token};
 use super::compress::{self, Encoding, LeaveUncompressed, Precompressed};
-use super::connections::{Activity, ConnService, Drain, Gate, Timeouts, Tracked, drive};
+use super::connections::{Drain, Gate, Timeouts};
+use super::content_coding;
 use super::health::{self, Health, ReadinessCheck};
-use super::jsonrpc_guard::{INVALID_PARAMS, PARSE_ERROR, Verdict, classify};
+use super::jsonrpc_guard::{
+    INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, Verdict, classify, clip,
+};
 use super::listing::SPLICE_MAX;
 use super::{Core, Handler, ServeError};
 use crate::credential::Credential;
@@ -73,8 +77,13 @@ pub struct HttpOptions {
     /// Time a keep-alive connection may sit between requests before it is
     /// closed (gracefully).
     pub idle_timeout: Duration,
-    /// Most connections open at once; more get a 503 and are closed.
+    /// Most connections open at once: at the bound the oldest without a
+    /// request in flight is dropped, and only when all are busy does a new
+    /// one get a 503.
     pub max_connections: usize,
+    /// Most connections open at once from one peer address (IPv6: one
+    /// /64); more get a 429.
+    pub max_connections_per_ip: usize,
     /// Client authentication.
     pub auth: ClientAuth,
     /// After SIGTERM, how long in-flight requests may take to finish
@@ -95,57 +104,6 @@ struct HttpState {
     auth: ClientAuth,
     max_request_bytes: usize,
     compressed: Arc<Precompressed>,
-}
-
-/// The `Host` values allowed for a server bound to `addr`.
-pub fn default_hosts(addr: SocketAddr) -> Vec<String> {
-    let port = addr.port();
-    let mut hosts = vec![
-        format!("127.0.0.1:{port}"),
-        format!("localhost:{port}"),
-        format!("[::1]:{port}"),
-    ];
-    let own = addr.to_string();
-    if !hosts.contains(&own) && !addr.ip().is_unspecified() {
-        hosts.push(own);
-    }
-    hosts
-}
-
-/// Whether a `Host` header value is allowed. An entry with a port must
-/// match exactly; an entry without one matches the host on any port.
-pub fn host_allowed(host: Option<&str>, allowed: &[String]) -> bool {
-    let Some(host) = host.map(|h| h.trim().to_ascii_lowercase()) else {
-        return false;
-    };
-    let bare = strip_port(&host);
-    allowed.iter().any(|entry| {
-        let entry = entry.trim().to_ascii_lowercase();
-        entry == host || (strip_port(&entry) == entry && entry == bare)
-    })
-}
-
-fn strip_port(host: &str) -> &str {
-    if let Some(rest) = host.strip_prefix('[') {
-        // [v6]:port or [v6]
-        return rest.find(']').map_or(host, |end| &host[..end + 2]);
-    }
-    match host.rsplit_once(':') {
-        Some((h, p)) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => h,
-        _ => host,
-    }
-}
-
-/// Whether an `Origin` header value is allowed: absent always is; present
-/// must equal an allowed entry (case-insensitive, trailing `/` ignored).
-pub fn origin_allowed(origin: Option<&str>, allowed: &[String]) -> bool {
-    let Some(origin) = origin else {
-        return true;
-    };
-    let origin = origin.trim().trim_end_matches('/');
-    allowed
-        .iter()
-        .any(|a| a.trim().trim_end_matches('/').eq_ignore_ascii_case(origin))
 }
 
 /// The router: `/mcp` and the protected-resource metadata documents.
@@ -222,6 +180,7 @@ pub fn router(
         .merge(mcp)
         .merge(metadata)
         .fallback(not_found)
+        .layer(axum::middleware::from_fn(content_coding::refuse_encoded))
         .layer(from_fn_with_state(state, guard))
         // Probes skip the allowlists and authentication (see `health`).
         .merge(health::routes(health));
@@ -249,16 +208,18 @@ impl ShutdownHandle {
 }
 
 /// Binds `listen`, prints `listening on http://IP:PORT/mcp` to stderr, and
-/// serves until `shutdown` resolves.
+/// serves until `shutdown` resolves, then drains (see
+/// [`serve_listener_until`]; `force` ends the drain at once).
 ///
 /// # Errors
 ///
-/// When the address cannot be bound.
+/// When the address cannot be bound, or `force` ended the drain.
 pub async fn serve_http(
     core: Arc<Core>,
     listen: SocketAddr,
     options: HttpOptions,
     shutdown: impl Future<Output = ()>,
+    force: impl Future<Output = ()>,
 ) -> Result<(), ServeError> {
     let listener = TcpListener::bind(listen)
         .await
@@ -271,16 +232,10 @@ pub async fn serve_http(
         source,
     })?;
     eprintln!("listening on http://{bound}/mcp");
-    serve_listener(listener, core, options, shutdown).await
+    serve_listener_until(listener, core, options, shutdown, force).await
 }
 
-/// Serves on an already bound listener until `shutdown` resolves, then
-/// stops accepting and lets in-flight requests finish (at most
-/// `drain_timeout`; `/readyz` answers 503 meanwhile).
-///
-/// Each connection is admitted against `max_connections` (the rest get a
-/// 503 from [`Gate::refuse`]) and driven by [`drive`], which applies the
-/// header, idle and body timeouts.
+/// [`serve_listener_until`] without a way to cut the drain short.
 ///
 /// # Errors
 ///
@@ -290,6 +245,31 @@ pub async fn serve_listener(
     core: Arc<Core>,
     options: HttpOptions,
     shutdown: impl Future<Output = ()>,
+) -> Result<(), ServeError> {
+    serve_listener_until(listener, core, options, shutdown, std::future::pending()).await
+}
+
+/// Serves on an already bound listener until `shutdown` resolves, then
+/// stops accepting and lets in-flight requests finish (at most
+/// `drain_timeout`; `/readyz` answers 503 meanwhile). When `force`
+/// resolves during the drain (a second SIGTERM or SIGINT), in-flight work
+/// is cancelled and the drain ends at once with
+/// [`ServeError::DrainInterrupted`]; before the drain, `force` is ignored.
+///
+/// Each connection is admitted by a [`Gate`] of `max_connections`,
+/// `max_connections_per_ip` per peer address (the rest get a 503 or 429),
+/// and driven by [`super::connections::drive`], which applies the header,
+/// idle and body timeouts.
+///
+/// # Errors
+///
+/// When the listener's address cannot be read, or `force` ended the drain.
+pub async fn serve_listener_until(
+    listener: TcpListener,
+    core: Arc<Core>,
+    options: HttpOptions,
+    shutdown: impl Future<Output = ()>,
+    force: impl Future<Output = ()>,
 ) -> Result<(), ServeError> {
     let bound = listener.local_addr().map_err(|source| ServeError::Io {
         context: "cannot read the bound address".into(),
@@ -301,47 +281,9 @@ pub async fn serve_listener(
         idle: options.idle_timeout,
         body_read: options.body_read_timeout,
     };
-    let gate = Gate::new(options.max_connections);
+    let gate = Gate::new(options.max_connections, options.max_connections_per_ip);
     let drain = Drain::default();
-    let mut http = hyper::server::conn::http1::Builder::new();
-    // hyper's header_read_timeout also runs while a keep-alive connection
-    // sits idle between requests (its timer is re-armed as soon as a
-    // response is written), so it would cut every idle connection at the
-    // header timeout; `drive` times the two phases separately instead. See
-    // the `connections` module documentation.
-    http.timer(TokioTimer::new()).header_read_timeout(None);
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(pair) => pair,
-                Err(e) => {
-                    // Out of file descriptors and the like: back off briefly
-                    // rather than spin on a failing accept.
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let _ = stream.set_nodelay(true);
-        let Some(slot) = gate.try_admit() else {
-            gate.refuse(stream);
-            continue;
-        };
-        let activity = Activity::new(tokio::time::Instant::now());
-        let io = TokioIo::new(Tracked::new(stream, activity.clone()));
-        let service = ConnService::new(app.clone(), activity.clone(), timeouts.body_read);
-        let conn = http.serve_connection(io, service);
-        let watcher = drain.watcher();
-        tokio::spawn(async move {
-            if let Err(e) = drive(conn, &activity, timeouts, watcher).await {
-                tracing::debug!(%peer, error = %e, "connection ended with an error");
-            }
-            drop(slot);
-        });
-    }
+    accept_until(&listener, &app, &gate, timeouts, &drain, shutdown).await;
     drop(listener);
     cancel.start_draining();
     tracing::info!(
@@ -349,13 +291,24 @@ pub async fn serve_listener(
         "shutting down: stopped accepting, finishing in-flight requests"
     );
     let limit = options.drain_timeout;
-    tokio::select! {
-        () = drain.finish() => tracing::info!("in-flight requests finished"),
+    let forced = tokio::select! {
+        () = drain.finish() => {
+            tracing::info!("in-flight requests finished");
+            false
+        }
         () = tokio::time::sleep(limit) => {
             tracing::warn!(secs = limit.as_secs_f64(), "in-flight requests did not finish within the drain timeout");
+            false
         }
-    }
+        () = force => {
+            tracing::warn!("second signal: cancelling in-flight requests and exiting now");
+            true
+        }
+    };
     cancel.cancel();
+    if forced {
+        return Err(ServeError::DrainInterrupted);
+    }
     Ok(())
 }
 
@@ -525,7 +478,9 @@ async fn authenticate(
                 Some(PARSE_ERROR) => {
                     return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
                 }
-                Some(INVALID_PARAMS) => return axum::Json(error).into_response(),
+                Some(INVALID_PARAMS | METHOD_NOT_FOUND) => {
+                    return axum::Json(error).into_response();
+                }
                 _ => {}
             },
             Verdict::Message(message) if lists_tools(&message) => {
@@ -640,7 +595,7 @@ async fn splice_listing(State(state): State<Arc<HttpState>>, req: Request, next:
             .await
             .unwrap_or_default();
         if let Some(detail) = bytes.strip_prefix(b"fail to deserialize request body ".as_slice()) {
-            let detail = String::from_utf8_lossy(detail);
+            let detail = clip(&String::from_utf8_lossy(detail));
             return jsonrpc_error(
                 -32600,
                 &format!("Invalid Request: not a JSON-RPC request or notification ({detail})"),
@@ -694,61 +649,6 @@ async fn splice_listing(State(state): State<Arc<HttpState>>, req: Request, next:
 mod tests {
     use super::*;
 
-    fn hosts() -> Vec<String> {
-        let mut h = default_hosts("127.0.0.1:8787".parse().unwrap());
-        h.push("mcp.example.com".into());
-        h
-    }
-
-    #[test]
-    fn host_allowlist() {
-        let h = hosts();
-        for ok in [
-            "127.0.0.1:8787",
-            "localhost:8787",
-            "LOCALHOST:8787",
-            "[::1]:8787",
-            "mcp.example.com",
-            "mcp.example.com:443",
-        ] {
-            assert!(host_allowed(Some(ok), &h), "{ok}");
-        }
-        for bad in [
-            "127.0.0.1:9999",
-            "evil.com:8787",
-            "localhost",
-            "[::1]:1",
-            "mcp.example.com.evil.com",
-        ] {
-            assert!(!host_allowed(Some(bad), &h), "{bad}");
-        }
-        assert!(!host_allowed(None, &h));
-        assert_eq!(strip_port("[::1]:8"), "[::1]");
-        assert_eq!(strip_port("[::1]"), "[::1]");
-        assert_eq!(strip_port("a:b"), "a:b");
-    }
-
-    #[test]
-    fn origin_allowlist() {
-        assert!(origin_allowed(None, &[]));
-        assert!(!origin_allowed(Some("http://localhost:3000"), &[]));
-        let allowed = vec!["https://app.example.com".to_owned()];
-        assert!(origin_allowed(Some("https://APP.example.com/"), &allowed));
-        assert!(!origin_allowed(
-            Some("https://app.example.com:8443"),
-            &allowed
-        ));
-        assert!(!origin_allowed(Some("null"), &allowed));
-    }
-
-    #[test]
-    fn default_hosts_include_the_bound_address() {
-        let h = default_hosts("127.0.0.2:5".parse().unwrap());
-        assert!(h.contains(&"127.0.0.2:5".to_owned()));
-        let h = default_hosts("0.0.0.0:5".parse().unwrap());
-        assert_eq!(h.len(), 3);
-    }
-
     fn test_router() -> Router {
         use crate::catalogue::{Catalogue, Product};
         use crate::config::{Exposure, UpstreamConfig, validate_upstream};
@@ -789,6 +689,7 @@ mod tests {
             body_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             max_connections: 16,
+            max_connections_per_ip: 16,
             auth: ClientAuth::Unauthenticated(None),
             drain_timeout: Duration::from_secs(10),
             readiness: Vec::new(),

@@ -19,6 +19,7 @@ use serde_json::{Map, Value, json};
 /// JSON-RPC error codes used here.
 pub(crate) const PARSE_ERROR: i64 = -32700;
 pub(crate) const INVALID_REQUEST: i64 = -32600;
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 pub(crate) const INVALID_PARAMS: i64 = -32602;
 
 /// Longest parser detail quoted in an error message (serde quotes input).
@@ -97,7 +98,8 @@ pub fn classify(bytes: &[u8]) -> Verdict {
 
 /// A `-32602` response when `message` is a request for a method this
 /// server implements whose params rmcp could not read (it then falls back
-/// to a custom request, which would get `-32601`).
+/// to a custom request, which would get `-32601`), and a `-32601` quoting
+/// a clip of the name for a method it does not implement.
 fn invalid_params(message: &ClientJsonRpcMessage) -> Option<Value> {
     let JsonRpcMessage::Request(request) = message else {
         return None;
@@ -106,7 +108,14 @@ fn invalid_params(message: &ClientJsonRpcMessage) -> Option<Value> {
         return None;
     };
     let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
-    invalid_params_reply(id, &custom.method, custom.params.as_ref())
+    invalid_params_reply(id.clone(), &custom.method, custom.params.as_ref()).or_else(|| {
+        // rmcp's own -32601 quotes the whole method name, however long.
+        Some(error_response(
+            id,
+            METHOD_NOT_FOUND,
+            &format!("Method not found: `{}`", clip(&custom.method)),
+        ))
+    })
 }
 
 /// The `-32602` response to request `id` for `method` with `params`, or
@@ -212,7 +221,9 @@ pub(crate) fn error_response(id: Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
-fn clip(text: &str) -> String {
+/// `text` cut to [`DETAIL_MAX`] characters (client input quoted in an
+/// error is never echoed whole).
+pub(crate) fn clip(text: &str) -> String {
     match text.char_indices().nth(DETAIL_MAX) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_owned(),
@@ -336,8 +347,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"api://products"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"skills/list"}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-            // not implemented here: rmcp answers -32601 whatever the params
-            r#"{"jsonrpc":"2.0","id":1,"method":"nope/nope","params":{"a":1}}"#,
+            // a method rmcp knows and this server does not serve: rmcp
+            // answers -32601 (an unknown one is answered here, see below)
             r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"x"}}"#,
             "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
         ] {
@@ -350,5 +361,27 @@ mod tests {
     fn malformed_notifications_are_ignored() {
         let v = classify(br#"{"jsonrpc":"1.0","method":"notifications/initialized"}"#);
         assert!(matches!(v, Verdict::Ignore), "{v:?}");
+    }
+
+    /// rmcp quoted an unknown method's whole name in its -32601 (a 900 KB
+    /// name came back whole): answered here with a clip of it.
+    #[test]
+    fn an_unknown_method_is_answered_with_a_clipped_name() {
+        let long = "m".repeat(100_000);
+        let r = reply(&format!(
+            r#"{{"jsonrpc":"2.0","id":9,"method":"{long}","params":{{}}}}"#
+        ));
+        assert_eq!(r["error"]["code"], METHOD_NOT_FOUND, "{r}");
+        assert_eq!(r["id"], 9);
+        let message = r["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("Method not found: `mmm"), "{message}");
+        assert!(message.len() < DETAIL_MAX + 64, "{} bytes", message.len());
+        let r = reply(r#"{"jsonrpc":"2.0","id":"a","method":"nope/nope"}"#);
+        assert_eq!(r["error"]["message"], "Method not found: `nope/nope`");
+        // A known method is still rmcp's.
+        assert!(matches!(
+            classify(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            Verdict::Message(_)
+        ));
     }
 }

@@ -14,3 +14,11 @@ pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 60;
 /// the 503 writers; idle connections cost little memory each, so 512 of
 /// them stay well within a small server.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+/// Default of `--max-connections-per-ip`: an eighth of the default bound,
+/// far more than one MCP client or browser opens (a handful each), so one
+/// host alone cannot hold the whole table; several clients behind one NAT
+/// address still fit.
+pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 64;
+/// Default of `--metrics-max-connections`: a scraper opens one connection
+/// at a time; a few more leave room for a second scraper and a person.
+pub const DEFAULT_METRICS_MAX_CONNECTIONS: usize = 16;

@@ -11,11 +11,17 @@
 //! ([`crate::codemode`]).
 
 #[cfg(feature = "http")]
+mod accept;
+#[cfg(feature = "http")]
+mod allowlist;
+#[cfg(feature = "http")]
 pub mod auth;
 #[cfg(feature = "http")]
 pub mod compress;
 #[cfg(feature = "http")]
 pub mod connections;
+#[cfg(feature = "http")]
+mod content_coding;
 pub mod direct;
 pub mod handler;
 #[cfg(feature = "http")]
@@ -37,6 +43,7 @@ pub mod whoami;
 pub mod connections {
     pub use super::limits::{
         DEFAULT_BODY_READ_TIMEOUT_SECS, DEFAULT_IDLE_TIMEOUT_SECS, DEFAULT_MAX_CONNECTIONS,
+        DEFAULT_MAX_CONNECTIONS_PER_IP, DEFAULT_METRICS_MAX_CONNECTIONS,
     };
 }
 
@@ -102,6 +109,12 @@ pub enum ServeError {
     /// The MCP session failed.
     #[error("MCP service error: {0}")]
     Mcp(String),
+    /// A second SIGTERM or SIGINT arrived while in-flight requests were
+    /// draining: they were cancelled and the server stopped at once.
+    #[error(
+        "a second signal ended the drain: in-flight requests were cancelled (one signal lets them finish, up to --drain-timeout-secs)"
+    )]
+    DrainInterrupted,
 }
 
 /// Options of the server core.

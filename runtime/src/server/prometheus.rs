@@ -3,26 +3,37 @@
 //! /metrics` answers the text exposition format (0.0.4); every other path
 //! is 404. No authentication: bind it where only the scraper reaches it.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http::{Request, Response, StatusCode, header};
-use http_body_util::Full;
-use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use axum::Router;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use http::{StatusCode, header};
 use metrics_exporter_prometheus::PrometheusHandle;
 use tokio::net::TcpListener;
 
 use super::ServeError;
+use super::accept::accept_until;
+use super::connections::{Drain, Gate, Timeouts};
 
 /// How often histograms are compacted between scrapes.
 const UPKEEP_EVERY: Duration = Duration::from_secs(5);
+/// The metrics listener's deadlines: a scrape is one small GET; a scraper
+/// keeps its connection between scrapes (every 15 to 60 s, usually).
+const TIMEOUTS: Timeouts = Timeouts {
+    header_read: Duration::from_secs(10),
+    idle: Duration::from_secs(90),
+    body_read: Duration::from_secs(10),
+};
 
 /// Binds `listen`, prints `metrics on http://IP:PORT/metrics` to stderr and
 /// serves the exposition in a background task for the life of the process.
+/// At most `max_connections` are open at once, under the same rules as the
+/// MCP listener (the oldest connection without a request in flight makes
+/// room; one peer address may hold all of them, as a scraper is one host).
 ///
 /// # Errors
 ///
@@ -30,6 +41,7 @@ const UPKEEP_EVERY: Duration = Duration::from_secs(5);
 pub async fn spawn_metrics(
     listen: SocketAddr,
     handle: PrometheusHandle,
+    max_connections: usize,
 ) -> Result<SocketAddr, ServeError> {
     let listener = TcpListener::bind(listen)
         .await
@@ -50,46 +62,43 @@ pub async fn spawn_metrics(
             upkeep.run_upkeep();
         }
     });
+    let app = Router::new()
+        .route("/metrics", get(metrics))
+        .fallback(not_found)
+        .with_state(Arc::new(handle));
     tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            };
-            let handle = handle.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |req| {
-                    let handle = handle.clone();
-                    async move { Ok::<_, Infallible>(answer(&handle, &req)) }
-                });
-                let conn = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service);
-                // A scrape is small; a stuck scraper is cut off.
-                let _ = tokio::time::timeout(Duration::from_secs(30), conn).await;
-            });
-        }
+        let gate = Gate::new(max_connections, max_connections)
+            .with_flags("--metrics-max-connections", "--metrics-max-connections");
+        let drain = Drain::default();
+        accept_until(
+            &listener,
+            &app,
+            &gate,
+            TIMEOUTS,
+            &drain,
+            std::future::pending(),
+        )
+        .await;
     });
     Ok(bound)
 }
 
-fn answer(handle: &PrometheusHandle, req: &Request<Incoming>) -> Response<Full<Bytes>> {
-    let (status, content_type, body) = if req.uri().path() == "/metrics" {
-        (
-            StatusCode::OK,
+async fn metrics(State(handle): State<Arc<PrometheusHandle>>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
-            handle.render(),
-        )
-    } else {
-        (
-            StatusCode::NOT_FOUND,
-            "text/plain; charset=utf-8",
-            "Not Found: metrics are at /metrics\n".to_owned(),
-        )
-    };
-    let mut resp = Response::new(Full::new(Bytes::from(body)));
-    *resp.status_mut() = status;
-    if let Ok(v) = http::HeaderValue::from_str(content_type) {
-        resp.headers_mut().insert(header::CONTENT_TYPE, v);
-    }
-    resp
+        )],
+        handle.render(),
+    )
+        .into_response()
+}
+
+async fn not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        "Not Found: metrics are at /metrics\n",
+    )
+        .into_response()
 }

@@ -404,6 +404,7 @@ pub async fn start_with(
         body_read_timeout: Duration::from_secs(5),
         idle_timeout: Duration::from_secs(60),
         max_connections: 64,
+        max_connections_per_ip: 64,
         auth: ClientAuth::OAuth {
             setup,
             secrets: None,

@@ -11,57 +11,6 @@ fn timeouts(header_ms: u64, idle_ms: u64) -> Timeouts {
 }
 
 #[test]
-fn the_gate_admits_up_to_its_bound_and_frees_slots_on_drop() {
-    let gate = Gate::new(2);
-    let a = gate.try_admit().unwrap();
-    let b = gate.try_admit().unwrap();
-    assert_eq!(gate.open(), 2);
-    assert!(gate.try_admit().is_none());
-    drop(a);
-    assert_eq!(gate.open(), 1);
-    let c = gate.try_admit().unwrap();
-    assert!(gate.try_admit().is_none());
-    drop((b, c));
-    assert_eq!(gate.open(), 0);
-    assert_eq!(Gate::new(0).max, 1, "a zero bound still admits one");
-}
-
-#[test]
-fn the_503_is_minimal_and_complete() {
-    let answer = service_unavailable(4);
-    let text = std::str::from_utf8(&answer).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap();
-    assert!(
-        head.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
-        "{head}"
-    );
-    assert!(head.contains("\r\nRetry-After: 1\r\n"), "{head}");
-    assert!(head.contains("\r\nConnection: close\r\n"), "{head}");
-    assert!(
-        head.contains(&format!("\r\nContent-Length: {}", body.len())),
-        "{head}"
-    );
-    assert!(body.contains("maximum of 4 open connections"), "{body}");
-}
-
-#[tokio::test]
-async fn a_refused_connection_reads_the_503_then_end_of_stream() {
-    let gate = Gate::new(1);
-    let (client, server) = tokio::io::duplex(4096);
-    gate.refuse(server);
-    let (mut read, mut write) = tokio::io::split(client);
-    // The client's request arrives after the answer was written: it is
-    // read and discarded, and the client still gets the whole answer.
-    write.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
-    let mut got = Vec::new();
-    tokio::time::timeout(Duration::from_secs(5), read.read_to_end(&mut got))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(got, service_unavailable(1).to_vec());
-}
-
-#[test]
 fn phases_and_their_deadlines() {
     let t = timeouts(100, 1000);
     let start = Instant::now();
@@ -81,7 +30,7 @@ fn phases_and_their_deadlines() {
     assert_eq!(activity.verdict(later, &t), Verdict::Wait(later + t.tick()));
     drop(guard);
     // Idle after the response: the idle timeout, not the header one.
-    let idle_since = match *activity.phase() {
+    let idle_since = match activity.state().phase {
         Phase::Idle(since) => since,
         other => panic!("{other:?}"),
     };
@@ -92,7 +41,7 @@ fn phases_and_their_deadlines() {
     assert_eq!(activity.verdict(idle_since + t.idle, &t), Verdict::Idle);
     // A byte of the next request: its head is due within the header timeout.
     activity.bytes_read();
-    let head_since = match *activity.phase() {
+    let head_since = match activity.state().phase {
         Phase::Head(since) => since,
         other => panic!("{other:?}"),
     };
@@ -102,7 +51,7 @@ fn phases_and_their_deadlines() {
     );
     // More bytes do not restart that clock.
     activity.bytes_read();
-    assert_eq!(*activity.phase(), Phase::Head(head_since));
+    assert_eq!(activity.state().phase, Phase::Head(head_since));
     assert_eq!(timeouts(0, 0).tick(), MIN_TICK);
 }
 
@@ -252,4 +201,29 @@ async fn shutdown_closes_gracefully_and_drain_waits_for_every_connection() {
         .unwrap();
     assert!(closed.load(Ordering::Relaxed));
     assert!(task.await.unwrap().is_ok());
+}
+
+#[tokio::test]
+async fn the_watchdog_drops_an_evicted_connection_at_once() {
+    let t = timeouts(60_000, 60_000);
+    let drain = Drain::default();
+    let gate = Gate::new(1, 1);
+    let now = Instant::now();
+    let Admission::Admitted(silent) = gate.admit("10.0.0.1".parse().unwrap(), now) else {
+        panic!("refused");
+    };
+    let activity = Arc::clone(silent.activity());
+    let (conn, closed) = fake();
+    let watched = tokio::spawn(async move { drive(conn, &activity, t, drain.watcher()).await });
+    let Admission::Admitted(_newcomer) = gate.admit("10.0.0.2".parse().unwrap(), now) else {
+        panic!("the newcomer was refused instead of evicting the silent connection");
+    };
+    let ended = tokio::time::timeout(Duration::from_secs(5), watched)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(ended, Err(ConnectionError::Evicted)), "{ended:?}");
+    assert!(!closed.load(Ordering::Relaxed));
+    drop(silent);
+    assert_eq!(gate.open(), 1);
 }
