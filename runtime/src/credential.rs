@@ -18,6 +18,7 @@ pub mod secrets;
 mod send_tests;
 #[cfg(test)]
 mod testing;
+pub mod token_answer;
 
 use std::fmt;
 use std::sync::Arc;
@@ -223,7 +224,10 @@ impl Credential {
     }
 
     fn build(token: Option<String>, secrets: Option<Arc<ServerSecrets>>, label: String) -> Self {
-        let mut all: Vec<&str> = token.iter().map(String::as_str).collect();
+        let mut all: Vec<String> = token
+            .iter()
+            .flat_map(|t| crate::redact::forms::sent_forms(t))
+            .collect();
         if let Some(s) = &secrets {
             all.extend(s.secrets());
         }
@@ -233,7 +237,7 @@ impl Credential {
             hasher.update([0]);
         }
         let key = hasher.finalize().into();
-        let redactor = Redactor::new(all.iter().copied());
+        let redactor = Redactor::new(all.iter().map(String::as_str));
         Self {
             inner: Arc::new(Inner {
                 token,
@@ -346,6 +350,20 @@ impl Credential {
             Some(s) => s.token_sources().fold(clean, |t, src| src.redact(t)),
             None => clean,
         }
+    }
+
+    /// `text` redacted as by [`Self::redact`], then cut to at most
+    /// `max_chars` characters (and `…`) without leaving the beginning of
+    /// a secret at the cut (see [`Redactor::clip`]).
+    pub fn clip(&self, text: &str, max_chars: usize) -> String {
+        let clean = self.redact(text);
+        let fetched: Vec<Redactor> = match &self.inner.secrets {
+            Some(s) => s.token_sources().flat_map(|src| src.redactors()).collect(),
+            None => Vec::new(),
+        };
+        let mut all = vec![&self.inner.redactor];
+        all.extend(fetched.iter());
+        crate::redact::clip_redacted(&clean, max_chars, &all)
     }
 
     /// `bytes` with every secret, in any recognised form, replaced by
