@@ -31,10 +31,7 @@ impl Redactor {
         let window = longest.saturating_mul(LONGEST_ESCAPE);
         let from = text.len().saturating_sub(window);
         for i in from..text.len() {
-            let cut_escape = INTRODUCERS.contains(&text[i])
-                && unit(text, i).1 == 1
-                && text.len() - i < LONGEST_ESCAPE;
-            if cut_escape
+            if cut_escape(text, i)
                 || self.needles.iter().any(|needle| {
                     let mut budget = MATCH_BUDGET;
                     runs_out(text, i, needle, &mut budget)
@@ -80,6 +77,9 @@ fn runs_out(text: &[u8], mut i: usize, needle: &[u8], budget: &mut u32) -> bool 
         let Some(&raw) = text.get(i) else {
             return true;
         };
+        if cut_escape(text, i) {
+            return true;
+        }
         let (got, len) = unit(text, i);
         if len > 1 && matches!(raw, b'%' | b'&') && raw == want {
             if got == Some(want) && runs_out(text, i + len, &needle[k + 1..], budget) {
@@ -94,6 +94,12 @@ fn runs_out(text: &[u8], mut i: usize, needle: &[u8], budget: &mut u32) -> bool 
         i += len;
     }
     false
+}
+
+/// Whether an escape introducer at `i` that reads as a plain byte is
+/// close enough to the end of `text` to be an escape the cut broke.
+fn cut_escape(text: &[u8], i: usize) -> bool {
+    INTRODUCERS.contains(&text[i]) && unit(text, i).1 == 1 && text.len() - i < LONGEST_ESCAPE
 }
 
 /// `i`, or the start of an escape that `i` lies inside.

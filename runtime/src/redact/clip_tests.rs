@@ -35,6 +35,8 @@ fn a_beginning_left_at_the_cut_is_dropped() {
         "x %43%53-SECRET",
         "x \\u0043S-SEC",
         "x &#67;S-SE",
+        "x CS-SEC\\",
+        "x CS-SEC%2",
         "x Y2xpZW50LWlkOkNTLVNFQ1",
     ] {
         let text = format!("{head}!!!!!!!!");
