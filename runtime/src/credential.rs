@@ -13,6 +13,8 @@
 //! upstream response before the rest of the server sees it.
 
 pub mod oauth2;
+#[cfg(test)]
+mod scope_tests;
 pub mod secrets;
 #[cfg(test)]
 mod send_tests;
@@ -27,7 +29,7 @@ use http::{HeaderName, HeaderValue};
 use sha2::{Digest, Sha256};
 
 use crate::redact::Redactor;
-use crate::security::{KeyLocation, Requirement, SchemeKind};
+use crate::security::{KeyLocation, Requirement, SchemeKind, operation_scopes};
 
 pub use oauth2::{AccessToken, TokenError, TokenSource};
 pub use secrets::ServerSecrets;
@@ -268,8 +270,9 @@ impl Credential {
 
     /// What a request needing `requirement` (`None`: the profile's global
     /// one) sends, fetching an OAuth token when the chosen alternative
-    /// has a client-credentials scheme. `base` resolves relative token
-    /// URLs.
+    /// has a client-credentials scheme: for the scopes `operation` lists
+    /// for it ([`crate::profile::Profile::scopes`]), else for all the
+    /// scheme declares. `base` resolves relative token URLs.
     ///
     /// # Errors
     ///
@@ -278,6 +281,7 @@ impl Credential {
     pub async fn authorize(
         &self,
         requirement: Option<Requirement>,
+        operation: Option<&str>,
         client: &reqwest::Client,
         base: &str,
     ) -> Result<Authorization, AuthorizeError> {
@@ -332,7 +336,12 @@ impl Credential {
                 }
                 Value::Client(source) => {
                     debug_assert!(matches!(scheme.kind, SchemeKind::ClientCredentials { .. }));
-                    let fetched = source.token(client, base).await?;
+                    let scopes =
+                        operation.and_then(|op| operation_scopes(profile.scopes, op, index));
+                    let fetched = match scopes {
+                        Some(scopes) => source.token_for(client, base, scopes).await?,
+                        None => source.token(client, base).await?,
+                    };
                     out.headers
                         .push((http::header::AUTHORIZATION, fetched.authorization()));
                     out.tokens.push((source.clone(), fetched));

@@ -203,7 +203,7 @@ impl Upstream {
             return Ok(Authorization::default());
         };
         credential
-            .authorize(req.security, &self.client, &self.base)
+            .authorize(req.security, req.operation, &self.client, &self.base)
             .await
             .map_err(|e| UpstreamError::Credential {
                 method: req.method.as_str(),

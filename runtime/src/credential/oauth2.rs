@@ -16,6 +16,7 @@
 
 use super::token_answer::{self, MAX_LIFETIME};
 
+use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -114,8 +115,9 @@ pub struct TokenSource {
     client_redactor: Redactor,
     /// Held while fetching, so concurrent callers share one fetch.
     fetching: tokio::sync::Mutex<()>,
-    /// The newest token first.
-    recent: RwLock<Vec<Arc<AccessToken>>>,
+    /// Per scope set asked for (sorted, without duplicates): the newest
+    /// token first. The sets come from the catalogue, so they are few.
+    recent: RwLock<HashMap<Vec<&'static str>, Vec<Arc<AccessToken>>>>,
 }
 
 impl std::fmt::Debug for TokenSource {
@@ -145,7 +147,7 @@ impl TokenSource {
             client_forms,
             client_redactor,
             fetching: tokio::sync::Mutex::new(()),
-            recent: RwLock::new(Vec::new()),
+            recent: RwLock::new(HashMap::new()),
         }
     }
 
@@ -155,7 +157,8 @@ impl TokenSource {
         self.client_forms.iter().map(String::as_str)
     }
 
-    /// A fresh access token: the cached one, or one fetched now.
+    /// A fresh access token for every scope the scheme declares: the
+    /// cached one, or one fetched now.
     ///
     /// # Errors
     ///
@@ -166,17 +169,36 @@ impl TokenSource {
         client: &reqwest::Client,
         base: &str,
     ) -> Result<Arc<AccessToken>, TokenError> {
-        if let Some(token) = self.current().filter(|t| t.fresh()) {
+        self.token_for(client, base, self.scopes).await
+    }
+
+    /// A fresh access token for `scopes` (what the called operation lists;
+    /// tokens are cached per scope set).
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::token`].
+    pub async fn token_for(
+        &self,
+        client: &reqwest::Client,
+        base: &str,
+        scopes: &'static [&'static str],
+    ) -> Result<Arc<AccessToken>, TokenError> {
+        let mut key = scopes.to_vec();
+        key.sort_unstable();
+        key.dedup();
+        if let Some(token) = self.current(&key).filter(|t| t.fresh()) {
             return Ok(token);
         }
         let _fetching = self.fetching.lock().await;
-        if let Some(token) = self.current().filter(|t| t.fresh()) {
+        if let Some(token) = self.current(&key).filter(|t| t.fresh()) {
             return Ok(token);
         }
-        let token = Arc::new(self.fetch(client, base).await?);
+        let token = Arc::new(self.fetch(client, base, &key).await?);
         let mut recent = self.recent.write().unwrap_or_else(|e| e.into_inner());
-        recent.insert(0, token.clone());
-        recent.truncate(RECENT_TOKENS);
+        let tokens = recent.entry(key).or_default();
+        tokens.insert(0, token.clone());
+        tokens.truncate(RECENT_TOKENS);
         Ok(token)
     }
 
@@ -184,8 +206,10 @@ impl TokenSource {
     /// a new one (unless another caller already did).
     pub fn invalidate(&self, token: &Arc<AccessToken>) {
         let mut recent = self.recent.write().unwrap_or_else(|e| e.into_inner());
-        if let Some(first) = recent.first_mut()
-            && Arc::ptr_eq(first, token)
+        if let Some(first) = recent
+            .values_mut()
+            .filter_map(|tokens| tokens.first_mut())
+            .find(|first| Arc::ptr_eq(first, token))
         {
             // Kept for redaction, never handed out again.
             *first = Arc::new(AccessToken {
@@ -200,7 +224,8 @@ impl TokenSource {
     pub fn redact(&self, text: String) -> String {
         let recent = self.recent.read().unwrap_or_else(|e| e.into_inner());
         recent
-            .iter()
+            .values()
+            .flatten()
             .fold(text, |text, token| match token.redactor.redact_str(&text) {
                 std::borrow::Cow::Borrowed(_) => text,
                 std::borrow::Cow::Owned(clean) => clean,
@@ -210,31 +235,41 @@ impl TokenSource {
     /// The redactors of the recently fetched access tokens.
     pub fn redactors(&self) -> Vec<Redactor> {
         let recent = self.recent.read().unwrap_or_else(|e| e.into_inner());
-        recent.iter().map(|t| t.redactor.clone()).collect()
+        recent
+            .values()
+            .flatten()
+            .map(|t| t.redactor.clone())
+            .collect()
     }
 
     /// `bytes` without the recently fetched access tokens.
     pub fn redact_bytes(&self, bytes: Vec<u8>) -> Vec<u8> {
         let recent = self.recent.read().unwrap_or_else(|e| e.into_inner());
         recent
-            .iter()
+            .values()
+            .flatten()
             .fold(bytes, |bytes, token| token.redactor.redact_bytes(bytes))
     }
 
-    fn current(&self) -> Option<Arc<AccessToken>> {
+    fn current(&self, scopes: &[&'static str]) -> Option<Arc<AccessToken>> {
         let recent = self.recent.read().unwrap_or_else(|e| e.into_inner());
-        recent.first().cloned()
+        recent.get(scopes)?.first().cloned()
     }
 
-    async fn fetch(&self, client: &reqwest::Client, base: &str) -> Result<AccessToken, TokenError> {
+    async fn fetch(
+        &self,
+        client: &reqwest::Client,
+        base: &str,
+        scopes: &[&str],
+    ) -> Result<AccessToken, TokenError> {
         let url = self.endpoint(base)?;
         let endpoint = format!("{}{}", url.host_str().unwrap_or_default(), url.path());
         let (status, body) = self
-            .post(client, &url, true)
+            .post(client, &url, scopes, true)
             .await
             .map_err(|e| self.failure(&endpoint, &e))?;
         let (status, body) = if refused_client(status, &body) {
-            self.post(client, &url, false)
+            self.post(client, &url, scopes, false)
                 .await
                 .map_err(|e| self.failure(&endpoint, &e))?
         } else {
@@ -295,16 +330,17 @@ impl TokenSource {
         }
     }
 
-    /// One token request; `basic` picks `client_secret_basic` over
+    /// One token request for `scopes`; `basic` picks `client_secret_basic` over
     /// `client_secret_post`.
     async fn post(
         &self,
         client: &reqwest::Client,
         url: &url::Url,
+        scopes: &[&str],
         basic: bool,
     ) -> Result<(u16, Vec<u8>), String> {
         let mut form: Vec<(&str, &str)> = vec![("grant_type", "client_credentials")];
-        let scope = self.scopes.join(" ");
+        let scope = scopes.join(" ");
         if !scope.is_empty() {
             form.push(("scope", &scope));
         }

@@ -126,6 +126,7 @@ fn request(security: Option<Requirement>) -> HttpRequest {
         headers: Vec::new(),
         body: None,
         security,
+        operation: None,
     }
 }
 
