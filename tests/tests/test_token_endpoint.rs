@@ -8,6 +8,8 @@
 //!   string: the call gets an answer (it used to panic in
 //!   `Instant + Duration`, so the client never got one), and the token is
 //!   reused by the next call instead of being fetched again.
+//! - The token request asks for the scope `list_orders`' operation lists
+//!   (`orders:read`), not every scope of the scheme.
 //! - A refusal quoting the `Authorization: Basic` header the server sent,
 //!   and a `token_type` holding it: the tool error holds no part of the
 //!   client ID, the secret or their base64.
@@ -118,6 +120,20 @@ async fn an_expires_in_past_the_clock_still_gets_an_answer() {
             .filter(|r| r.path() == "/oauth/token")
             .count();
         assert_eq!(fetches, 1, "{expires_in}: the token is cached");
+        let token_request = upstream
+            .requests()
+            .into_iter()
+            .find(|r| r.path() == "/oauth/token")
+            .unwrap();
+        let scope: Vec<String> = url::form_urlencoded::parse(&token_request.body)
+            .filter(|(k, _)| k == "scope")
+            .map(|(_, v)| v.into_owned())
+            .collect();
+        assert_eq!(
+            scope,
+            ["orders:read"],
+            "only list_orders' scope is asked for"
+        );
     }
 }
 
