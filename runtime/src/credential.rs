@@ -12,6 +12,8 @@
 //! header's base64; see [`crate::redact`]), from anything derived from an
 //! upstream response before the rest of the server sees it.
 
+#[cfg(test)]
+mod log_tests;
 pub mod oauth2;
 #[cfg(test)]
 mod scope_tests;

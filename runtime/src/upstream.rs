@@ -285,7 +285,7 @@ impl Upstream {
         loop {
             match resp.chunk().await {
                 Ok(Some(chunk)) => {
-                    if body.len() + chunk.len() > self.max_body {
+                    if body.len().saturating_add(chunk.len()) > self.max_body {
                         return Err(UpstreamError::TooLarge {
                             method,
                             path,
