@@ -34,6 +34,7 @@ use toolforge_runtime::profile::IdentityProbe;
 use toolforge_runtime::profile::Profile;
 use toolforge_runtime::profile::ServerVar;
 use toolforge_runtime::security::KeyLocation;
+use toolforge_runtime::security::OperationScopes;
 use toolforge_runtime::security::SchemeKind;
 use toolforge_runtime::security::SecurityScheme;
 /// How `whoami` finds the credential's identity: probes tried in order.
@@ -124,6 +125,33 @@ pub static CATALOGUE: Catalogue = Catalogue {
         schemes: SCHEMES,
         security: &[&[1], &[2]],
         primary: Some(1),
+        scopes: &[
+            OperationScopes {
+                operation: "createOrder",
+                scheme: 4,
+                scopes: &["orders:write"],
+            },
+            OperationScopes {
+                operation: "createPantry",
+                scheme: 4,
+                scopes: &["pantry:write"],
+            },
+            OperationScopes {
+                operation: "exportInventory",
+                scheme: 4,
+                scopes: &["reports:read"],
+            },
+            OperationScopes {
+                operation: "getSpendReport",
+                scheme: 4,
+                scopes: &["reports:read"],
+            },
+            OperationScopes {
+                operation: "listOrders",
+                scheme: 4,
+                scopes: &["orders:read"],
+            },
+        ],
         ..Profile::generic("LARDER_BEARER_AUTH")
     },
     products: &[

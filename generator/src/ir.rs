@@ -430,6 +430,10 @@ pub struct Profile {
     /// is `token_env`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub primary: Option<u16>,
+    /// The scopes operations list for client-credentials schemes, sorted
+    /// by operation and scheme (a token for a call asks only for those).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<OperationScopes>,
     /// Problems found in the spec's security data (undeclared schemes,
     /// unreadable entries), sorted; listed in the README.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -455,6 +459,7 @@ impl Profile {
             schemes: Vec::new(),
             security: Vec::new(),
             primary: None,
+            scopes: Vec::new(),
             security_warnings: Vec::new(),
             identity: None,
         }
@@ -466,6 +471,18 @@ impl Profile {
 /// credential; an empty alternative: the credential is optional
 /// (`toolforge_runtime::security::Requirement`).
 pub type Requirement = Vec<Vec<u16>>;
+
+/// The OAuth scopes one operation lists for one client-credentials
+/// scheme (the union over the alternatives of its requirement).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OperationScopes {
+    /// The tool's operation ID.
+    pub operation: String,
+    /// The scheme's index in [`Profile::schemes`].
+    pub scheme: u16,
+    /// The scopes, sorted (empty: the operation asks for none).
+    pub scopes: Vec<String>,
+}
 
 /// One credential scheme (`toolforge_runtime::security::SecurityScheme`).
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]

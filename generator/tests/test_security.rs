@@ -67,7 +67,10 @@ fn every_kind_of_scheme_is_emitted_into_the_catalogue() {
     // header_key 4, machine 5, mtls 6, oauth 7, oidc 8, pets_bearer_2 9,
     // query_key 10.
     for want in [
-        "use toolforge_runtime::security::KeyLocation;\nuse toolforge_runtime::security::SchemeKind;\nuse toolforge_runtime::security::SecurityScheme;\n",
+        "use toolforge_runtime::security::KeyLocation;\nuse toolforge_runtime::security::OperationScopes;\nuse toolforge_runtime::security::SchemeKind;\nuse toolforge_runtime::security::SecurityScheme;\n",
+        // The client-credentials scopes createPet lists; listPets lists no
+        // client-credentials scheme, legacy's `oauth` is not one.
+        "scopes: &[\n            OperationScopes {\n                operation: \"createPet\",\n                scheme: 5,\n                scopes: &[\"pets:write\"],\n            },\n        ],",
         "name: \"basic\",\n        kind: SchemeKind::Basic,\n        env: &[\"PETS_BASIC_USERNAME\", \"PETS_BASIC_PASSWORD\"],",
         "name: \"bearer\",\n        kind: SchemeKind::Bearer,\n        env: &[\"PETS_BEARER\"],",
         "location: KeyLocation::Cookie,\n            name: \"session\",",
@@ -182,4 +185,64 @@ fn a_spec_without_schemes_sends_its_token_when_set() {
             .all(|t| t.security == vec![vec![0], vec![]])
     );
     assert!(file(&g, "README.md").contains("The spec declares no security scheme"));
+}
+
+#[test]
+fn each_operation_records_the_client_credentials_scopes_it_lists() {
+    const SCOPED: &str = r##"{
+  "openapi": "3.0.3",
+  "info": {"title": "Shop", "version": "1"},
+  "servers": [{"url": "https://shop.example.com"}],
+  "security": [{"cc": ["orders:read"]}],
+  "paths": {
+    "/a": {"get": {"operationId": "globalOnly", "responses": {"200": {"description": "ok"}}}},
+    "/b": {"get": {"operationId": "union", "security": [{"cc": ["b:write", "orders:read"]}, {"cc": ["c:read"], "key": []}],
+                   "responses": {"200": {"description": "ok"}}}},
+    "/c": {"get": {"operationId": "open", "security": [], "responses": {"200": {"description": "ok"}}}},
+    "/d": {"get": {"operationId": "none", "security": [{"cc": []}], "responses": {"200": {"description": "ok"}}}},
+    "/e": {"get": {"operationId": "keyOnly", "security": [{"key": []}, {"ghost": ["x"]}], "responses": {"200": {"description": "ok"}}}}
+  },
+  "components": {"securitySchemes": {
+    "cc": {"type": "oauth2", "flows": {"clientCredentials": {"tokenUrl": "/token", "scopes": {}}}},
+    "key": {"type": "apiKey", "in": "header", "name": "X-Key"}
+  }}
+}"##;
+    let mut config: ForgeConfig = common::config();
+    config.api = "shop".to_owned();
+    config.policy = PolicyKind::Generic;
+    let g = generate(
+        SCOPED.as_bytes(),
+        "shop.json",
+        &config,
+        &common::layout(&config),
+    )
+    .unwrap();
+    let got: Vec<(String, u16, Vec<String>)> = g
+        .catalogue
+        .profile
+        .scopes
+        .iter()
+        .map(|s| (s.operation.clone(), s.scheme, s.scopes.clone()))
+        .collect();
+    let owned = |op: &str, scopes: &[&str]| {
+        (
+            op.to_owned(),
+            0,
+            scopes.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(
+        got,
+        [
+            owned("globalOnly", &["orders:read"]),
+            owned("none", &[]),
+            owned("union", &["b:write", "c:read", "orders:read"]),
+        ]
+    );
+    // The scheme still declares the union of every operation's scopes.
+    let lib = file(&g, "src/lib.rs");
+    assert!(
+        lib.contains("scopes: &[\"b:write\", \"c:read\", \"orders:read\"],"),
+        "{lib}"
+    );
 }

@@ -12,12 +12,17 @@
 //! header's base64; see [`crate::redact`]), from anything derived from an
 //! upstream response before the rest of the server sees it.
 
+#[cfg(test)]
+mod log_tests;
 pub mod oauth2;
+#[cfg(test)]
+mod scope_tests;
 pub mod secrets;
 #[cfg(test)]
 mod send_tests;
 #[cfg(test)]
 mod testing;
+pub mod token_answer;
 
 use std::fmt;
 use std::sync::Arc;
@@ -26,7 +31,7 @@ use http::{HeaderName, HeaderValue};
 use sha2::{Digest, Sha256};
 
 use crate::redact::Redactor;
-use crate::security::{KeyLocation, Requirement, SchemeKind};
+use crate::security::{KeyLocation, Requirement, SchemeKind, operation_scopes};
 
 pub use oauth2::{AccessToken, TokenError, TokenSource};
 pub use secrets::ServerSecrets;
@@ -223,7 +228,10 @@ impl Credential {
     }
 
     fn build(token: Option<String>, secrets: Option<Arc<ServerSecrets>>, label: String) -> Self {
-        let mut all: Vec<&str> = token.iter().map(String::as_str).collect();
+        let mut all: Vec<String> = token
+            .iter()
+            .flat_map(|t| crate::redact::forms::sent_forms(t))
+            .collect();
         if let Some(s) = &secrets {
             all.extend(s.secrets());
         }
@@ -233,7 +241,7 @@ impl Credential {
             hasher.update([0]);
         }
         let key = hasher.finalize().into();
-        let redactor = Redactor::new(all.iter().copied());
+        let redactor = Redactor::new(all.iter().map(String::as_str));
         Self {
             inner: Arc::new(Inner {
                 token,
@@ -264,8 +272,9 @@ impl Credential {
 
     /// What a request needing `requirement` (`None`: the profile's global
     /// one) sends, fetching an OAuth token when the chosen alternative
-    /// has a client-credentials scheme. `base` resolves relative token
-    /// URLs.
+    /// has a client-credentials scheme: for the scopes `operation` lists
+    /// for it ([`crate::profile::Profile::scopes`]), else for all the
+    /// scheme declares. `base` resolves relative token URLs.
     ///
     /// # Errors
     ///
@@ -274,6 +283,7 @@ impl Credential {
     pub async fn authorize(
         &self,
         requirement: Option<Requirement>,
+        operation: Option<&str>,
         client: &reqwest::Client,
         base: &str,
     ) -> Result<Authorization, AuthorizeError> {
@@ -328,7 +338,12 @@ impl Credential {
                 }
                 Value::Client(source) => {
                     debug_assert!(matches!(scheme.kind, SchemeKind::ClientCredentials { .. }));
-                    let fetched = source.token(client, base).await?;
+                    let scopes =
+                        operation.and_then(|op| operation_scopes(profile.scopes, op, index));
+                    let fetched = match scopes {
+                        Some(scopes) => source.token_for(client, base, scopes).await?,
+                        None => source.token(client, base).await?,
+                    };
                     out.headers
                         .push((http::header::AUTHORIZATION, fetched.authorization()));
                     out.tokens.push((source.clone(), fetched));
@@ -346,6 +361,20 @@ impl Credential {
             Some(s) => s.token_sources().fold(clean, |t, src| src.redact(t)),
             None => clean,
         }
+    }
+
+    /// `text` redacted as by [`Self::redact`], then cut to at most
+    /// `max_chars` characters (and `…`) without leaving the beginning of
+    /// a secret at the cut (see [`Redactor::clip`]).
+    pub fn clip(&self, text: &str, max_chars: usize) -> String {
+        let clean = self.redact(text);
+        let fetched: Vec<Redactor> = match &self.inner.secrets {
+            Some(s) => s.token_sources().flat_map(|src| src.redactors()).collect(),
+            None => Vec::new(),
+        };
+        let mut all = vec![&self.inner.redactor];
+        all.extend(fetched.iter());
+        crate::redact::clip_redacted(&clean, max_chars, &all)
     }
 
     /// `bytes` with every secret, in any recognised form, replaced by

@@ -93,6 +93,10 @@ pub struct Profile {
     /// [`Profile::token_env`]. `None`: every scheme is read from the
     /// server's environment.
     pub primary: Option<u16>,
+    /// The scopes operations list for client-credentials schemes: a token
+    /// request for a call asks only for those (empty: every call asks for
+    /// the scheme's every scope).
+    pub scopes: &'static [crate::security::OperationScopes],
     /// How the credential's identity is found: the `whoami` tool is listed
     /// only when the profile has one.
     pub identity: Option<Identity>,
@@ -116,6 +120,7 @@ impl Profile {
             schemes: &[],
             security: &[],
             primary: None,
+            scopes: &[],
             identity: None,
         }
     }

@@ -13,11 +13,22 @@
 //! secret with [`REDACTED`]. Replacements cover whole units, so a redacted
 //! JSON document is still JSON and parses to strings without the secret.
 //!
+//! A secret is matched in the forms it is written in; the forms it is
+//! *sent* in that no decoding undoes (base64 of a basic pair, `+` for a
+//! space) come from [`forms`] and are secrets of their own. Text quoted
+//! in part is redacted whole and then cut with [`Redactor::clip`], which
+//! never leaves a secret's beginning at the cut.
+//!
 //! Cost: one pass over the bytes. Bytes that can neither start an escape nor
 //! match a secret's first character are skipped through a lookup table
 //! (benchmark: `cargo bench -p toolforge-runtime --bench redact`).
 
 use std::borrow::Cow;
+
+mod clip;
+pub mod forms;
+
+pub use clip::clip_redacted;
 
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[REDACTED]";

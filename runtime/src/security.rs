@@ -15,6 +15,32 @@
 /// scheme indices (see the module docs).
 pub type Requirement = &'static [&'static [u16]];
 
+/// The OAuth scopes one operation lists for one client-credentials scheme
+/// in its `security` requirement (the union over its alternatives). An
+/// operation without an entry for a scheme asks for every scope the
+/// scheme declares ([`SchemeKind::ClientCredentials::scopes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OperationScopes {
+    /// The tool's `operation_id`.
+    pub operation: &'static str,
+    /// The scheme's index in [`crate::profile::Profile::schemes`].
+    pub scheme: u16,
+    /// The scopes asked for, sorted (empty: none asked for).
+    pub scopes: &'static [&'static str],
+}
+
+/// The scopes `operation` lists for scheme `scheme` in `table`, if any.
+pub fn operation_scopes(
+    table: &'static [OperationScopes],
+    operation: &str,
+    scheme: u16,
+) -> Option<&'static [&'static str]> {
+    table
+        .iter()
+        .find(|s| s.operation == operation && s.scheme == scheme)
+        .map(|s| s.scopes)
+}
+
 /// One credential scheme of the API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SecurityScheme {

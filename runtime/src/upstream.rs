@@ -203,7 +203,7 @@ impl Upstream {
             return Ok(Authorization::default());
         };
         credential
-            .authorize(req.security, &self.client, &self.base)
+            .authorize(req.security, req.operation, &self.client, &self.base)
             .await
             .map_err(|e| UpstreamError::Credential {
                 method: req.method.as_str(),
@@ -265,8 +265,7 @@ impl Upstream {
         let header = |name: http::HeaderName| {
             resp.headers()
                 .get(name)
-                .map(|v| quoted_header(v.as_bytes()))
-                .map(scrub)
+                .map(|v| quoted_header(v.as_bytes(), credential))
         };
         let content_type = header(http::header::CONTENT_TYPE);
         let retry_after = header(http::header::RETRY_AFTER);
@@ -286,7 +285,7 @@ impl Upstream {
         loop {
             match resp.chunk().await {
                 Ok(Some(chunk)) => {
-                    if body.len() + chunk.len() > self.max_body {
+                    if body.len().saturating_add(chunk.len()) > self.max_body {
                         return Err(UpstreamError::TooLarge {
                             method,
                             path,
@@ -351,22 +350,23 @@ impl Upstream {
 
 /// A header value as it may be quoted to the model: visible ASCII kept,
 /// anything else (control characters, bytes outside ASCII) shown as `\xNN`
-/// so it cannot forge lines or smuggle unreadable text, and at most 200
-/// characters.
-fn quoted_header(raw: &[u8]) -> String {
+/// so it cannot forge lines or smuggle unreadable text, redacted whole and
+/// then cut to at most 200 characters (a cut never leaves the start of a
+/// secret behind; see [`crate::redact::Redactor::clip`]).
+fn quoted_header(raw: &[u8], credential: Option<&Credential>) -> String {
     const MAX: usize = 200;
     let mut out = String::new();
-    for &b in raw.iter().take(MAX) {
+    for &b in raw {
         if (0x20..0x7f).contains(&b) {
             out.push(char::from(b));
         } else {
             out.push_str(&format!("\\x{b:02x}"));
         }
     }
-    if raw.len() > MAX {
-        out.push('…');
+    match credential {
+        Some(c) => c.clip(&out, MAX),
+        None => crate::redact::clip_redacted(&out, MAX, &[]),
     }
-    out
 }
 
 /// Where a redirect `Location` points, resolved against the base URL as a
@@ -447,12 +447,12 @@ mod tests {
 
     #[test]
     fn quoted_header_values_are_visible_ascii() {
-        assert_eq!(quoted_header(b"120"), "120");
+        assert_eq!(quoted_header(b"120", None), "120");
         assert_eq!(
-            quoted_header("caf\u{e9}\r\nx".as_bytes()),
+            quoted_header("caf\u{e9}\r\nx".as_bytes(), None),
             "caf\\xc3\\xa9\\x0d\\x0ax"
         );
-        assert_eq!(quoted_header(&[b'a'; 300]).chars().count(), 201);
+        assert_eq!(quoted_header(&[b'a'; 300], None).chars().count(), 201);
     }
 
     #[test]

@@ -149,7 +149,12 @@ fn runtime_wire(
     built: &HttpRequest,
 ) -> Result<http::Request, AuthorizeError> {
     let base = format!("http://{addr}");
-    let auth = runtime().block_on(credential.authorize(built.security, http_client(), &base))?;
+    let auth = runtime().block_on(credential.authorize(
+        built.security,
+        built.operation,
+        http_client(),
+        &base,
+    ))?;
     let (target, headers) = auth.apply(&built.path_and_query, &built.headers).unwrap();
     let mut request = bare_wire(built);
     request.target = target;

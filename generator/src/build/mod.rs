@@ -428,6 +428,7 @@ pub(crate) fn build_catalogue_keeping(
         match outcome {
             Ok(Built::Tool(mut tool, candidates)) => {
                 tool.security = security.resolve(op_ref.op, &op_ptr);
+                security.record_scopes(&tool.operation_id, op_ref.op);
                 tools.push((*tool, candidates, op_ref.key()));
             }
             Ok(Built::Skipped(Skip(reason))) => skipped.push(Skipped {
@@ -482,6 +483,7 @@ pub(crate) fn build_catalogue_keeping(
     profile.schemes = table.schemes;
     profile.security = table.global;
     profile.primary = table.primary;
+    profile.scopes = table.scopes;
     profile.security_warnings = table.warnings;
     if let Some(identity) = &config.identity {
         profile.identity = Some(crate::ir::Identity {

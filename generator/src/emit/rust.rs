@@ -553,6 +553,16 @@ fn profile_expr(p: &Profile) -> (TokenStream, TokenStream) {
         let primary = Literal::u16_unsuffixed(primary);
         fields.push(quote!(primary: Some(#primary)));
     }
+    if !p.scopes.is_empty() {
+        security_used.push("OperationScopes");
+        let entries = p.scopes.iter().map(|s| {
+            let operation = lit(&s.operation);
+            let scheme = Literal::u16_unsuffixed(s.scheme);
+            let scopes = s.scopes.iter().map(|x| lit(x));
+            quote!(OperationScopes { operation: #operation, scheme: #scheme, scopes: &[#(#scopes),*] })
+        });
+        fields.push(quote!(scopes: &[#(#entries),*]));
+    }
     let token_env = lit(&p.token_env);
     let expr = if fields.is_empty() {
         quote!(Profile::generic(#token_env))

@@ -19,7 +19,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde_json::Value;
 
 use crate::error::push_pointer;
-use crate::ir::{DeclaredKind, KeyLocation, Requirement, Scheme, SchemeKind, Tool};
+use crate::ir::{
+    DeclaredKind, KeyLocation, OperationScopes, Requirement, Scheme, SchemeKind, Tool,
+};
 use crate::load::Document;
 use crate::policy::Policy;
 use crate::refs::deref;
@@ -199,6 +201,10 @@ pub struct Resolver {
     scopes: Vec<BTreeSet<String>>,
     /// The global requirement, resolved (`None`: absent or unreadable).
     global: Option<Requirement>,
+    /// The global requirement as written (for its scopes).
+    global_raw: Option<Vec<RawAlternative>>,
+    /// The scopes operations list for client-credentials schemes.
+    op_scopes: Vec<OperationScopes>,
     warnings: Vec<String>,
     undeclared: BTreeMap<String, Undeclared>,
     /// No scheme declared: every requirement is the synthesised one.
@@ -214,6 +220,8 @@ pub struct SecurityTable {
     pub global: Requirement,
     /// The scheme a per-client token fills.
     pub primary: Option<u16>,
+    /// The scopes operations list for client-credentials schemes, sorted.
+    pub scopes: Vec<OperationScopes>,
     /// Problems found, sorted.
     pub warnings: Vec<String>,
 }
@@ -245,6 +253,8 @@ impl Resolver {
             schemes,
             index,
             global: None,
+            global_raw: global.clone(),
+            op_scopes: Vec::new(),
             warnings,
             undeclared: BTreeMap::new(),
         };
@@ -308,6 +318,44 @@ impl Resolver {
         }
     }
 
+    /// Records the scopes operation `operation_id` (`op`) lists for each
+    /// client-credentials scheme in its own requirement, else the global
+    /// one: the union over the alternatives whose schemes are all declared.
+    pub fn record_scopes(&mut self, operation_id: &str, op: &Value) {
+        if self.synthesised {
+            return;
+        }
+        let own = op
+            .get("security")
+            .and_then(|v| parse_requirement(v, "", &mut Vec::new()));
+        let Some(raw) = own.as_ref().or(self.global_raw.as_ref()) else {
+            return;
+        };
+        let mut found: BTreeMap<u16, BTreeSet<String>> = BTreeMap::new();
+        for alternative in raw {
+            if !alternative.iter().all(|(n, _)| self.index.contains_key(n)) {
+                continue;
+            }
+            for (name, scopes) in alternative {
+                let Some(&i) = self.index.get(name) else {
+                    continue;
+                };
+                if matches!(
+                    self.schemes.get(usize::from(i)),
+                    Some((_, SchemeKind::ClientCredentials { .. }, _))
+                ) {
+                    found.entry(i).or_default().extend(scopes.iter().cloned());
+                }
+            }
+        }
+        self.op_scopes
+            .extend(found.into_iter().map(|(scheme, scopes)| OperationScopes {
+                operation: operation_id.to_owned(),
+                scheme,
+                scopes: scopes.into_iter().collect(),
+            }));
+    }
+
     /// The scheme table, the global requirement, the primary scheme (the
     /// policy's choice, see [`primary`]) and the warnings, given the tools
     /// in catalogue order (their requirements already resolved).
@@ -324,6 +372,7 @@ impl Resolver {
                 schemes,
                 global: synthesised_requirement(),
                 primary,
+                scopes: Vec::new(),
                 warnings: self.sorted_warnings(),
             };
         }
@@ -356,10 +405,14 @@ impl Resolver {
                 .get(usize::from(p))
                 .is_some_and(|s| s.kind.is_one_secret())
         });
+        let mut scopes = std::mem::take(&mut self.op_scopes);
+        scopes.sort_by(|a, b| (&a.operation, a.scheme).cmp(&(&b.operation, b.scheme)));
+        scopes.dedup_by(|a, b| a.operation == b.operation && a.scheme == b.scheme);
         SecurityTable {
             schemes,
             global,
             primary,
+            scopes,
             warnings: self.sorted_warnings(),
         }
     }

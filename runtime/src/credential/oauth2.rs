@@ -8,10 +8,15 @@
 //! authenticates with HTTP Basic (`client_secret_basic`, the method every
 //! server must support) and, when the server refuses that as
 //! `invalid_client`, once more with the secret in the form body
-//! (`client_secret_post`). Access tokens, the client ID and the secret are
-//! scrubbed from every error text; fetched tokens join the caller's
-//! redaction (see [`TokenSource::redact`]).
+//! (`client_secret_post`). The client ID and secret are redacted in every
+//! form they are sent in (raw, form-encoded, the Basic pair and its
+//! base64; see [`crate::redact::forms`]) from every error text, and
+//! nothing the token endpoint writes is quoted (see [`token_answer`]);
+//! fetched tokens join the caller's redaction (see [`TokenSource::redact`]).
 
+use super::token_answer::{self, MAX_LIFETIME};
+
+use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -20,7 +25,7 @@ use http::HeaderValue;
 use serde_json::Value;
 
 use crate::redact::Redactor;
-use crate::request::header_safe;
+use crate::redact::forms::{form_encode, pair_forms, sent_forms};
 
 /// Largest token response read.
 const MAX_TOKEN_RESPONSE: usize = 64 * 1024;
@@ -56,7 +61,7 @@ pub enum TokenError {
 #[derive(Debug)]
 pub struct AccessToken {
     header: HeaderValue,
-    expires: Option<Instant>,
+    expires: Instant,
     redactor: Redactor,
 }
 
@@ -66,8 +71,34 @@ impl AccessToken {
         self.header.clone()
     }
 
+    /// When the token is fetched again: shortly before it expires, and at
+    /// most [`MAX_LIFETIME`] after it was issued.
+    pub fn renew_at(&self) -> Instant {
+        self.expires
+    }
+
     fn fresh(&self) -> bool {
-        self.expires.is_none_or(|at| Instant::now() < at)
+        Instant::now() < self.expires
+    }
+
+    /// A token from a token endpoint's answer.
+    fn issued(answer: token_answer::Answer) -> Result<Self, String> {
+        let mut header = HeaderValue::from_str(&format!("Bearer {}", answer.token))
+            .map_err(|_| "the access token cannot be sent in an HTTP header".to_owned())?;
+        header.set_sensitive(true);
+        // Renew a little early so a token does not expire in flight: by half
+        // a minute for long-lived tokens, by half the lifetime for short
+        // ones. The lifetime is capped, so the sum cannot overflow; if the
+        // clock could not hold it, the token is used for this call only.
+        let life = answer.lifetime.min(MAX_LIFETIME);
+        let early = life.min(Duration::from_secs(60)) / 2;
+        let now = Instant::now();
+        let expires = now.checked_add(life.saturating_sub(early)).unwrap_or(now);
+        Ok(Self {
+            header,
+            expires,
+            redactor: Redactor::new(sent_forms(&answer.token).iter().map(String::as_str)),
+        })
     }
 }
 
@@ -78,12 +109,15 @@ pub struct TokenSource {
     scopes: &'static [&'static str],
     client_id: String,
     client_secret: String,
-    /// Redacts the client ID and secret from token endpoint answers.
+    /// The client ID and secret in every form they are sent in.
+    client_forms: Vec<String>,
+    /// Redacts [`Self::client_forms`] from errors.
     client_redactor: Redactor,
     /// Held while fetching, so concurrent callers share one fetch.
     fetching: tokio::sync::Mutex<()>,
-    /// The newest token first.
-    recent: RwLock<Vec<Arc<AccessToken>>>,
+    /// Per scope set asked for (sorted, without duplicates): the newest
+    /// token first. The sets come from the catalogue, so they are few.
+    recent: RwLock<HashMap<Vec<&'static str>, Vec<Arc<AccessToken>>>>,
 }
 
 impl std::fmt::Debug for TokenSource {
@@ -102,25 +136,29 @@ impl TokenSource {
         client_id: String,
         client_secret: String,
     ) -> Self {
-        let client_redactor = Redactor::new([client_id.as_str(), client_secret.as_str()]);
+        let client_forms = client_forms(&client_id, &client_secret);
+        let client_redactor = Redactor::new(client_forms.iter().map(String::as_str));
         Self {
             scheme,
             token_url,
             scopes,
             client_id,
             client_secret,
+            client_forms,
             client_redactor,
             fetching: tokio::sync::Mutex::new(()),
-            recent: RwLock::new(Vec::new()),
+            recent: RwLock::new(HashMap::new()),
         }
     }
 
-    /// The client ID and secret (for the caller's redactor).
-    pub fn client_secrets(&self) -> [&str; 2] {
-        [&self.client_id, &self.client_secret]
+    /// The client ID and secret in every form they are sent in (for the
+    /// caller's redactor).
+    pub fn client_secrets(&self) -> impl Iterator<Item = &str> {
+        self.client_forms.iter().map(String::as_str)
     }
 
-    /// A fresh access token: the cached one, or one fetched now.
+    /// A fresh access token for every scope the scheme declares: the
+    /// cached one, or one fetched now.
     ///
     /// # Errors
     ///
@@ -131,17 +169,36 @@ impl TokenSource {
         client: &reqwest::Client,
         base: &str,
     ) -> Result<Arc<AccessToken>, TokenError> {
-        if let Some(token) = self.current().filter(|t| t.fresh()) {
+        self.token_for(client, base, self.scopes).await
+    }
+
+    /// A fresh access token for `scopes` (what the called operation lists;
+    /// tokens are cached per scope set).
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::token`].
+    pub async fn token_for(
+        &self,
+        client: &reqwest::Client,
+        base: &str,
+        scopes: &'static [&'static str],
+    ) -> Result<Arc<AccessToken>, TokenError> {
+        let mut key = scopes.to_vec();
+        key.sort_unstable();
+        key.dedup();
+        if let Some(token) = self.current(&key).filter(|t| t.fresh()) {
             return Ok(token);
         }
         let _fetching = self.fetching.lock().await;
-        if let Some(token) = self.current().filter(|t| t.fresh()) {
+        if let Some(token) = self.current(&key).filter(|t| t.fresh()) {
             return Ok(token);
         }
-        let token = Arc::new(self.fetch(client, base).await?);
+        let token = Arc::new(self.fetch(client, base, &key).await?);
         let mut recent = self.recent.write().unwrap_or_else(|e| e.into_inner());
-        recent.insert(0, token.clone());
-        recent.truncate(RECENT_TOKENS);
+        let tokens = recent.entry(key).or_default();
+        tokens.insert(0, token.clone());
+        tokens.truncate(RECENT_TOKENS);
         Ok(token)
     }
 
@@ -149,13 +206,15 @@ impl TokenSource {
     /// a new one (unless another caller already did).
     pub fn invalidate(&self, token: &Arc<AccessToken>) {
         let mut recent = self.recent.write().unwrap_or_else(|e| e.into_inner());
-        if let Some(first) = recent.first_mut()
-            && Arc::ptr_eq(first, token)
+        if let Some(first) = recent
+            .values_mut()
+            .filter_map(|tokens| tokens.first_mut())
+            .find(|first| Arc::ptr_eq(first, token))
         {
             // Kept for redaction, never handed out again.
             *first = Arc::new(AccessToken {
                 header: first.header.clone(),
-                expires: Some(Instant::now()),
+                expires: Instant::now(),
                 redactor: first.redactor.clone(),
             });
         }
@@ -165,41 +224,84 @@ impl TokenSource {
     pub fn redact(&self, text: String) -> String {
         let recent = self.recent.read().unwrap_or_else(|e| e.into_inner());
         recent
-            .iter()
+            .values()
+            .flatten()
             .fold(text, |text, token| match token.redactor.redact_str(&text) {
                 std::borrow::Cow::Borrowed(_) => text,
                 std::borrow::Cow::Owned(clean) => clean,
             })
     }
 
+    /// The redactors of the recently fetched access tokens.
+    pub fn redactors(&self) -> Vec<Redactor> {
+        let recent = self.recent.read().unwrap_or_else(|e| e.into_inner());
+        recent
+            .values()
+            .flatten()
+            .map(|t| t.redactor.clone())
+            .collect()
+    }
+
     /// `bytes` without the recently fetched access tokens.
     pub fn redact_bytes(&self, bytes: Vec<u8>) -> Vec<u8> {
         let recent = self.recent.read().unwrap_or_else(|e| e.into_inner());
         recent
-            .iter()
+            .values()
+            .flatten()
             .fold(bytes, |bytes, token| token.redactor.redact_bytes(bytes))
     }
 
-    fn current(&self) -> Option<Arc<AccessToken>> {
+    fn current(&self, scopes: &[&'static str]) -> Option<Arc<AccessToken>> {
         let recent = self.recent.read().unwrap_or_else(|e| e.into_inner());
-        recent.first().cloned()
+        recent.get(scopes)?.first().cloned()
     }
 
-    async fn fetch(&self, client: &reqwest::Client, base: &str) -> Result<AccessToken, TokenError> {
+    async fn fetch(
+        &self,
+        client: &reqwest::Client,
+        base: &str,
+        scopes: &[&str],
+    ) -> Result<AccessToken, TokenError> {
         let url = self.endpoint(base)?;
         let endpoint = format!("{}{}", url.host_str().unwrap_or_default(), url.path());
-        let fail = |detail: String| TokenError::Fetch {
-            scheme: self.scheme,
-            endpoint: endpoint.clone(),
-            detail: self.client_redactor.redact_str(&detail).into_owned(),
-        };
-        let (status, body) = self.post(client, &url, true).await.map_err(&fail)?;
+        let (status, body) = self
+            .post(client, &url, scopes, true)
+            .await
+            .map_err(|e| self.failure(&endpoint, &e))?;
         let (status, body) = if refused_client(status, &body) {
-            self.post(client, &url, false).await.map_err(&fail)?
+            self.post(client, &url, scopes, false)
+                .await
+                .map_err(|e| self.failure(&endpoint, &e))?
         } else {
             (status, body)
         };
-        parse_token(status, &body).map_err(fail)
+        self.answer(&endpoint, status, &body)
+    }
+
+    /// Reads one answer of the token endpoint `endpoint` (host and path),
+    /// as a fetch does. Public for the fuzz target of token answers.
+    ///
+    /// # Errors
+    ///
+    /// A refusal or an answer without a usable bearer token; the text
+    /// quotes nothing of the answer but registered error codes.
+    pub fn answer(
+        &self,
+        endpoint: &str,
+        status: u16,
+        body: &[u8],
+    ) -> Result<AccessToken, TokenError> {
+        token_answer::read(status, body, &self.client_redactor)
+            .and_then(AccessToken::issued)
+            .map_err(|e| self.failure(endpoint, &e))
+    }
+
+    fn failure(&self, endpoint: &str, detail: &str) -> TokenError {
+        TokenError::Fetch {
+            scheme: self.scheme,
+            endpoint: endpoint.to_owned(),
+            detail: self.client_redactor.redact_str(detail).into_owned(),
+        }
     }
 
     /// The token URL resolved against `base`; https, or http to a loopback
@@ -228,16 +330,17 @@ impl TokenSource {
         }
     }
 
-    /// One token request; `basic` picks `client_secret_basic` over
+    /// One token request for `scopes`; `basic` picks `client_secret_basic` over
     /// `client_secret_post`.
     async fn post(
         &self,
         client: &reqwest::Client,
         url: &url::Url,
+        scopes: &[&str],
         basic: bool,
     ) -> Result<(u16, Vec<u8>), String> {
         let mut form: Vec<(&str, &str)> = vec![("grant_type", "client_credentials")];
-        let scope = self.scopes.join(" ");
+        let scope = scopes.join(" ");
         if !scope.is_empty() {
             form.push(("scope", &scope));
         }
@@ -268,7 +371,7 @@ impl TokenSource {
             .await
             .map_err(|e| e.without_url().to_string())?
         {
-            if body.len() + chunk.len() > MAX_TOKEN_RESPONSE {
+            if body.len().saturating_add(chunk.len()) > MAX_TOKEN_RESPONSE {
                 return Err(format!(
                     "the answer is larger than {MAX_TOKEN_RESPONSE} bytes"
                 ));
@@ -293,72 +396,27 @@ impl TokenSource {
     }
 }
 
+/// The client ID and secret in every form a token request sends them in:
+/// raw and form-encoded (`client_secret_post`), and the Basic pair of the
+/// form-encoded values with its base64 (`client_secret_basic`).
+fn client_forms(id: &str, secret: &str) -> Vec<String> {
+    let mut out = sent_forms(id);
+    out.extend(sent_forms(secret));
+    out.extend(pair_forms(&format!(
+        "{}:{}",
+        form_encode(id),
+        form_encode(secret)
+    )));
+    out.extend(pair_forms(&format!("{id}:{secret}")));
+    out
+}
+
 /// The server refused the client authentication method.
 fn refused_client(status: u16, body: &[u8]) -> bool {
     let error = serde_json::from_slice::<Value>(body)
         .ok()
         .and_then(|v| v.get("error")?.as_str().map(str::to_owned));
     status == 401 || (status == 400 && error.as_deref() == Some("invalid_client"))
-}
-
-/// Reads a token response (RFC 6749 §5.1 / §5.2).
-fn parse_token(status: u16, body: &[u8]) -> Result<AccessToken, String> {
-    let json: Option<Value> = serde_json::from_slice(body).ok();
-    if !(200..300).contains(&status) {
-        let field = |name: &str| {
-            json.as_ref()
-                .and_then(|v| v.get(name)?.as_str())
-                .map(|s| s.chars().take(200).collect::<String>())
-        };
-        let mut detail = format!("the token endpoint answered {status}");
-        if let Some(error) = field("error") {
-            detail.push_str(&format!(" `{error}`"));
-        }
-        if let Some(description) = field("error_description") {
-            detail.push_str(&format!(": {description}"));
-        }
-        return Err(detail);
-    }
-    let Some(json) = json else {
-        return Err("the token endpoint's answer is not JSON".to_owned());
-    };
-    let token = json
-        .get("access_token")
-        .and_then(Value::as_str)
-        .filter(|t| !t.is_empty())
-        .ok_or("the token endpoint's answer has no `access_token`")?;
-    if let Some(kind) = json.get("token_type").and_then(Value::as_str)
-        && !kind.eq_ignore_ascii_case("bearer")
-    {
-        return Err(format!(
-            "the token endpoint issued a `{}` token; only bearer tokens are supported",
-            kind.chars().take(40).collect::<String>()
-        ));
-    }
-    if !header_safe(token) {
-        return Err("the access token cannot be sent in an HTTP header".to_owned());
-    }
-    let mut header = HeaderValue::from_str(&format!("Bearer {token}"))
-        .map_err(|_| "the access token cannot be sent in an HTTP header".to_owned())?;
-    header.set_sensitive(true);
-    let lifetime = match json.get("expires_in") {
-        Some(Value::Number(n)) => n.as_u64(),
-        Some(Value::String(s)) => s.trim().parse().ok(),
-        _ => None,
-    };
-    // Renew a little early so a token does not expire in flight: by half a
-    // minute for long-lived tokens, by half the lifetime for short ones.
-    let expires =
-        lifetime.map(|secs| Instant::now() + Duration::from_secs(secs - (secs.min(60) / 2)));
-    Ok(AccessToken {
-        header,
-        expires,
-        redactor: Redactor::new([token]),
-    })
-}
-
-fn form_encode(s: &str) -> String {
-    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
 fn serde_urlencoded(pairs: &[(&str, &str)]) -> String {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::credential::testing::endpoint;
+use crate::credential::token_answer;
 
 fn source(url: &'static str) -> TokenSource {
     TokenSource::new(
@@ -220,4 +221,91 @@ async fn oversized_answers_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("larger than"), "{err}");
+}
+
+#[tokio::test]
+async fn an_expires_in_past_the_clock_neither_panics_nor_lives_forever() {
+    for expires_in in [
+        "9223372036854775808",
+        "18446744073709551615",
+        "\"18446744073709551615\"",
+        "\"1e400\"",
+        "-1",
+        "1e300",
+    ] {
+        let ep = endpoint(move |n, _| {
+            (
+                200,
+                format!(r#"{{"access_token":"tok-{n}","expires_in":{expires_in}}}"#),
+            )
+        })
+        .await;
+        let src = source("/token");
+        let token = src.token(&client(), &ep.base).await.unwrap();
+        assert!(
+            token.renew_at() <= std::time::Instant::now() + token_answer::MAX_LIFETIME,
+            "{expires_in}"
+        );
+    }
+}
+
+/// `Basic base64(client-id-1:client-secret-XYZ)`, as the request sends it.
+const BASIC: &str = "Basic Y2xpZW50LWlkLTE6Y2xpZW50LXNlY3JldC1YWVo=";
+
+#[tokio::test]
+async fn an_endpoint_quoting_the_basic_header_leaks_nothing() {
+    // The header quoted whole, cut to a prefix, URL-encoded, JSON-escaped,
+    // and as an unsupported token type (which errors used to quote).
+    let quotes: [(u16, String); 5] = [
+        (
+            400,
+            format!(r#"{{"error":"invalid_request","error_description":"bad {BASIC}"}}"#),
+        ),
+        (
+            400,
+            format!(
+                r#"{{"error":"invalid_request","error_description":"{}"}}"#,
+                &BASIC[..30]
+            ),
+        ),
+        (
+            400,
+            format!(
+                r#"{{"error":"{}"}}"#,
+                BASIC.replace(' ', "%20").replace('=', "%3D")
+            ),
+        ),
+        (
+            400,
+            format!(
+                r#"{{"error":"invalid_request","error_description":"{}"}}"#,
+                BASIC
+                    .chars()
+                    .map(|c| format!("\\u{:04x}", c as u32))
+                    .collect::<String>()
+            ),
+        ),
+        (
+            200,
+            format!(r#"{{"access_token":"a","token_type":"{BASIC}"}}"#),
+        ),
+    ];
+    for (status, body) in quotes {
+        let shown = body.clone();
+        let ep = endpoint(move |_, _| (status, body.clone())).await;
+        let err = source("/token")
+            .token(&client(), &ep.base)
+            .await
+            .unwrap_err()
+            .to_string();
+        for leak in [
+            "Y2xpZW50LWlkLTE6",
+            "Y2xpZW50",
+            "client-secret",
+            "client-id-1",
+            "Basic",
+        ] {
+            assert!(!err.contains(leak), "{leak} from {shown} in {err}");
+        }
+    }
 }

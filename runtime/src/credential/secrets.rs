@@ -8,6 +8,7 @@ use base64::Engine as _;
 use super::CredentialError;
 use super::oauth2::TokenSource;
 use crate::profile::Profile;
+use crate::redact::forms::{pair_forms, sent_forms};
 use crate::security::{KeyLocation, Requirement, SchemeKind, SecurityScheme};
 
 /// The value configured for one scheme (no `Debug`: it holds secrets).
@@ -125,23 +126,22 @@ impl ServerSecrets {
             .collect()
     }
 
-    /// Every static secret, for the redactor: keys, tokens, passwords,
-    /// the basic `user:password` and its base64, client IDs and secrets.
-    pub(super) fn secrets(&self) -> Vec<&str> {
+    /// Every static secret in every form it is sent in, for the
+    /// redactor: keys and tokens (raw and form-encoded, as in a query),
+    /// passwords, the basic `user:password` and its base64, client IDs and
+    /// secrets with their Basic pair (see [`crate::redact::forms`]).
+    pub(super) fn secrets(&self) -> Vec<String> {
         let mut out = Vec::new();
         for value in self.values.iter().flatten() {
             match value {
-                SchemeValue::Secret(s) => out.push(s.as_str()),
-                SchemeValue::Basic {
-                    password,
-                    pair,
-                    header,
-                } => {
-                    out.push(password.as_str());
-                    out.push(pair.as_str());
-                    out.push(header.trim_start_matches("Basic "));
+                SchemeValue::Secret(s) => out.extend(sent_forms(s)),
+                SchemeValue::Basic { password, pair, .. } => {
+                    out.extend(sent_forms(password));
+                    out.extend(pair_forms(pair));
                 }
-                SchemeValue::Client(source) => out.extend(source.client_secrets()),
+                SchemeValue::Client(source) => {
+                    out.extend(source.client_secrets().map(str::to_owned));
+                }
             }
         }
         out

@@ -126,6 +126,7 @@ fn request(security: Option<Requirement>) -> HttpRequest {
         headers: Vec::new(),
         body: None,
         security,
+        operation: None,
     }
 }
 
@@ -439,4 +440,60 @@ fn debug_and_cache_keys_show_no_secret() {
         );
     }
     assert_ne!(cred.cache_key(), credential(&HashMap::new()).cache_key());
+}
+
+#[tokio::test]
+async fn a_token_endpoint_quoting_the_basic_header_reaches_no_tool_error() {
+    // base64("oauth-client:oauth-secret-4"), as the token request sends it.
+    const B64: &str = "b2F1dGgtY2xpZW50Om9hdXRoLXNlY3JldC00";
+    for body in [
+        format!(r#"{{"error":"invalid_request","error_description":"header was Basic {B64}"}}"#),
+        format!(r#"{{"access_token":"a","token_type":"Basic {B64}"}}"#),
+        format!(r#"{{"error":"Basic {}"}}"#, &B64[..24]),
+    ] {
+        let ep = endpoint(move |_, _| (400, body.clone())).await;
+        let err = upstream(&ep.base)
+            .send(&request(Some(&[&[OAUTH]])), Some(&credential(&full_env())))
+            .await
+            .unwrap_err()
+            .to_string();
+        for leak in [&B64[..8], "oauth-secret-4", "oauth-client"] {
+            assert!(!err.contains(leak), "{leak} in {err}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_header_cut_inside_a_secret_keeps_no_part_of_it() {
+    // A Retry-After that holds the basic header's base64 across the
+    // 200-character cut of quoted headers: redacted before the cut.
+    let ep = super::testing::endpoint_with_headers(|_, _| {
+        let value = format!("{}YWxpY2U6cGE1NS13MHJkLWJhc2lj", "x".repeat(190));
+        (429, format!("retry-after: {value}\r\n"), "{}".to_owned())
+    })
+    .await;
+    let resp = upstream(&ep.base)
+        .send(&request(Some(&[&[BASIC]])), Some(&credential(&full_env())))
+        .await
+        .unwrap();
+    let after = resp.retry_after.unwrap();
+    assert!(!after.contains("YWxp"), "{after}");
+    assert!(after.ends_with("[REDACTED]"), "{after}");
+}
+
+#[tokio::test]
+async fn an_overflowing_retry_after_is_quoted_not_computed() {
+    let ep = super::testing::endpoint_with_headers(|_, _| {
+        (
+            429,
+            "retry-after: 99999999999999999999\r\n".to_owned(),
+            "{}".to_owned(),
+        )
+    })
+    .await;
+    let resp = upstream(&ep.base)
+        .send(&request(None), Some(&credential(&full_env())))
+        .await
+        .unwrap();
+    assert_eq!(resp.retry_after.as_deref(), Some("99999999999999999999"));
 }

@@ -31,6 +31,17 @@ impl Drop for Endpoint {
 pub(crate) async fn endpoint(
     respond: impl Fn(usize, &Seen) -> (u16, String) + Send + Sync + 'static,
 ) -> Endpoint {
+    endpoint_with_headers(move |n, seen| {
+        let (status, body) = respond(n, seen);
+        (status, String::new(), body)
+    })
+    .await
+}
+
+/// Like [`endpoint`], with extra header lines (each ending in `\r\n`).
+pub(crate) async fn endpoint_with_headers(
+    respond: impl Fn(usize, &Seen) -> (u16, String, String) + Send + Sync + 'static,
+) -> Endpoint {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -80,9 +91,9 @@ pub(crate) async fn endpoint(
                     log.push(seen.clone());
                     log.len()
                 };
-                let (status, body) = respond(nth, &seen);
+                let (status, extra, body) = respond(nth, &seen);
                 let reply = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n{body}",
                     body.len()
                 );
                 let _ = stream.write_all(reply.as_bytes()).await;

@@ -215,6 +215,7 @@ async fn fetch(
         headers: Vec::new(),
         body: None,
         security: None,
+        operation: None,
     };
     let resp = upstream
         .send(&req, credential)

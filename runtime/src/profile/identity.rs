@@ -205,6 +205,7 @@ async fn probe_all(lookup: Lookup<'_>, credential: &Credential) -> Result<Whoami
             headers: Vec::new(),
             body: None,
             security: lookup.security.get(i).cloned().flatten(),
+            operation: None,
         };
         let probed = match lookup.upstream.send(&req, Some(credential)).await {
             Ok(resp) => read_answer(probe, lookup.envelope, resp.status.as_u16(), &resp.body),

@@ -115,16 +115,42 @@ fn bytes_and_non_utf8_input() {
 
 mod property {
     //! For random tokens and JSON bodies that embed the token escaped,
-    //! partly escaped, URL-encoded, as HTML references or case-changed, at
-    //! random places (values, keys, error messages), the redacted body is
-    //! still JSON and no decoded string of it holds the token. The oracle
-    //! decodes with its own code (serde_json, `percent-encoding`, a small
-    //! HTML reference decoder), never with the redactor.
+    //! partly escaped, URL-encoded, form-encoded, as HTML references,
+    //! case-changed, or inside the base64 of a Basic `client-id:token`
+    //! pair, at random places (values, keys, error messages), the redacted
+    //! body is still JSON and no decoded string of it holds the token or
+    //! the pair's base64. A quote cut from a text holding the token in any
+    //! of those forms (whole, or already cut by the upstream) ends in no
+    //! beginning of them. The oracle decodes with its own code
+    //! (serde_json, `percent-encoding`, `base64`, small HTML reference and
+    //! `\u` decoders), never with the redactor.
 
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
     use proptest::prelude::*;
     use serde_json::Value;
 
     use super::super::Redactor;
+    use super::super::forms::{pair_forms, sent_forms};
+
+    /// The client ID the token is paired with in Basic forms.
+    const ID: &str = "client-id";
+
+    /// The redactor as the server builds it for a client secret `token`.
+    fn redactor(token: &str) -> Redactor {
+        let mut forms = sent_forms(token);
+        forms.extend(pair_forms(&format!("{ID}:{token}")));
+        Redactor::new(forms.iter().map(String::as_str))
+    }
+
+    /// The base64 of the pair in each alphabet, written by the test.
+    fn basic_forms(token: &str) -> Vec<String> {
+        let pair = format!("{ID}:{token}");
+        [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
+            .iter()
+            .map(|e| e.encode(&pair))
+            .collect()
+    }
 
     /// One way to write the token inside a JSON string.
     #[derive(Debug, Clone)]
@@ -136,6 +162,8 @@ mod property {
         Percent { mask: Vec<bool>, upper: bool },
         Html { mask: Vec<bool>, hex: bool },
         Case { flips: Vec<bool> },
+        Urlencoded,
+        Base64Pair { alphabet: usize },
     }
 
     fn form() -> impl Strategy<Value = Form> {
@@ -149,11 +177,22 @@ mod property {
             (mask.clone(), any::<bool>()).prop_map(|(mask, upper)| Form::Percent { mask, upper }),
             (mask.clone(), any::<bool>()).prop_map(|(mask, hex)| Form::Html { mask, hex }),
             mask.prop_map(|flips| Form::Case { flips }),
+            Just(Form::Urlencoded),
+            (0..4usize).prop_map(|alphabet| Form::Base64Pair { alphabet }),
         ]
     }
 
     fn write(token: &str, form: &Form) -> String {
         let on = |mask: &[bool], i: usize| mask.get(i).copied().unwrap_or(true);
+        match form {
+            Form::Urlencoded => {
+                return url::form_urlencoded::byte_serialize(token.as_bytes()).collect();
+            }
+            Form::Base64Pair { alphabet } => {
+                return format!("Basic {}", basic_forms(token)[*alphabet % 4]);
+            }
+            _ => {}
+        }
         token
             .char_indices()
             .map(|(i, c)| match form {
@@ -242,20 +281,76 @@ mod property {
         out
     }
 
-    /// Does `text` hold `token` in any form the test writes?
-    fn holds(text: &str, token: &str) -> bool {
-        let token = token.to_ascii_lowercase();
-        let percent = percent_encoding::percent_decode_str(text)
-            .decode_utf8_lossy()
-            .into_owned();
+    /// `\uXXXX` escapes decoded (the rest kept).
+    fn unicode_decode(text: &str) -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(at) = rest.find("\\u") {
+            out.push_str(&rest[..at]);
+            let code = rest
+                .get(at + 2..at + 6)
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .and_then(char::from_u32);
+            match code {
+                Some(c) => {
+                    out.push(c);
+                    rest = &rest[at + 6..];
+                }
+                None => {
+                    out.push_str("\\u");
+                    rest = &rest[at + 2..];
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// `text` decoded every way the test encodes, lowercased.
+    fn decodings(text: &str) -> Vec<String> {
+        let percent = |t: &str| {
+            percent_encoding::percent_decode_str(t)
+                .decode_utf8_lossy()
+                .into_owned()
+        };
+        let pct = percent(text);
         [
             text.to_owned(),
-            percent.clone(),
+            pct.clone(),
+            percent(&text.replace('+', " ")),
             html_decode(text),
-            html_decode(&percent),
+            html_decode(&pct),
+            unicode_decode(text),
         ]
         .iter()
-        .any(|t| t.to_ascii_lowercase().contains(&token))
+        .map(|t| t.to_ascii_lowercase())
+        .collect()
+    }
+
+    /// What must never be left: the token and its pair's base64.
+    fn needles(token: &str) -> Vec<String> {
+        let mut out = vec![token.to_ascii_lowercase()];
+        out.extend(basic_forms(token).iter().map(|b| b.to_ascii_lowercase()));
+        out
+    }
+
+    /// Does `text` hold `token` in any form the test writes?
+    fn holds(text: &str, token: &str) -> bool {
+        let needles = needles(token);
+        decodings(text)
+            .iter()
+            .any(|t| needles.iter().any(|n| t.contains(n.as_str())))
+    }
+
+    /// Does `text` end with four or more leading characters of `token` or
+    /// of its pair's base64, in any form the test writes?
+    fn ends_with_a_beginning(text: &str, token: &str) -> bool {
+        let needles = needles(token);
+        decodings(text).iter().any(|t| {
+            needles
+                .iter()
+                .any(|n| (4..n.len()).any(|k| t.ends_with(&n[..k])))
+        })
     }
 
     fn strings(v: &Value, out: &mut Vec<String>) {
@@ -275,7 +370,7 @@ mod property {
 
         #[test]
         fn no_decoded_string_holds_the_token(
-            token in "[A-Za-z0-9._~+/=-]{8,40}",
+            token in "[A-Za-z0-9._~+/= -]{8,40}",
             texts in proptest::collection::vec("[ -~é日]{0,12}", 6),
             forms in proptest::collection::vec(form(), 4),
         ) {
@@ -291,7 +386,7 @@ mod property {
             strings(&before, &mut seen);
             prop_assert!(seen.iter().any(|s| holds(s, &token)), "the oracle must see the echo: {body}");
 
-            let out = Redactor::new([token.as_str()]).redact_str(&body).into_owned();
+            let out = redactor(&token).redact_str(&body).into_owned();
             let after: Value = serde_json::from_str(&out).map_err(|e| TestCaseError::fail(format!("{e}: {out}")))?;
             let mut left = Vec::new();
             strings(&after, &mut left);
@@ -299,6 +394,35 @@ mod property {
                 prop_assert!(!holds(s, &token), "{s:?} in {out}");
             }
             prop_assert!(!holds(&out, &token), "{out}");
+        }
+
+        #[test]
+        fn a_cut_quote_ends_in_no_beginning_of_a_secret(
+            token in "[A-Za-z0-9._~+/= -]{8,40}",
+            head in "[ -~é]{0,20}",
+            tail in "[ -~é]{0,20}",
+            form in form(),
+            upstream_cut in proptest::option::of(1usize..200),
+            at in 0usize..400,
+        ) {
+            let written = write(&token, &form);
+            // The upstream may itself have cut the echo short; then the
+            // text ends inside it.
+            let text = match upstream_cut {
+                Some(n) => {
+                    let n = n % written.len();
+                    format!("{head}{}", &written[..n.max(1)])
+                }
+                None => format!("{head}{written}{tail}"),
+            };
+            let chars = text.chars().count();
+            let max = if upstream_cut.is_some() { at % chars } else { at % (chars + 5) };
+            let out = redactor(&token).clip(&text, max);
+            let kept = out.strip_suffix('…').unwrap_or(&out);
+            prop_assert!(!holds(kept, &token), "{kept:?} from {text:?}");
+            if kept.len() < out.len() {
+                prop_assert!(!ends_with_a_beginning(kept, &token), "{kept:?} from {text:?}");
+            }
         }
     }
 }

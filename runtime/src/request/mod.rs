@@ -40,6 +40,9 @@ pub struct HttpRequest {
     /// the profile's global one. Applied when sending, so credentials never
     /// appear in [`HttpRequest::path_and_query`] or `headers`.
     pub security: Option<crate::security::Requirement>,
+    /// The tool's `operation_id` (`None`: a request no tool makes), which
+    /// picks the OAuth scopes a client-credentials token is asked for.
+    pub operation: Option<&'static str>,
 }
 
 /// An encoded request body.
@@ -230,6 +233,7 @@ pub fn build_request(tool: &ToolDef, args: &Args) -> Result<HttpRequest, BuildEr
         headers,
         body,
         security: Some(tool.security),
+        operation: Some(tool.operation_id),
     })
 }
 
@@ -447,6 +451,7 @@ mod tests {
             headers: vec![],
             body: None,
             security: None,
+            operation: None,
         };
         assert_eq!(req.url("http://h"), "http://h/a?b=1");
         assert_eq!(req.url("http://h/v4//"), "http://h/v4/a?b=1");
