@@ -332,7 +332,8 @@ pub async fn serve_listener(
         };
         let activity = Activity::new(tokio::time::Instant::now());
         let io = TokioIo::new(Tracked::new(stream, activity.clone()));
-        let service = ConnService::new(app.clone(), activity.clone(), timeouts.body_read);
+        let service =
+            ConnService::new(app.clone(), activity.clone(), timeouts.body_read).with_peer(peer);
         let conn = http.serve_connection(io, service);
         let watcher = drain.watcher();
         tokio::spawn(async move {
