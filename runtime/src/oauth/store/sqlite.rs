@@ -294,12 +294,12 @@ impl GrantStore for SqliteStore {
         const OP: &str = "take_code";
         // A bogus code is found absent by a read: only a stored code takes
         // the write path (on SQLite, the one write lock).
-        let known: Option<i64> = sqlx::query_scalar("SELECT 1 FROM oauth_codes WHERE hash = ?")
+        let known: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM oauth_codes WHERE hash = ?")
             .bind(hash.0.as_slice())
-            .fetch_optional(&self.pool)
+            .fetch_one(&self.pool)
             .await
             .map_err(|e| query_error(OP, &e))?;
-        if known.is_none() {
+        if known == 0 {
             return Ok(CodeUse::Unknown);
         }
         let mut tx = self.begin_immediate(OP).await?;
