@@ -576,6 +576,26 @@ async fn run() -> Result<(), String> {
     }
     report(&t, "idle", &BTreeMap::new(), (idle, 0), Duration::ZERO).await;
 
+    // The remembered approval of flood 2, made first from another address
+    // (flood 1 spends 127.0.0.2's sign-ins).
+    let helper: IpAddr = "127.0.0.3".parse().map_err(|_| "address")?;
+    let page = get(
+        helper,
+        addr,
+        &authorize_target(&t.client, "r", CHALLENGE),
+        "",
+    )
+    .await?;
+    let approver = cookie(&page, "tf_browser").ok_or("no browser cookie")?;
+    let text = page.text();
+    let fresh = format!(
+        "csrf={}&request={}&decision=approve&exposure=all",
+        encode(&hidden(&text, "csrf")?),
+        encode(&hidden(&text, "request")?)
+    );
+    let approved = post_form(helper, addr, "/authorize", &approver, &origin, fresh).await?;
+    let remembered = cookie(&approved, "tf_approved").ok_or("no approval cookie")?;
+
     // 1. One consent form, replayed.
     let page = get(
         attacker,
@@ -616,23 +636,7 @@ async fn run() -> Result<(), String> {
     .await;
 
     // 2. Remembered approval, a new GET each time.
-    // A fresh form to approve (the replayed one is spent).
-    let page = get(
-        attacker,
-        addr,
-        &authorize_target(&t.client, "r", CHALLENGE),
-        &browser,
-    )
-    .await?;
-    let text = page.text();
-    let fresh = format!(
-        "csrf={}&request={}&decision=approve&exposure=all",
-        encode(&hidden(&text, "csrf")?),
-        encode(&hidden(&text, "request")?)
-    );
-    let approved = post_form(attacker, addr, "/authorize", &browser, &origin, fresh).await?;
-    let remembered = cookie(&approved, "tf_approved").ok_or("no approval cookie")?;
-    let cookies = format!("{browser}; {remembered}");
+    let cookies = format!("{approver}; {remembered}");
     let client = t.client.clone();
     scenario(
         &t,
