@@ -522,13 +522,22 @@ async fn report(
 
 /// Runs `attack` while legitimate sign-ins go on (at most 25, one at a
 /// time); reports.
-async fn scenario<F>(t: &Target, name: &str, attack: F)
-where
-    F: std::future::Future<Output = BTreeMap<u16, usize>>,
-{
+/// Floods `total` requests from `source` (repeated, at most 10 rounds,
+/// until at least 10 legitimate sign-ins have run alongside) while
+/// legitimate sign-ins go on (at most 25, one at a time); reports.
+async fn scenario(
+    t: &Target,
+    name: &str,
+    source: IpAddr,
+    total: usize,
+    per_sec: Option<f64>,
+    make: Make,
+) {
     let running = Arc::new(AtomicBool::new(true));
+    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let legit = {
-        let (running, addr, client) = (running.clone(), t.addr, t.client.clone());
+        let (running, done, addr, client) =
+            (running.clone(), done.clone(), t.addr, t.client.clone());
         let first = NEXT_USER.fetch_add(25, Ordering::SeqCst);
         tokio::spawn(async move {
             let (mut times, mut failed) = (Vec::new(), 0);
@@ -541,18 +550,33 @@ where
                         failed += 1;
                     }
                 }
+                done.fetch_add(1, Ordering::SeqCst);
                 n += 1;
-                tokio::time::sleep(Duration::from_millis(100)).await;
+                tokio::time::sleep(Duration::from_millis(20)).await;
             }
             (times, failed)
         })
     };
     let start = Instant::now();
-    let answers = attack.await;
+    let mut answers: BTreeMap<u16, usize> = BTreeMap::new();
+    let mut rounds = 0;
+    while rounds < 10 && (rounds == 0 || done.load(Ordering::SeqCst) < 10) {
+        for (status, n) in flood(t.addr, source, total, per_sec, make.clone()).await {
+            *answers.entry(status).or_default() += n;
+        }
+        rounds += 1;
+    }
     let took = start.elapsed();
     running.store(false, Ordering::SeqCst);
     let legit = legit.await.unwrap_or_default();
-    report(t, name, &answers, legit, took).await;
+    report(
+        t,
+        &format!("{name} ({rounds} x {total})"),
+        &answers,
+        legit,
+        took,
+    )
+    .await;
 }
 
 async fn run() -> Result<(), String> {
@@ -625,13 +649,10 @@ async fn run() -> Result<(), String> {
     scenario(
         &t,
         "consent-form replay",
-        flood(
-            addr,
-            attacker,
-            n(5000),
-            None,
-            Arc::new(move |_| bytes.clone()),
-        ),
+        attacker,
+        n(5000),
+        None,
+        Arc::new(move |_| bytes.clone()),
     )
     .await;
 
@@ -641,35 +662,28 @@ async fn run() -> Result<(), String> {
     scenario(
         &t,
         "remembered-approval GETs",
-        flood(
-            addr,
-            attacker,
-            n(5000),
-            None,
-            Arc::new(move |i| {
-                raw(
-                    addr,
-                    "GET",
-                    &authorize_target(&client, &format!("s{i}"), CHALLENGE),
-                    &[("Cookie", &cookies)],
-                    b"",
-                )
-            }),
-        ),
+        attacker,
+        n(5000),
+        None,
+        Arc::new(move |i| {
+            raw(
+                addr,
+                "GET",
+                &authorize_target(&client, &format!("s{i}"), CHALLENGE),
+                &[("Cookie", &cookies)],
+                b"",
+            )
+        }),
     )
     .await;
 
     // 3. Registrations padded to 16 KiB.
-    scenario(
-        &t,
-        "/register x16KiB",
-        flood(addr, attacker, n(20_000), None, Arc::new(move |i| {
+    scenario(&t, "/register x16KiB", attacker, n(20_000), None, Arc::new(move |i| {
             let mut body = json!({"client_name": format!("flood {i}"), "redirect_uris": [REDIRECT], "padding": ""});
             let pad = 16 * 1024 - body.to_string().len();
             body["padding"] = json!("p".repeat(pad));
             raw(addr, "POST", "/register", &[("Content-Type", "application/json")], body.to_string().as_bytes())
-        })),
-    )
+        }))
     .await;
 
     // 4. New metadata-document ids at 330/s, documents answering in 2 s.
@@ -678,38 +692,31 @@ async fn run() -> Result<(), String> {
     scenario(
         &t,
         "CIMD new ids 330/s",
-        flood(
-            addr,
-            attacker,
-            n(3000),
-            Some(330.0),
-            Arc::new(move |i| {
-                raw(
-                    addr,
-                    "GET",
-                    &authorize_target(&client_for(i), "s", CHALLENGE),
-                    &[],
-                    b"",
-                )
-            }),
-        ),
+        attacker,
+        n(3000),
+        Some(330.0),
+        Arc::new(move |i| {
+            raw(
+                addr,
+                "GET",
+                &authorize_target(&client_for(i), "s", CHALLENGE),
+                &[],
+                b"",
+            )
+        }),
     )
     .await;
 
     // 5. Bogus codes.
     let client = t.client.clone();
-    scenario(
-        &t,
-        "bogus codes",
-        flood(addr, attacker, n(5000), None, Arc::new(move |i| {
+    scenario(&t, "bogus codes", attacker, n(5000), None, Arc::new(move |i| {
             let form = format!(
                 "grant_type=authorization_code&code=tfc_bogus{i}&client_id={}&redirect_uri={}&code_verifier={VERIFIER}",
                 encode(&client),
                 encode(REDIRECT)
             );
             raw(addr, "POST", "/token", &[("Content-Type", "application/x-www-form-urlencoded")], form.as_bytes())
-        })),
-    )
+        }))
     .await;
     Ok(())
 }
