@@ -89,8 +89,10 @@ fn postgres_instances_migrate_together_reopen_and_dump_no_secret() -> Result<(),
                 .lines()
                 .find(|l| l.starts_with("-- toolforge_schema_version:"))
                 .ok_or("no toolforge_schema_version table in the dump")?;
+            // Two migrations (2: client last use, expiry indexes), each
+            // recorded once.
             assert_eq!(
-                versions, "-- toolforge_schema_version: 1 rows",
+                versions, "-- toolforge_schema_version: 2 rows",
                 "migrations recorded once"
             );
 

@@ -1,16 +1,16 @@
 //! Who an MCP client is: a Client ID Metadata Document (the client id is
 //! an https URL, fetched with a size cap, a timeout, no redirects and
-//! public addresses only, then cached) or a dynamically registered client.
+//! public addresses only, then cached: see [`super::cimd`]) or a
+//! dynamically registered client.
 //! Redirect URIs are https or loopback http, matched exactly.
 
-use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::net::IpAddr;
 
 use serde::Deserialize;
 
+use super::cimd::Cimd;
 use super::config::CimdConfig;
+use super::limits::Limits;
 use super::store::GrantStore;
 
 /// A client the server will issue codes to.
@@ -25,7 +25,7 @@ pub struct ClientInfo {
 }
 
 /// Why a client id does not resolve. Shown on the error page (no redirect).
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum ClientError {
     /// Not a registered id and not an acceptable metadata URL.
     #[error("unknown client_id")]
@@ -36,6 +36,10 @@ pub enum ClientError {
     /// The store failed.
     #[error("the grant store is unavailable")]
     Store,
+    /// Too many new metadata URLs from this address, or fetches in flight:
+    /// retry after this many seconds.
+    #[error("too many new client metadata documents; retry in {0} s")]
+    TooMany(u64),
 }
 
 #[derive(Deserialize)]
@@ -52,8 +56,7 @@ struct Document {
 /// Resolves client ids, caching fetched metadata documents.
 #[derive(Debug)]
 pub struct ClientResolver {
-    config: CimdConfig,
-    cache: Mutex<HashMap<String, (Instant, ClientInfo)>>,
+    cimd: Cimd,
 }
 
 /// Whether a redirect URI may be registered: https, or http to a loopback
@@ -104,15 +107,15 @@ pub fn is_public(ip: IpAddr) -> bool {
 }
 
 impl ClientResolver {
-    /// A resolver with this fetch policy.
-    pub fn new(config: CimdConfig) -> Self {
+    /// A resolver with this fetch policy and these limits.
+    pub fn new(config: CimdConfig, limits: &Limits) -> Self {
         Self {
-            config,
-            cache: Mutex::new(HashMap::new()),
+            cimd: Cimd::new(config, limits),
         }
     }
 
-    /// The client a `client_id` names.
+    /// The client a `client_id` names; `peer` is the asking address (new
+    /// metadata URLs are rate-limited per address).
     ///
     /// # Errors
     ///
@@ -120,10 +123,11 @@ impl ClientResolver {
     pub async fn resolve(
         &self,
         client_id: &str,
+        peer: Option<IpAddr>,
         store: &dyn GrantStore,
     ) -> Result<ClientInfo, ClientError> {
         if client_id.starts_with("https://") || client_id.starts_with("http://") {
-            return self.metadata(client_id).await;
+            return self.cimd.resolve(client_id, peer).await;
         }
         let registered = store
             .client(client_id)
@@ -139,114 +143,39 @@ impl ClientResolver {
         })
     }
 
-    async fn metadata(&self, client_id: &str) -> Result<ClientInfo, ClientError> {
-        let ttl = Duration::from_secs(self.config.cache_secs);
-        if let Ok(cache) = self.cache.lock()
-            && let Some((at, info)) = cache.get(client_id)
-            && at.elapsed() < ttl
-        {
-            return Ok(info.clone());
-        }
-        let info = self.fetch(client_id).await?;
-        if let Ok(mut cache) = self.cache.lock() {
-            if cache.len() > 1024 {
-                cache.clear();
-            }
-            cache.insert(client_id.to_owned(), (Instant::now(), info.clone()));
-        }
-        Ok(info)
+    /// How many metadata documents (and failures) are cached.
+    pub fn cached_documents(&self) -> usize {
+        self.cimd.cached_len()
     }
+}
 
-    async fn fetch(&self, client_id: &str) -> Result<ClientInfo, ClientError> {
-        let bad = |why: &str| ClientError::Metadata(why.to_owned());
-        let url = url::Url::parse(client_id).map_err(|_| ClientError::Unknown)?;
-        let https = url.scheme() == "https";
-        if !(https || (self.config.allow_http && url.scheme() == "http")) {
-            return Err(ClientError::Unknown);
-        }
-        if url.path() == "/" || url.fragment().is_some() || !url.username().is_empty() {
-            return Err(bad(
-                "URL must be https with a path, without fragment or credentials",
-            ));
-        }
-        let host = url.host_str().ok_or(ClientError::Unknown)?.to_owned();
-        let port = url.port_or_known_default().unwrap_or(443);
-        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.trim_matches(['[', ']']), port))
-            .await
-            .map_err(|_| bad("host does not resolve"))?
-            .collect();
-        let Some(addr) = addrs.first().copied() else {
-            return Err(bad("host does not resolve"));
-        };
-        if !self.config.allow_private_addresses && addrs.iter().any(|a| !is_public(a.ip())) {
-            return Err(bad("host resolves to a private or loopback address"));
-        }
-        let timeout = Duration::from_millis(self.config.timeout_ms);
-        // Pinning the checked address: the fetch cannot be rebound to
-        // another one by a second DNS answer.
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            .no_proxy()
-            .resolve(&host, addr)
-            .build()
-            .map_err(|_| bad("cannot be fetched"))?;
-        let mut response = client
-            .get(url.clone())
-            .header(reqwest::header::ACCEPT, "application/json")
-            .send()
-            .await
-            .map_err(|_| bad("cannot be fetched"))?;
-        if response.status().is_redirection() {
-            return Err(bad("answered with a redirect (not followed)"));
-        }
-        if !response.status().is_success() {
-            return Err(bad(&format!(
-                "answered HTTP {}",
-                response.status().as_u16()
-            )));
-        }
-        let max = self.config.max_bytes;
-        if response.content_length().is_some_and(|n| n > max as u64) {
-            return Err(bad(&format!("is larger than {max} bytes")));
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|_| bad("could not be read"))?
-        {
-            if body.len() + chunk.len() > max {
-                return Err(bad(&format!("is larger than {max} bytes")));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        let doc: Document = serde_json::from_slice(&body)
-            .map_err(|_| bad("is not a client metadata JSON object"))?;
-        if doc.client_id != client_id {
-            return Err(bad("names another client_id"));
-        }
-        if doc
-            .token_endpoint_auth_method
-            .as_deref()
-            .is_some_and(|m| m != "none")
-        {
-            return Err(bad(
-                "asks for a token endpoint authentication other than `none`",
-            ));
-        }
-        if doc.redirect_uris.is_empty()
-            || !doc.redirect_uris.iter().all(|u| redirect_uri_acceptable(u))
-        {
-            return Err(bad("needs redirect_uris, each https or loopback http"));
-        }
-        Ok(ClientInfo {
-            client_id: doc.client_id,
-            name: doc.client_name.map(|n| n.chars().take(100).collect()),
-            redirect_uris: doc.redirect_uris,
-        })
+/// The client a fetched metadata document describes, when it is usable
+/// for `client_id`.
+pub(super) fn document_info(client_id: &str, body: &[u8]) -> Result<ClientInfo, ClientError> {
+    let bad = |why: &str| ClientError::Metadata(why.to_owned());
+    let doc: Document =
+        serde_json::from_slice(body).map_err(|_| bad("is not a client metadata JSON object"))?;
+    if doc.client_id != client_id {
+        return Err(bad("names another client_id"));
     }
+    if doc
+        .token_endpoint_auth_method
+        .as_deref()
+        .is_some_and(|m| m != "none")
+    {
+        return Err(bad(
+            "asks for a token endpoint authentication other than `none`",
+        ));
+    }
+    if doc.redirect_uris.is_empty() || !doc.redirect_uris.iter().all(|u| redirect_uri_acceptable(u))
+    {
+        return Err(bad("needs redirect_uris, each https or loopback http"));
+    }
+    Ok(ClientInfo {
+        client_id: doc.client_id,
+        name: doc.client_name.map(|n| n.chars().take(100).collect()),
+        redirect_uris: doc.redirect_uris,
+    })
 }
 
 #[cfg(test)]

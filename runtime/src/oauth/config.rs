@@ -87,6 +87,12 @@ pub struct OAuthConfig {
     /// effect within this bound (on the same instance, at once).
     #[serde(default = "default_token_cache_secs")]
     pub token_cache_secs: u64,
+    /// Bounds on what one address, and everyone together, may create.
+    #[serde(default)]
+    pub limits: super::limits::Limits,
+    /// The scheduled purge and registered clients' lifetimes.
+    #[serde(default)]
+    pub retention: super::limits::Retention,
 }
 
 fn default_secret_env() -> String {
@@ -206,6 +212,13 @@ pub struct CimdConfig {
     pub timeout_ms: u64,
     /// Seconds a fetched document is reused.
     pub cache_secs: u64,
+    /// Seconds a failed fetch is answered from the cache.
+    pub negative_cache_secs: u64,
+    /// Documents (and failures) cached at once; past it the least
+    /// recently used entry goes.
+    pub max_cached: usize,
+    /// The host name lookup's own timeout, in milliseconds.
+    pub dns_timeout_ms: u64,
     /// TESTING ONLY: allow loopback and private addresses.
     pub allow_private_addresses: bool,
     /// TESTING ONLY: allow `http://` client ids.
@@ -218,6 +231,9 @@ impl Default for CimdConfig {
             max_bytes: 16 * 1024,
             timeout_ms: 5000,
             cache_secs: 300,
+            negative_cache_secs: 30,
+            max_cached: 1024,
+            dns_timeout_ms: 2000,
             allow_private_addresses: false,
             allow_http: false,
         }
@@ -336,6 +352,21 @@ impl OAuthConfig {
         }
         self.scopes()
             .map_err(|problem| invalid("scope_catalogue", &problem))?;
+        if self.limits.max_body_bytes < 16 * 1024 {
+            return Err(invalid(
+                "limits.max_body_bytes",
+                "must be at least 16384 (a registration may be 16 KiB)",
+            ));
+        }
+        if self.limits.max_redirect_uris == 0 || self.limits.max_redirect_uri_bytes < 32 {
+            return Err(invalid(
+                "limits",
+                "max_redirect_uris must be positive and max_redirect_uri_bytes at least 32",
+            ));
+        }
+        if self.cimd.max_cached == 0 {
+            return Err(invalid("cimd.max_cached", "must be positive"));
+        }
         Ok(())
     }
 

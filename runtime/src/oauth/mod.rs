@@ -7,13 +7,16 @@
 //! - [`crypto`]: random tokens, keyed hashes, sealing, signatures;
 //! - [`store`]: the grant store trait and its SQLite / PostgreSQL backends;
 //! - [`clients`]: Client ID Metadata Documents and registered clients;
+//! - [`limits`]: per-address rates and totals a stranger is held to;
 //! - [`upstream`]: the server as the upstream provider's OAuth client;
 //! - [`server`]: the endpoints and the per-request token check.
 
+mod cimd;
 pub mod clients;
 pub mod config;
 pub mod crypto;
 pub mod events;
+pub mod limits;
 pub mod model;
 pub mod server;
 pub mod store;

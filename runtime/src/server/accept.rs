@@ -60,7 +60,8 @@ pub async fn accept_until(
         };
         let activity = slot.activity().clone();
         let io = TokioIo::new(Tracked::new(stream, activity.clone()));
-        let service = ConnService::new(app.clone(), activity.clone(), timeouts.body_read);
+        let service =
+            ConnService::new(app.clone(), activity.clone(), timeouts.body_read).with_peer(peer);
         let conn = http.serve_connection(io, service);
         let watcher = drain.watcher();
         tokio::spawn(async move {
@@ -69,5 +70,59 @@ pub async fn accept_until(
             }
             drop(slot);
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::server::connections::PeerAddr;
+    use axum::Extension;
+    use axum::routing::get;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// The OAuth limits count per peer address: a connection served here
+    /// must carry its peer on every request (a missing one would put every
+    /// user in one shared bucket).
+    #[tokio::test]
+    async fn every_request_carries_its_connections_peer_address() {
+        let app = Router::new().route(
+            "/",
+            get(|peer: Option<Extension<PeerAddr>>| async move {
+                peer.map_or_else(|| "none".to_owned(), |Extension(p)| p.0.ip().to_string())
+            }),
+        );
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(async move {
+            let gate = Gate::new(8, 8);
+            let drain = Drain::default();
+            let timeouts = Timeouts {
+                header_read: Duration::from_secs(5),
+                idle: Duration::from_secs(5),
+                body_read: Duration::from_secs(5),
+            };
+            accept_until(&listener, &app, &gate, timeouts, &drain, async {
+                let _ = stopped.await;
+            })
+            .await;
+        });
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+        let mut stream = socket.connect(addr).await.unwrap();
+        stream
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = String::new();
+        tokio::time::timeout(Duration::from_secs(10), stream.read_to_string(&mut answer))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(answer.ends_with("127.0.0.2"), "{answer}");
+        let _ = stop.send(());
+        server.await.unwrap();
     }
 }

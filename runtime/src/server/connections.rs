@@ -402,6 +402,11 @@ pub fn body_timeout_response(timeout: Duration) -> Response<Body> {
 
 // --- the per-connection service -----------------------------------------
 
+/// The TCP peer of the connection a request came on (a request
+/// extension).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerAddr(pub std::net::SocketAddr);
+
 /// The hyper service of one connection: marks each request in flight
 /// until its response body is done, puts the request body under the
 /// body-read deadline, and answers 408 when that deadline passed, whoever
@@ -411,6 +416,7 @@ pub struct ConnService {
     app: TowerToHyperService<Router>,
     activity: Arc<Activity>,
     body_read: Duration,
+    peer: Option<std::net::SocketAddr>,
 }
 
 impl ConnService {
@@ -420,7 +426,16 @@ impl ConnService {
             app: TowerToHyperService::new(app),
             activity,
             body_read,
+            peer: None,
         }
+    }
+
+    /// Gives each request the connection's peer address as a [`PeerAddr`]
+    /// extension (the OAuth routes bound what one address may create).
+    #[must_use]
+    pub fn with_peer(mut self, peer: std::net::SocketAddr) -> Self {
+        self.peer = Some(peer);
+        self
     }
 }
 
@@ -436,6 +451,10 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
         let in_flight = self.activity.begin();
         let expired = Arc::new(AtomicBool::new(false));
         let timeout = self.body_read;
+        let mut req = req;
+        if let Some(peer) = self.peer {
+            req.extensions_mut().insert(PeerAddr(peer));
+        }
         let req = req.map(|body| {
             Body::new(TimedBody::new(
                 body,

@@ -262,6 +262,9 @@ pub struct Options {
     pub store: Option<String>,
     /// Another instance's public URL (several instances behind one name).
     pub public_url: Option<String>,
+    /// Config members merged into the file (objects one level deep), e.g.
+    /// `{"limits": {...}}`.
+    pub extra: Option<Value>,
 }
 
 impl Default for Options {
@@ -274,6 +277,7 @@ impl Default for Options {
             token_cache_secs: 5,
             store: None,
             public_url: None,
+            extra: None,
         }
     }
 }
@@ -359,6 +363,19 @@ pub async fn start_with(
         "token_cache_secs": options.token_cache_secs,
         "scope_catalogue": concat!(env!("CARGO_MANIFEST_DIR"), "/../runtime/oauth/cloudflare-scopes.json")
     });
+    let mut config = config;
+    if let Some(Value::Object(extra)) = &options.extra {
+        for (k, v) in extra {
+            match (config.get_mut(k), v) {
+                (Some(Value::Object(have)), Value::Object(add)) => {
+                    have.extend(add.clone());
+                }
+                _ => {
+                    config[k] = v.clone();
+                }
+            }
+        }
+    }
     std::fs::write(&config_path, config.to_string()).unwrap();
     let config = OAuthConfig::load(&config_path).unwrap();
     let scopes = config.scopes().unwrap();

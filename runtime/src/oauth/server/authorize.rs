@@ -18,6 +18,7 @@ use super::super::model::{Exposure, PendingSignIn};
 use super::page;
 use super::{OAuthServer, now};
 use crate::oauth::clients::ClientInfo;
+use crate::oauth::limits::Peer;
 
 /// Cookie binding a browser to its consent form and sign-in.
 pub(super) const BROWSER_COOKIE: &str = "tf_browser";
@@ -41,6 +42,12 @@ pub(super) struct AuthRequest {
     pub state: Option<String>,
     /// When the signed request stops being accepted.
     pub expires_at: i64,
+    /// What the sign-in's state derives from: random for each consent
+    /// form, so a replayed form finds its sign-in already stored; derived
+    /// from the request for a remembered approval, so a repeated `GET`
+    /// stores nothing new either.
+    #[serde(default)]
+    pub nonce: String,
 }
 
 /// What the upstream callback needs, sealed into the pending sign-in.
@@ -128,6 +135,7 @@ fn valid_challenge(challenge: &str) -> bool {
 /// `GET /authorize`.
 pub(super) async fn show(
     State(server): State<Arc<OAuthServer>>,
+    Peer(peer): Peer,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
@@ -145,22 +153,36 @@ pub(super) async fn show(
             "client_id is missing.",
         );
     };
-    let client = match server
-        .clients
-        .resolve(client_id, server.setup.store.as_ref())
-        .await
-    {
-        Ok(c) => c,
-        Err(e) => {
-            return page::error(StatusCode::BAD_REQUEST, "Unknown client", &e.to_string());
-        }
-    };
     let Some(redirect_uri) = get(&pairs, "redirect_uri") else {
         return page::error(
             StatusCode::BAD_REQUEST,
             "Invalid request",
             "redirect_uri is missing.",
         );
+    };
+    // The cheap checks come before a metadata document is fetched: a URI
+    // no client could have registered is refused without one.
+    if redirect_uri.len() > server.setup.config.limits.max_redirect_uri_bytes
+        || !crate::oauth::clients::redirect_uri_acceptable(redirect_uri)
+    {
+        return page::error(
+            StatusCode::BAD_REQUEST,
+            "Invalid redirect URI",
+            "redirect_uri is not one the client registered.",
+        );
+    }
+    let client = match server
+        .clients
+        .resolve(client_id, peer, server.setup.store.as_ref())
+        .await
+    {
+        Ok(c) => c,
+        Err(crate::oauth::clients::ClientError::TooMany(secs)) => {
+            return super::guard::too_many_page(secs);
+        }
+        Err(e) => {
+            return page::error(StatusCode::BAD_REQUEST, "Unknown client", &e.to_string());
+        }
     };
     // Exact string match against what the client registered: no case
     // folding, no trailing-slash or port leniency.
@@ -230,13 +252,14 @@ pub(super) async fn show(
             "resource is not this server's MCP endpoint",
         );
     }
-    let request = AuthRequest {
+    let mut request = AuthRequest {
         client_id: client.client_id.clone(),
         redirect_uri: redirect_uri.to_owned(),
         code_challenge: challenge.to_owned(),
         state: state.map(str::to_owned),
         expires_at: now()
             + i64::try_from(server.setup.config.lifetimes.sign_in_secs).unwrap_or(600),
+        nonce: String::new(),
     };
     let (browser, mut cookies) = match page::read_cookie(&headers, BROWSER_COOKIE)
         .and_then(|v| server.setup.keys.verify("browser", v))
@@ -256,8 +279,13 @@ pub(super) async fn show(
         }
     };
     if let Some(exposure) = remembered(&server, &headers, &client, redirect_uri) {
-        return start_sign_in(&server, request, exposure, cookies).await;
+        request.nonce = remembered_nonce(&server, &browser, &request);
+        return start_sign_in(&server, peer, request, exposure, cookies).await;
     }
+    let Ok(nonce) = server.setup.keys.new_token("") else {
+        return unavailable();
+    };
+    request.nonce = nonce;
     let Ok(json) = serde_json::to_vec(&request) else {
         return unavailable();
     };
@@ -326,9 +354,24 @@ fn remembered(
         .map(|a| a.exposure)
 }
 
+/// The nonce of a remembered approval's sign-in: the same browser asking
+/// the same thing again gets the same one.
+fn remembered_nonce(server: &OAuthServer, browser: &str, request: &AuthRequest) -> String {
+    let key = serde_json::json!([
+        browser,
+        request.client_id,
+        request.redirect_uri,
+        request.code_challenge,
+        request.state,
+    ])
+    .to_string();
+    URL_SAFE_NO_PAD.encode(server.setup.keys.hash(&format!("remembered:{key}")).0)
+}
+
 /// `POST /authorize`: the consent decision.
 pub(super) async fn decide(
     State(server): State<Arc<OAuthServer>>,
+    Peer(peer): Peer,
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
@@ -418,7 +461,7 @@ pub(super) async fn decide(
             server.secure_cookies(),
         ));
     }
-    start_sign_in(&server, request, exposure, cookies).await
+    start_sign_in(&server, peer, request, exposure, cookies).await
 }
 
 /// The upstream scopes for a consent choice.
@@ -454,17 +497,43 @@ fn scopes_for(server: &OAuthServer, exposure: &Exposure) -> Vec<String> {
     out.into_iter().collect()
 }
 
-/// Records the sign-in and redirects to the upstream provider.
+/// Records the sign-in and redirects to the upstream provider: at most
+/// `limits.sign_ins` per address and `limits.max_pending_sign_ins` stored,
+/// one per consent form (its nonce names the sign-in's state).
 async fn start_sign_in(
     server: &OAuthServer,
-    request: AuthRequest,
+    peer: Option<std::net::IpAddr>,
+    mut request: AuthRequest,
     exposure: Exposure,
     mut cookies: Vec<String>,
 ) -> Response {
     let keys = &server.setup.keys;
-    let (Ok(state_id), Ok(verifier), Ok(binding)) =
-        (keys.new_token(""), keys.new_token(""), keys.new_token(""))
-    else {
+    if let Err(secs) = server.guards.sign_ins.check(peer) {
+        return super::guard::too_many_page(secs);
+    }
+    let cap = server.setup.config.limits.max_pending_sign_ins;
+    let store = &server.setup.store;
+    match server
+        .guards
+        .pending
+        .admit(cap, || store.count_pending(now()))
+        .await
+    {
+        Ok(()) => {}
+        Err(true) => {
+            tracing::warn!(cap, "pending sign-ins at the cap: refusing new ones");
+            return super::guard::too_many_page(60);
+        }
+        Err(false) => return unavailable(),
+    }
+    if request.nonce.is_empty() {
+        let Ok(nonce) = keys.new_token("") else {
+            return unavailable();
+        };
+        request.nonce = nonce;
+    }
+    let state_id = URL_SAFE_NO_PAD.encode(keys.hash(&format!("sign-in:{}", request.nonce)).0);
+    let (Ok(verifier), Ok(binding)) = (keys.new_token(""), keys.new_token("")) else {
         return unavailable();
     };
     let scopes = scopes_for(server, &exposure);
@@ -489,9 +558,19 @@ async fn start_sign_in(
         expires_at,
         sealed,
     };
-    if let Err(e) = server.setup.store.put_pending(&pending).await {
-        tracing::error!(error = %e, "cannot store the sign-in");
-        return unavailable();
+    match server.setup.store.put_pending(&pending).await {
+        Ok(true) => {}
+        Ok(false) => {
+            return page::error(
+                StatusCode::CONFLICT,
+                "Already started",
+                "This sign-in was already started from this form. Start again from your application.",
+            );
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "cannot store the sign-in");
+            return unavailable();
+        }
     }
     let state = keys.sign("upstream-state", &format!("{state_id}~{expires_at}"));
     let provider = &server.setup.config.upstream;

@@ -4,7 +4,9 @@
 
 mod authorize;
 mod callback;
+mod guard;
 mod page;
+mod purge;
 mod session;
 mod token;
 
@@ -18,6 +20,7 @@ use axum::routing::{get, post};
 use http::{HeaderValue, StatusCode, header};
 use serde_json::json;
 
+pub use purge::purge_once;
 pub use session::{Rejection, Session};
 
 use super::clients::ClientResolver;
@@ -53,6 +56,8 @@ pub struct OAuthServer {
     clients: ClientResolver,
     cache: session::TokenCache,
     refreshing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    guards: guard::Guards,
+    _purge: Option<purge::PurgeTask>,
 }
 
 /// The current Unix time in seconds.
@@ -65,11 +70,15 @@ pub fn now() -> i64 {
 
 impl OAuthServer {
     /// The server for a setup bound to `port` (for a `{port}` public URL).
+    /// On a Tokio runtime it starts the scheduled purge of the grant store
+    /// (see `retention`), which stops when the server is dropped.
     pub fn new(setup: Arc<OAuthSetup>, port: u16) -> Arc<Self> {
         let origin = setup.config.public_origin(port);
         let resource = format!("{origin}/mcp");
-        let clients = ClientResolver::new(setup.config.cimd.clone());
+        let clients = ClientResolver::new(setup.config.cimd.clone(), &setup.config.limits);
         let cache = session::TokenCache::new(setup.config.token_cache_secs);
+        let guards = guard::Guards::new(&setup.config.limits);
+        let purge = purge::spawn(setup.store.clone(), setup.config.retention.clone());
         Arc::new(Self {
             setup,
             origin,
@@ -77,6 +86,8 @@ impl OAuthServer {
             clients,
             cache,
             refreshing: Mutex::new(HashMap::new()),
+            guards,
+            _purge: purge,
         })
     }
 
@@ -146,7 +157,13 @@ impl OAuthServer {
         if self.setup.config.dynamic_registration {
             router = router.route("/register", post(token::register));
         }
-        router.with_state(self.clone())
+        // Bodies past the OAuth cap are refused unread (413), not buffered
+        // up to axum's 2 MB default.
+        router
+            .layer(axum::extract::DefaultBodyLimit::max(
+                self.setup.config.limits.max_body_bytes,
+            ))
+            .with_state(self.clone())
     }
 
     /// The RFC 8414 document.

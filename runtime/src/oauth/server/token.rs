@@ -13,6 +13,7 @@ use super::super::crypto::{self, s256_challenge, same};
 use super::super::events::{self, AuthEvent};
 use super::super::model::{CodeUse, RefreshUse, RegisteredClient, TokenKind, TokenRecord};
 use super::{OAuthServer, json_no_store, now, oauth_error};
+use crate::oauth::limits::Peer;
 
 fn form(body: &[u8]) -> Result<Vec<(String, String)>, Box<Response>> {
     let pairs: Vec<(String, String)> = url::form_urlencoded::parse(body).into_owned().collect();
@@ -249,6 +250,9 @@ async fn refresh(server: &OAuthServer, pairs: &[(String, String)]) -> Response {
         .await
     {
         Ok(RefreshUse::Rotated { grant, .. }) => {
+            // The store deleted the access tokens this refresh superseded;
+            // this instance's cache forgets them too.
+            server.cache.forget_grant(&grant.id);
             events::record(AuthEvent::Refreshed);
             token_response(server, &access, &refresh, &grant.scopes)
         }
@@ -309,10 +313,30 @@ pub(super) async fn revoke_route(
     StatusCode::OK.into_response()
 }
 
+/// Client metadata members `/register` keeps (RFC 7591 §2, strings);
+/// any other member is dropped, so a registration stores only what the
+/// server uses or shows.
+const KEPT_STRINGS: &[&str] = &[
+    "client_name",
+    "client_uri",
+    "logo_uri",
+    "tos_uri",
+    "policy_uri",
+    "software_id",
+    "software_version",
+    "scope",
+];
+
+/// Longest kept metadata string, in bytes.
+const MAX_MEMBER_BYTES: usize = 1024;
+
 /// `POST /register` (RFC 7591): public clients with https or loopback
-/// redirect URIs.
+/// redirect URIs; `limits.registrations` per address, at most
+/// `limits.max_unused_clients` registered and not yet used, at most
+/// `limits.max_redirect_uris` redirect URIs; unknown members dropped.
 pub(super) async fn register(
     State(server): State<Arc<OAuthServer>>,
+    Peer(peer): Peer,
     body: axum::body::Bytes,
 ) -> Response {
     let bad = |description: &str| {
@@ -325,13 +349,15 @@ pub(super) async fn register(
     if body.len() > 16 * 1024 {
         return bad("the registration is too large");
     }
-    let Ok(mut metadata) = serde_json::from_slice::<serde_json::Value>(&body) else {
+    if let Err(secs) = server.guards.registrations.check(peer) {
+        return super::guard::too_many_json(secs, "too many registrations from this address");
+    }
+    let Ok(serde_json::Value::Object(given)) = serde_json::from_slice::<serde_json::Value>(&body)
+    else {
         return bad("the body is not a JSON object");
     };
-    let Some(object) = metadata.as_object_mut() else {
-        return bad("the body is not a JSON object");
-    };
-    let uris: Vec<String> = object
+    let limits = &server.setup.config.limits;
+    let uris: Vec<String> = given
         .get("redirect_uris")
         .and_then(|v| v.as_array())
         .map(|a| {
@@ -341,22 +367,56 @@ pub(super) async fn register(
         })
         .unwrap_or_default();
     if uris.is_empty()
-        || !uris
-            .iter()
-            .all(|u| crate::oauth::clients::redirect_uri_acceptable(u))
+        || uris.len() > limits.max_redirect_uris
+        || !uris.iter().all(|u| {
+            u.len() <= limits.max_redirect_uri_bytes
+                && crate::oauth::clients::redirect_uri_acceptable(u)
+        })
     {
         return oauth_error(
             StatusCode::BAD_REQUEST,
             "invalid_redirect_uri",
-            "redirect_uris are required, each https or loopback http without fragment",
+            &format!(
+                "redirect_uris are required (at most {}), each https or loopback http without fragment, at most {} bytes",
+                limits.max_redirect_uris, limits.max_redirect_uri_bytes
+            ),
         );
     }
-    if object
-        .get("token_endpoint_auth_method")
-        .and_then(|v| v.as_str())
-        .is_some_and(|m| m != "none")
+    let mut object = serde_json::Map::new();
+    object.insert("redirect_uris".into(), json!(uris));
+    for name in KEPT_STRINGS {
+        match given.get(*name) {
+            None => {}
+            Some(serde_json::Value::String(v)) if v.len() <= MAX_MEMBER_BYTES => {
+                object.insert((*name).into(), json!(v));
+            }
+            Some(_) => {
+                return bad(&format!(
+                    "{name} must be a string of at most {MAX_MEMBER_BYTES} bytes"
+                ));
+            }
+        }
+    }
+    let cap = limits.max_unused_clients;
+    let store = &server.setup.store;
+    match server
+        .guards
+        .unused_clients
+        .admit(cap, || store.count_unused_clients())
+        .await
     {
-        object.insert("token_endpoint_auth_method".into(), json!("none"));
+        Ok(()) => {}
+        Err(true) => {
+            tracing::warn!(
+                cap,
+                "unused registered clients at the cap: refusing registrations"
+            );
+            return super::guard::too_many_json(
+                60,
+                "too many registered clients are waiting for a first sign-in",
+            );
+        }
+        Err(false) => return unavailable(),
     }
     let Ok(id) = server.setup.keys.new_token("client-") else {
         return unavailable();
@@ -371,6 +431,7 @@ pub(super) async fn register(
     object.insert("response_types".into(), json!(["code"]));
     let now = now();
     object.insert("client_id_issued_at".into(), json!(now));
+    let metadata = serde_json::Value::Object(object);
     let client = RegisteredClient {
         client_id,
         metadata: metadata.to_string(),

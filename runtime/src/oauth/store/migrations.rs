@@ -30,11 +30,12 @@ pub(super) const CURRENT_VERSION: &str =
     "SELECT COALESCE(MAX(version), 0) FROM toolforge_schema_version";
 
 /// Every migration, oldest first.
-pub(super) const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    description: "grants, tokens, codes, pending sign-ins, clients",
-    sqlite: &[
-        "CREATE TABLE oauth_grants (
+pub(super) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        description: "grants, tokens, codes, pending sign-ins, clients",
+        sqlite: &[
+            "CREATE TABLE oauth_grants (
             id TEXT PRIMARY KEY,
             client_id TEXT NOT NULL,
             resource TEXT NOT NULL,
@@ -49,17 +50,17 @@ pub(super) const MIGRATIONS: &[Migration] = &[Migration {
             refresh_previous BLOB,
             revoked BOOLEAN NOT NULL DEFAULT FALSE
         )",
-        "CREATE INDEX oauth_grants_expires ON oauth_grants (expires_at)",
-        "CREATE TABLE oauth_tokens (
+            "CREATE INDEX oauth_grants_expires ON oauth_grants (expires_at)",
+            "CREATE TABLE oauth_tokens (
             hash BLOB PRIMARY KEY,
             kind TEXT NOT NULL,
             grant_id TEXT NOT NULL,
             expires_at BIGINT NOT NULL,
             wrapped_key BLOB NOT NULL
         )",
-        "CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id)",
-        "CREATE INDEX oauth_tokens_expires ON oauth_tokens (expires_at)",
-        "CREATE TABLE oauth_codes (
+            "CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id)",
+            "CREATE INDEX oauth_tokens_expires ON oauth_tokens (expires_at)",
+            "CREATE TABLE oauth_codes (
             hash BLOB PRIMARY KEY,
             grant_id TEXT NOT NULL,
             client_id TEXT NOT NULL,
@@ -69,21 +70,21 @@ pub(super) const MIGRATIONS: &[Migration] = &[Migration {
             wrapped_key BLOB NOT NULL,
             used BOOLEAN NOT NULL DEFAULT FALSE
         )",
-        "CREATE INDEX oauth_codes_grant ON oauth_codes (grant_id)",
-        "CREATE TABLE oauth_pending (
+            "CREATE INDEX oauth_codes_grant ON oauth_codes (grant_id)",
+            "CREATE TABLE oauth_pending (
             hash BLOB PRIMARY KEY,
             browser BLOB NOT NULL,
             expires_at BIGINT NOT NULL,
             sealed BLOB NOT NULL
         )",
-        "CREATE TABLE oauth_clients (
+            "CREATE TABLE oauth_clients (
             client_id TEXT PRIMARY KEY,
             metadata TEXT NOT NULL,
             created_at BIGINT NOT NULL
         )",
-    ],
-    postgres: &[
-        "CREATE TABLE oauth_grants (
+        ],
+        postgres: &[
+            "CREATE TABLE oauth_grants (
             id TEXT PRIMARY KEY,
             client_id TEXT NOT NULL,
             resource TEXT NOT NULL,
@@ -98,17 +99,17 @@ pub(super) const MIGRATIONS: &[Migration] = &[Migration {
             refresh_previous BYTEA,
             revoked BOOLEAN NOT NULL DEFAULT FALSE
         )",
-        "CREATE INDEX oauth_grants_expires ON oauth_grants (expires_at)",
-        "CREATE TABLE oauth_tokens (
+            "CREATE INDEX oauth_grants_expires ON oauth_grants (expires_at)",
+            "CREATE TABLE oauth_tokens (
             hash BYTEA PRIMARY KEY,
             kind TEXT NOT NULL,
             grant_id TEXT NOT NULL,
             expires_at BIGINT NOT NULL,
             wrapped_key BYTEA NOT NULL
         )",
-        "CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id)",
-        "CREATE INDEX oauth_tokens_expires ON oauth_tokens (expires_at)",
-        "CREATE TABLE oauth_codes (
+            "CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id)",
+            "CREATE INDEX oauth_tokens_expires ON oauth_tokens (expires_at)",
+            "CREATE TABLE oauth_codes (
             hash BYTEA PRIMARY KEY,
             grant_id TEXT NOT NULL,
             client_id TEXT NOT NULL,
@@ -118,20 +119,36 @@ pub(super) const MIGRATIONS: &[Migration] = &[Migration {
             wrapped_key BYTEA NOT NULL,
             used BOOLEAN NOT NULL DEFAULT FALSE
         )",
-        "CREATE INDEX oauth_codes_grant ON oauth_codes (grant_id)",
-        "CREATE TABLE oauth_pending (
+            "CREATE INDEX oauth_codes_grant ON oauth_codes (grant_id)",
+            "CREATE TABLE oauth_pending (
             hash BYTEA PRIMARY KEY,
             browser BYTEA NOT NULL,
             expires_at BIGINT NOT NULL,
             sealed BYTEA NOT NULL
         )",
-        "CREATE TABLE oauth_clients (
+            "CREATE TABLE oauth_clients (
             client_id TEXT PRIMARY KEY,
             metadata TEXT NOT NULL,
             created_at BIGINT NOT NULL
         )",
-    ],
-}];
+        ],
+    },
+    Migration {
+        version: 2,
+        description: "client last use, expiry indexes",
+        sqlite: MIGRATION_2,
+        postgres: MIGRATION_2,
+    },
+];
+
+/// Registered clients expire when unused (`last_used_at` is NULL until the
+/// first sign-in); the scheduled purge finds expired rows by index.
+const MIGRATION_2: &[&str] = &[
+    "ALTER TABLE oauth_clients ADD COLUMN last_used_at BIGINT",
+    "CREATE INDEX oauth_clients_last_used ON oauth_clients (last_used_at, created_at)",
+    "CREATE INDEX oauth_pending_expires ON oauth_pending (expires_at)",
+    "CREATE INDEX oauth_codes_expires ON oauth_codes (expires_at)",
+];
 
 /// The version a fully migrated store is at.
 pub(super) fn latest() -> i64 {

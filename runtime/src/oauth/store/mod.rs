@@ -56,8 +56,12 @@ pub trait GrantStore: Send + Sync + std::fmt::Debug {
     /// A cheap round trip (`/readyz`).
     async fn ping(&self) -> Result<(), StoreError>;
 
-    /// Stores an upstream sign-in in flight.
-    async fn put_pending(&self, pending: &PendingSignIn) -> Result<(), StoreError>;
+    /// Stores an upstream sign-in in flight; `false` (nothing stored) when
+    /// one with this hash exists (a replayed consent form).
+    async fn put_pending(&self, pending: &PendingSignIn) -> Result<bool, StoreError>;
+
+    /// How many sign-ins are pending and unexpired at `now`.
+    async fn count_pending(&self, now: UnixTime) -> Result<u64, StoreError>;
 
     /// Removes and returns the sign-in with this state hash, if it exists
     /// and has not expired at `now`. A second call for the same hash finds
@@ -68,10 +72,12 @@ pub trait GrantStore: Send + Sync + std::fmt::Debug {
         now: UnixTime,
     ) -> Result<Option<PendingSignIn>, StoreError>;
 
-    /// Stores a new grant and the authorization code that completes it.
+    /// Stores a new grant and the authorization code that completes it,
+    /// and records the sign-in as the grant's client's last use.
     async fn create_grant(&self, grant: &Grant, code: &AuthCode) -> Result<(), StoreError>;
 
-    /// Marks the code used and returns it the first time; a later call (or
+    /// Marks the code used and returns it the first time (an unknown code
+    /// is found so by a read, without taking a write lock); a later call (or
     /// a racing one) gets [`CodeUse::Replayed`] with its grant id. An
     /// expired code is [`CodeUse::Unknown`].
     async fn take_code(&self, hash: &TokenHash, now: UnixTime) -> Result<CodeUse, StoreError>;
@@ -97,7 +103,12 @@ pub trait GrantStore: Send + Sync + std::fmt::Debug {
     /// current one, it becomes previous and `new_refresh` current; when it
     /// is the previous one, `new_refresh` replaces the (unused) current one;
     /// any other refresh token of the grant revokes the grant. `new_access`
-    /// is stored on rotation. All in one transaction.
+    /// is stored on rotation and replaces the grant's earlier access tokens
+    /// (deleted: a refresh ends the access tokens it supersedes). Of the
+    /// refresh tokens that dropped out of the two slots only the latest
+    /// keeps its row (presenting it is reuse); older ones are deleted, so a
+    /// grant holds at most one access and three refresh rows. All in one
+    /// transaction.
     async fn rotate_refresh(
         &self,
         presented: &TokenHash,
@@ -128,6 +139,24 @@ pub trait GrantStore: Send + Sync + std::fmt::Debug {
 
     /// A dynamically registered client.
     async fn client(&self, client_id: &str) -> Result<Option<RegisteredClient>, StoreError>;
+
+    /// How many registered clients were never used for a sign-in.
+    async fn count_unused_clients(&self) -> Result<u64, StoreError>;
+
+    /// Deletes registered clients never used and registered before
+    /// `unused_before`, and used ones last used before `idle_before`;
+    /// returns how many went.
+    async fn expire_clients(
+        &self,
+        unused_before: UnixTime,
+        idle_before: UnixTime,
+    ) -> Result<u64, StoreError>;
+
+    /// Gives space back after a purge (SQLite: checkpoints and truncates
+    /// the write-ahead log); nothing to do elsewhere.
+    async fn compact(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 
     /// Deletes expired sign-ins, codes and tokens, and grants past their
     /// end; returns how many rows went.

@@ -247,9 +247,11 @@ impl GrantStore for PostgresStore {
         Ok(())
     }
 
-    async fn put_pending(&self, pending: &PendingSignIn) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO oauth_pending (hash, browser, expires_at, sealed) VALUES ($1, $2, $3, $4)",
+    async fn put_pending(&self, pending: &PendingSignIn) -> Result<bool, StoreError> {
+        // A replayed consent form derives the same hash: it stores nothing.
+        let done = sqlx::query(
+            "INSERT INTO oauth_pending (hash, browser, expires_at, sealed) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (hash) DO NOTHING",
         )
         .bind(pending.hash.0.as_slice())
         .bind(pending.browser.0.as_slice())
@@ -258,7 +260,16 @@ impl GrantStore for PostgresStore {
         .execute(&self.pool)
         .await
         .map_err(|e| query_error("put_pending", &e))?;
-        Ok(())
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn count_pending(&self, now: UnixTime) -> Result<u64, StoreError> {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM oauth_pending WHERE expires_at > $1")
+            .bind(now)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| query_error("count_pending", &e))?;
+        Ok(u64::try_from(n).unwrap_or(0))
     }
 
     async fn take_pending(
@@ -319,11 +330,28 @@ impl GrantStore for PostgresStore {
         .execute(&mut *tx)
         .await
         .map_err(|e| query_error(OP, &e))?;
+        // A sign-in is a registered client's use: it keeps the client.
+        sqlx::query("UPDATE oauth_clients SET last_used_at = $1 WHERE client_id = $2")
+            .bind(grant.created_at)
+            .bind(&grant.client_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| query_error(OP, &e))?;
         tx.commit().await.map_err(|e| query_error(OP, &e))
     }
 
     async fn take_code(&self, hash: &TokenHash, now: UnixTime) -> Result<CodeUse, StoreError> {
         const OP: &str = "take_code";
+        // A bogus code is found absent by a read: only a stored code takes
+        // the write path (on SQLite, the one write lock).
+        let known: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM oauth_codes WHERE hash = $1")
+            .bind(hash.0.as_slice())
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| query_error(OP, &e))?;
+        if known == 0 {
+            return Ok(CodeUse::Unknown);
+        }
         let mut tx = self.begin_tx(OP).await?;
         let taken = sqlx::query(
             "UPDATE oauth_codes SET used = TRUE WHERE hash = $1 AND used = FALSE AND expires_at > $2 \
@@ -464,11 +492,25 @@ impl GrantStore for PostgresStore {
         }
         rows::check_new_tokens(OP, &grant.id, new_access, new_refresh)?;
         // The token that drops out of the two slots keeps its row (a later
-        // use is reuse) but can no longer unwrap the grant key.
+        // use is reuse) but can no longer unwrap the grant key, until the
+        // next rotation drops another.
         let (previous, dropped) = match standing {
             Standing::Current => (Some(*presented), grant.refresh_previous),
             _ => (grant.refresh_previous, grant.refresh_current),
         };
+        // Rows rotation superseded go: the grant's earlier access tokens
+        // (a refresh ends them) and refresh tokens dropped before this one.
+        for statement in [
+            "DELETE FROM oauth_tokens WHERE grant_id = $1 AND kind = 'access'",
+            "DELETE FROM oauth_tokens WHERE grant_id = $1 AND kind = 'refresh' \
+             AND wrapped_key = ''::bytea",
+        ] {
+            sqlx::query(statement)
+                .bind(&grant.id)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| query_error(OP, &e))?;
+        }
         if let Some(dropped) = dropped {
             sqlx::query("UPDATE oauth_tokens SET wrapped_key = ''::bytea WHERE hash = $1")
                 .bind(dropped.0.as_slice())
@@ -559,6 +601,32 @@ impl GrantStore for PostgresStore {
         .await
         .map_err(|e| query_error("client", &e))?;
         row.map(|r| rows::client(&r, "client")).transpose()
+    }
+
+    async fn count_unused_clients(&self) -> Result<u64, StoreError> {
+        let n: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM oauth_clients WHERE last_used_at IS NULL")
+                .fetch_one(&self.pool)
+                .await
+                .map_err(|e| query_error("count_unused_clients", &e))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    async fn expire_clients(
+        &self,
+        unused_before: UnixTime,
+        idle_before: UnixTime,
+    ) -> Result<u64, StoreError> {
+        let done = sqlx::query(
+            "DELETE FROM oauth_clients WHERE (last_used_at IS NULL AND created_at < $1) \
+             OR last_used_at < $2",
+        )
+        .bind(unused_before)
+        .bind(idle_before)
+        .execute(&self.pool)
+        .await
+        .map_err(|e| query_error("expire_clients", &e))?;
+        Ok(done.rows_affected())
     }
 
     async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError> {

@@ -24,6 +24,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long an operation waits for a free pooled connection.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Bytes of write-ahead log kept after a checkpoint.
+const JOURNAL_SIZE_LIMIT: u64 = 4 * 1024 * 1024;
+
 /// The grant store in a SQLite file.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
@@ -51,7 +54,10 @@ impl SqliteStore {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(BUSY_TIMEOUT)
-            .foreign_keys(true);
+            .foreign_keys(true)
+            // A checkpoint leaves the log at most this long (it is reused,
+            // not regrown, between checkpoints).
+            .pragma("journal_size_limit", JOURNAL_SIZE_LIMIT.to_string());
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
             .acquire_timeout(ACQUIRE_TIMEOUT)
@@ -191,9 +197,11 @@ impl GrantStore for SqliteStore {
         Ok(())
     }
 
-    async fn put_pending(&self, pending: &PendingSignIn) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO oauth_pending (hash, browser, expires_at, sealed) VALUES (?, ?, ?, ?)",
+    async fn put_pending(&self, pending: &PendingSignIn) -> Result<bool, StoreError> {
+        // A replayed consent form derives the same hash: it stores nothing.
+        let done = sqlx::query(
+            "INSERT INTO oauth_pending (hash, browser, expires_at, sealed) VALUES (?, ?, ?, ?) \
+             ON CONFLICT (hash) DO NOTHING",
         )
         .bind(pending.hash.0.as_slice())
         .bind(pending.browser.0.as_slice())
@@ -202,7 +210,16 @@ impl GrantStore for SqliteStore {
         .execute(&self.pool)
         .await
         .map_err(|e| query_error("put_pending", &e))?;
-        Ok(())
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn count_pending(&self, now: UnixTime) -> Result<u64, StoreError> {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM oauth_pending WHERE expires_at > ?")
+            .bind(now)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| query_error("count_pending", &e))?;
+        Ok(u64::try_from(n).unwrap_or(0))
     }
 
     async fn take_pending(
@@ -263,11 +280,28 @@ impl GrantStore for SqliteStore {
         .execute(&mut *tx)
         .await
         .map_err(|e| query_error(OP, &e))?;
+        // A sign-in is a registered client's use: it keeps the client.
+        sqlx::query("UPDATE oauth_clients SET last_used_at = ? WHERE client_id = ?")
+            .bind(grant.created_at)
+            .bind(&grant.client_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| query_error(OP, &e))?;
         tx.commit().await.map_err(|e| query_error(OP, &e))
     }
 
     async fn take_code(&self, hash: &TokenHash, now: UnixTime) -> Result<CodeUse, StoreError> {
         const OP: &str = "take_code";
+        // A bogus code is found absent by a read: only a stored code takes
+        // the write path (on SQLite, the one write lock).
+        let known: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM oauth_codes WHERE hash = ?")
+            .bind(hash.0.as_slice())
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| query_error(OP, &e))?;
+        if known == 0 {
+            return Ok(CodeUse::Unknown);
+        }
         let mut tx = self.begin_immediate(OP).await?;
         let taken = sqlx::query(
             "UPDATE oauth_codes SET used = TRUE WHERE hash = ? AND used = FALSE AND expires_at > ? \
@@ -408,11 +442,25 @@ impl GrantStore for SqliteStore {
         }
         rows::check_new_tokens(OP, &grant.id, new_access, new_refresh)?;
         // The token that drops out of the two slots keeps its row (a later
-        // use is reuse) but can no longer unwrap the grant key.
+        // use is reuse) but can no longer unwrap the grant key, until the
+        // next rotation drops another.
         let (previous, dropped) = match standing {
             Standing::Current => (Some(*presented), grant.refresh_previous),
             _ => (grant.refresh_previous, grant.refresh_current),
         };
+        // Rows rotation superseded go: the grant's earlier access tokens
+        // (a refresh ends them) and refresh tokens dropped before this one.
+        for statement in [
+            "DELETE FROM oauth_tokens WHERE grant_id = ? AND kind = 'access'",
+            "DELETE FROM oauth_tokens WHERE grant_id = ? AND kind = 'refresh' \
+             AND wrapped_key = X''",
+        ] {
+            sqlx::query(statement)
+                .bind(&grant.id)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| query_error(OP, &e))?;
+        }
         if let Some(dropped) = dropped {
             sqlx::query("UPDATE oauth_tokens SET wrapped_key = X'' WHERE hash = ?")
                 .bind(dropped.0.as_slice())
@@ -503,6 +551,32 @@ impl GrantStore for SqliteStore {
         row.map(|r| rows::client(&r, "client")).transpose()
     }
 
+    async fn count_unused_clients(&self) -> Result<u64, StoreError> {
+        let n: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM oauth_clients WHERE last_used_at IS NULL")
+                .fetch_one(&self.pool)
+                .await
+                .map_err(|e| query_error("count_unused_clients", &e))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    async fn expire_clients(
+        &self,
+        unused_before: UnixTime,
+        idle_before: UnixTime,
+    ) -> Result<u64, StoreError> {
+        let done = sqlx::query(
+            "DELETE FROM oauth_clients WHERE (last_used_at IS NULL AND created_at < ?) \
+             OR last_used_at < ?",
+        )
+        .bind(unused_before)
+        .bind(idle_before)
+        .execute(&self.pool)
+        .await
+        .map_err(|e| query_error("expire_clients", &e))?;
+        Ok(done.rows_affected())
+    }
+
     async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError> {
         const OP: &str = "purge_expired";
         let mut tx = self.begin_immediate(OP).await?;
@@ -524,6 +598,17 @@ impl GrantStore for SqliteStore {
         }
         tx.commit().await.map_err(|e| query_error(OP, &e))?;
         Ok(purged)
+    }
+
+    async fn compact(&self) -> Result<(), StoreError> {
+        // After a purge the log holds the deletions: copy them into the
+        // database and truncate the log to nothing (a reader in progress
+        // makes this a partial checkpoint; the next run finishes it).
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&self.pool)
+            .await
+            .map_err(|e| query_error("compact", &e))?;
+        Ok(())
     }
 }
 

@@ -216,3 +216,65 @@ async fn an_unknown_scheme_is_refused() {
     );
     let _: Option<Arc<dyn GrantStore>> = None;
 }
+
+/// Bogus codes (a flood of them) are refused by a read: while another
+/// connection holds SQLite's one write lock, `take_code` of an unknown
+/// code still answers at once instead of queueing behind the writer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bogus_code_does_not_wait_for_the_write_lock() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (_, url) = temp_url(&dir);
+    let store = SqliteStore::open(&url).await.map_err(|e| e.to_string())?;
+    let mut writer = store.pool.acquire().await.map_err(|e| e.to_string())?;
+    sqlx::query("BEGIN IMMEDIATE")
+        .execute(&mut *writer)
+        .await
+        .map_err(|e| e.to_string())?;
+    // The busy timeout is 10 s: a write-path lookup would still be waiting
+    // when this bound (far above a read's cost) runs out.
+    let bogus = suite::hash("never-issued-code");
+    let answer = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        store.take_code(&bogus, suite::NOW),
+    )
+    .await
+    .map_err(|_| "take_code of a bogus code waited for the write lock".to_owned())?
+    .map_err(|e| e.to_string())?;
+    assert_eq!(answer, crate::oauth::model::CodeUse::Unknown);
+    sqlx::query("ROLLBACK")
+        .execute(&mut *writer)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// After a purge, `compact` checkpoints the write-ahead log and truncates
+/// it; the log is capped by `journal_size_limit` between checkpoints.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_truncates_the_write_ahead_log() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (path, url) = temp_url(&dir);
+    let store = SqliteStore::open(&url).await.map_err(|e| e.to_string())?;
+    for n in 0..300 {
+        store
+            .put_pending(&suite::pending(&format!("wal-{n}"), suite::NOW - 1))
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    let wal = path.with_extension("db-wal");
+    let size = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    assert!(size(&wal) > 0, "the inserts did not reach the log");
+    let purged = store
+        .purge_expired(suite::NOW)
+        .await
+        .map_err(|e| e.to_string())?;
+    assert!(purged >= 300);
+    store.compact().await.map_err(|e| e.to_string())?;
+    assert_eq!(size(&wal), 0, "the log was not truncated");
+    let limit: i64 = sqlx::query_scalar("PRAGMA journal_size_limit")
+        .fetch_one(&store.pool)
+        .await
+        .map_err(|e| e.to_string())?;
+    assert_eq!(limit, i64::try_from(super::JOURNAL_SIZE_LIMIT).unwrap_or(0));
+    Ok(())
+}
