@@ -13,6 +13,11 @@
 # SKIP_OMG=1 runs only toolforge (and the baseline): pairs without OMG's
 # output still being written between them.
 #
+# The medians are written as data to target/bench-data/bench-results.json,
+# and the run fails loudly (exit 1, "BUDGET EXCEEDED") when a spec's wall
+# time, peak RSS or ratio to OMG is over its budget (the table at the end of
+# this script); BUDGET=0 reports without failing.
+#
 # With BASELINE_REF=<git ref>, that revision's toolforge (built from `git
 # archive` under target/) runs interleaved too, for a before/after in the
 # same session.
@@ -91,8 +96,8 @@ print(sum(1 for p in d.get("paths", {}).values() if isinstance(p, dict)
 ' "$spec")" >>"$RESULTS"
 done
 
-python3 - "$RESULTS" "$RUNS" <<'PY'
-import math, statistics, sys
+python3 - "$RESULTS" "$RUNS" "$DATA/bench-results.json" "${BUDGET:-1}" <<'PY'
+import json, math, statistics, sys
 rows = {}
 order = []
 for line in open(sys.argv[1]):
@@ -123,4 +128,49 @@ for name in order:
         bw, bm = med(r["base"], 0), med(r["base"], 1) / 1024
         bratio = f"{bw / ow:.2f}" if not math.isnan(ow) and ow > 0 else "–"
         print(f"|   baseline | {bw:.2f} s / {bm:.0f} MB / {bs:.1f} MB | | {bratio} |")
+
+# Raw medians as data, for docs/benchmarks.md and for comparing runs.
+data = {}
+for name in order:
+    r = rows[name]
+    data[name] = {
+        "operations": int(r["ops"][0]),
+        "toolforge": {"wall_s": med(r["tf"], 0), "peak_rss_mb": med(r["tf"], 1) / 1024, "output_mb": int(r["size"][0]) / 1e6},
+        "omg": {"wall_s": med(r["omg"], 0), "peak_rss_mb": med(r["omg"], 1) / 1024} if r["omg"] else None,
+        "baseline": {"wall_s": med(r["base"], 0), "peak_rss_mb": med(r["base"], 1) / 1024} if r["base"] else None,
+    }
+with open(sys.argv[3], "w") as f:
+    json.dump({"runs": int(sys.argv[2]), "specs": data}, f, indent=2, allow_nan=True)
+print(f"raw medians: {sys.argv[3]}")
+
+# The budget: the generator's speed is frozen at what it reached (issue 15's
+# goals), so a regression fails loudly here instead of in a README round.
+# BUDGET=0 reports without failing.
+BUDGETS = {  # spec: (wall s, peak RSS MB, largest toolforge ÷ OMG ratio)
+    "cloudflare": (0.3, 200, 0.5),
+    "stripe": (0.5, 150, 0.5),
+    "github": (0.4, 150, 0.5),
+    "graph": (5.0, 1024, 0.5),
+    "graph-beta": (8.0, 1536, None),
+}
+over = []
+for name in order:
+    if name not in BUDGETS:
+        continue
+    wall, rss, ratio = BUDGETS[name]
+    r = data[name]
+    tw, tm = r["toolforge"]["wall_s"], r["toolforge"]["peak_rss_mb"]
+    if math.isnan(tw) or tw > wall:
+        over.append(f"{name}: wall {tw:.2f} s > {wall} s")
+    if tm > rss:
+        over.append(f"{name}: peak RSS {tm:.0f} MB > {rss} MB")
+    ow = r["omg"]["wall_s"] if r["omg"] else float("nan")
+    if ratio is not None and not math.isnan(ow) and ow > 0 and tw / ow > ratio:
+        over.append(f"{name}: {tw / ow:.2f} of OMG's time > {ratio}")
+if over:
+    print("\n*** BUDGET EXCEEDED ***\n" + "\n".join(over), file=sys.stderr)
+    if sys.argv[4] != "0":
+        sys.exit(1)
+else:
+    print("within budget: " + ", ".join(n for n in order if n in BUDGETS))
 PY
