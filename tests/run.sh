@@ -32,4 +32,11 @@ if [ -z "${TOOLFORGE_SHARED:-}" ] && [ -d ../shared/specs ]; then
   TOOLFORGE_SHARED="$(cd ../shared && pwd)"
   export TOOLFORGE_SHARED
 fi
+# Without the shared data a test that needs it fails, unless
+# TOOLFORGE_REQUIRE_SHARED=0 asks for a skip; this script asks for one on a
+# machine that has no ../shared (CI sets TOOLFORGE_REQUIRE_SHARED=1).
+if [ -z "${TOOLFORGE_SHARED:-}" ] && [ -z "${TOOLFORGE_REQUIRE_SHARED:-}" ]; then
+  echo "tests/run.sh: no ../shared here: the tests that need the real specs and the corpus are SKIPPED (TOOLFORGE_REQUIRE_SHARED=0)" >&2
+  export TOOLFORGE_REQUIRE_SHARED=0
+fi
 cargo test --workspace "$@"

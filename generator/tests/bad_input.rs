@@ -497,11 +497,10 @@ components:
 /// converter (both modes) and `resolve_document`, with timings.
 #[test]
 fn real_cloudflare_spec() {
-    let Some(shared) = std::env::var_os("TOOLFORGE_SHARED") else {
-        eprintln!("SKIPPED: set TOOLFORGE_SHARED=/path/to/shared to run real_cloudflare_spec");
+    let Some(shared) = common::shared_dir("real_cloudflare_spec") else {
         return;
     };
-    let path = std::path::Path::new(&shared).join("specs/cloudflare/openapi.json");
+    let path = shared.join("specs/cloudflare/openapi.json");
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let t = Instant::now();
     let doc = load(&bytes, "openapi.json").unwrap();

@@ -50,17 +50,29 @@ pub fn generate_sample() -> Generated {
     generate_with(&bytes, &name, &config, &layout(&config), &skills).unwrap()
 }
 
-/// The shared data directory (`../shared`), or None with a loud notice.
+/// The shared data directory (`../shared`). Without `TOOLFORGE_SHARED` the
+/// test fails, unless `TOOLFORGE_REQUIRE_SHARED=0` says explicitly that a
+/// skip is wanted (`tests/run.sh` sets it on a machine without `../shared`):
+/// then None, with a loud notice.
 pub fn shared_dir(test: &str) -> Option<PathBuf> {
     match std::env::var_os("TOOLFORGE_SHARED") {
         Some(p) if Path::new(&p).is_dir() => Some(PathBuf::from(p)),
-        _ => {
+        found => {
+            let why = match found {
+                Some(p) => format!("TOOLFORGE_SHARED={} is not a directory", p.display()),
+                None => "TOOLFORGE_SHARED is not set".to_owned(),
+            };
+            assert!(
+                std::env::var("TOOLFORGE_REQUIRE_SHARED").as_deref() == Ok("0"),
+                "{test}: {why}; point it at the shared data directory (../shared), \
+                 or set TOOLFORGE_REQUIRE_SHARED=0 to skip the tests that need it"
+            );
             // Straight to the process's stderr: libtest captures `eprintln!` of
             // passing tests, and a skip must be seen.
             use std::io::Write;
             let _ = writeln!(
                 std::io::stderr(),
-                "*** SKIPPED {test}: set TOOLFORGE_SHARED to the shared data directory (../shared) to run it ***"
+                "*** SKIPPED {test}: {why} (TOOLFORGE_REQUIRE_SHARED=0) ***"
             );
             None
         }

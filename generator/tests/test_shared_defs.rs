@@ -199,13 +199,10 @@ fn larder_schemas_rebuild_exactly() {
 
 #[test]
 fn full_cloudflare_release_rebuilds_exactly() {
-    let Some(shared) = std::env::var_os("TOOLFORGE_SHARED") else {
-        eprintln!(
-            "*** SKIPPED full_cloudflare_release_rebuilds_exactly: set TOOLFORGE_SHARED to the shared data directory (../shared) to run it ***"
-        );
+    let Some(shared) = common::shared_dir("full_cloudflare_release_rebuilds_exactly") else {
         return;
     };
-    let spec = std::path::PathBuf::from(shared).join("specs/cloudflare/openapi.json");
+    let spec = shared.join("specs/cloudflare/openapi.json");
     let g = load_from("forge.json", Some(spec));
     assert!(check_generated("full release", &g) > 1_000);
     check_tools_json_of("full release", &g);

@@ -53,6 +53,32 @@ pub fn announce_skip(test: &str, why: &str) {
     let _ = writeln!(std::io::stderr(), "\n*** SKIPPED {test}: {why} ***\n");
 }
 
+/// The shared data directory (`../shared`). Without `TOOLFORGE_SHARED` the
+/// test fails, unless `TOOLFORGE_REQUIRE_SHARED=0` says explicitly that a
+/// skip is wanted (`tests/run.sh` sets it on a machine without `../shared`):
+/// then None, with a loud notice.
+///
+/// # Errors
+///
+/// `TOOLFORGE_SHARED` is missing and no skip was asked for.
+pub fn shared_dir(test: &str, holds: &str) -> Result<Option<std::path::PathBuf>, String> {
+    let why = match std::env::var_os("TOOLFORGE_SHARED") {
+        Some(p) if std::path::Path::new(&p).is_dir() => {
+            return Ok(Some(std::path::PathBuf::from(p)));
+        }
+        Some(p) => format!("TOOLFORGE_SHARED={} is not a directory", p.display()),
+        None => format!("TOOLFORGE_SHARED is not set (it names the folder holding {holds})"),
+    };
+    if std::env::var("TOOLFORGE_REQUIRE_SHARED").as_deref() == Ok("0") {
+        announce_skip(test, &format!("{why}; TOOLFORGE_REQUIRE_SHARED=0"));
+        return Ok(None);
+    }
+    Err(format!(
+        "{test}: {why}; point it at the shared data directory (../shared), or set \
+         TOOLFORGE_REQUIRE_SHARED=0 to skip the tests that need it"
+    ))
+}
+
 /// What is missing for the Node clients, if anything.
 pub fn node_missing() -> Option<String> {
     let node_ok = Command::new("node")

