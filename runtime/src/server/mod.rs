@@ -106,9 +106,15 @@ pub enum ServeError {
         #[source]
         source: std::io::Error,
     },
-    /// The MCP session failed.
-    #[error("MCP service error: {0}")]
-    Mcp(String),
+    /// The MCP session failed (rmcp's error kept as the source).
+    #[error("MCP service error while {context}: {source}")]
+    Mcp {
+        /// What the session was doing.
+        context: &'static str,
+        /// rmcp's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// A second SIGTERM or SIGINT arrived while in-flight requests were
     /// draining: they were cancelled and the server stopped at once.
     #[error(

@@ -154,7 +154,12 @@ where
         Err(ServerInitializeError::ConnectionClosed(_) | ServerInitializeError::Cancelled) => {
             return Ok(());
         }
-        Err(e) => return Err(ServeError::Mcp(e.to_string())),
+        Err(e) => {
+            return Err(ServeError::Mcp {
+                context: "initializing the session",
+                source: Box::new(e),
+            });
+        }
     };
     let token = running.cancellation_token();
     let waiting = running.waiting();
@@ -167,9 +172,15 @@ where
         }
     };
     match reason {
-        Ok(QuitReason::JoinError(e)) => Err(ServeError::Mcp(e.to_string())),
+        Ok(QuitReason::JoinError(e)) => Err(ServeError::Mcp {
+            context: "serving (the session's task failed)",
+            source: Box::new(e),
+        }),
         Ok(_) => Ok(()),
-        Err(e) => Err(ServeError::Mcp(e.to_string())),
+        Err(e) => Err(ServeError::Mcp {
+            context: "waiting for the session to end",
+            source: Box::new(e),
+        }),
     }
 }
 

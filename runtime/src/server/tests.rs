@@ -513,3 +513,18 @@ async fn products_resource_follows_the_exposure_policy() {
     assert!(caps["resources"].is_object(), "{caps}");
     assert!(caps.get("extensions").is_none(), "{caps}");
 }
+
+#[test]
+fn an_mcp_session_error_keeps_its_source() {
+    let inner = std::io::Error::other("transport closed");
+    let error = super::ServeError::Mcp {
+        context: "initializing the session",
+        source: Box::new(inner),
+    };
+    let source = std::error::Error::source(&error).map(ToString::to_string);
+    assert_eq!(source.as_deref(), Some("transport closed"));
+    assert!(
+        error.to_string().contains("initializing the session"),
+        "{error}"
+    );
+}
