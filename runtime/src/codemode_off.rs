@@ -71,6 +71,7 @@ impl Engine {
         _name: &str,
         _arguments: Option<JsonObject>,
         _credential: Option<&Credential>,
+        _connection: &crate::authz::Connection,
         _cancel: CancellationToken,
         _progress: Option<crate::progress::ProgressFn>,
     ) -> CallToolResult {

@@ -22,6 +22,7 @@ use serde_json::{Map, Value, json};
 
 use super::report::Notes;
 use super::routes::{Matched, RouteTable, shown};
+use crate::authz::Connection;
 use crate::catalogue::{BodyArgs, BodyKind, ParamLocation, ToolDef};
 use crate::credential::Credential;
 use crate::outcome::{Call, empty_list_note, map_response};
@@ -45,6 +46,8 @@ pub struct ApiHost {
     routes: Arc<RouteTable>,
     direct: Arc<Direct>,
     credential: Credential,
+    /// How the caller is connected (the refusal texts' decision).
+    connection: Connection,
     /// Notes for the model about this run's responses (an empty list the
     /// token may not be allowed to see), added to the tool result: the code
     /// usually returns only part of what it got.
@@ -62,10 +65,17 @@ impl ApiHost {
             routes,
             direct,
             credential,
+            connection: Connection::default(),
             notes: Notes::default(),
             progress: None,
             made: Arc::new(AtomicU32::new(0)),
         }
+    }
+
+    /// Explains refusals for `connection` (see [`crate::authz`]).
+    pub fn with_connection(mut self, connection: Connection) -> Self {
+        self.connection = connection;
+        self
     }
 
     /// Reports each API request to `progress` before sending it.
@@ -117,6 +127,7 @@ impl ApiHost {
                 path: &path,
                 credential: Some(credential),
                 profile,
+                connection: &self.connection,
             };
             let result = map_response(call, response);
             let text: Vec<String> = result
@@ -131,6 +142,7 @@ impl ApiHost {
             path: &path,
             credential: Some(credential),
             profile,
+            connection: &self.connection,
         };
         if let Some(note) = empty_list_note(call, json.as_ref()) {
             self.notes

@@ -33,6 +33,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::Value;
 
+use crate::authz::Connection;
 use crate::catalogue::ToolDef;
 use crate::credential::Credential;
 use crate::outcome::tool_error;
@@ -229,6 +230,7 @@ impl Engine {
         name: &str,
         arguments: Option<JsonObject>,
         credential: Option<&Credential>,
+        connection: &Connection,
         cancel: CancellationToken,
         progress: Option<ProgressFn>,
     ) -> CallToolResult {
@@ -256,7 +258,8 @@ impl Engine {
                         Arc::clone(&self.direct),
                         credential.clone(),
                     )
-                    .with_progress(progress);
+                    .with_progress(progress)
+                    .with_connection(connection.clone());
                     let notes = host.notes().clone();
                     let host: Arc<dyn HostApi> = Arc::new(host);
                     let report = self
@@ -265,7 +268,8 @@ impl Engine {
                         .await;
                     (report, notes)
                 } else {
-                    let host = ToolHost::new(Arc::clone(&self.direct), credential.clone());
+                    let host = ToolHost::new(Arc::clone(&self.direct), credential.clone())
+                        .with_connection(connection.clone());
                     let notes = host.notes().clone();
                     let host: Arc<dyn HostApi> = Arc::new(host);
                     let report = self

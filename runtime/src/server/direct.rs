@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 
+use crate::authz::Connection;
 use crate::catalogue::{Catalogue, ToolDef};
 use crate::credential::Credential;
 use crate::metrics::CallOutcome;
@@ -147,8 +148,11 @@ impl Direct {
         tool: &'static ToolDef,
         arguments: Option<JsonObject>,
         credential: Option<&Credential>,
+        connection: &Connection,
     ) -> CallToolResult {
-        self.run_outcome(index, tool, arguments, credential).await.0
+        self.run_outcome(index, tool, arguments, credential, connection)
+            .await
+            .0
     }
 
     /// [`Direct::run`], also saying how the call ended (for the metrics).
@@ -158,6 +162,7 @@ impl Direct {
         tool: &'static ToolDef,
         arguments: Option<JsonObject>,
         credential: Option<&Credential>,
+        connection: &Connection,
     ) -> (CallToolResult, CallOutcome) {
         let invalid = |text: String| (tool_error(text), CallOutcome::InvalidArguments);
         let mut args = arguments.unwrap_or_default();
@@ -191,6 +196,7 @@ impl Direct {
                     path: path_only(&request.path_and_query),
                     credential: Some(credential),
                     profile: self.profile(),
+                    connection,
                 };
                 let result = map_response(call, resp);
                 let outcome = match CallOutcome::of(&result) {

@@ -25,6 +25,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 
 use super::Core;
+use crate::authz::Connection;
 use crate::credential::Credential;
 
 /// One handler per session (stdio) or per request (HTTP); cheap to clone.
@@ -70,6 +71,16 @@ impl Handler {
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<Credential>())
             .or(self.credential.as_ref())
+    }
+
+    /// How the request's caller is connected: set by the HTTP layer's
+    /// authentication; the server's own credential otherwise (stdio).
+    fn connection(ctx: &RequestContext<RoleServer>) -> Connection {
+        ctx.extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Connection>())
+            .cloned()
+            .unwrap_or_default()
     }
 }
 
@@ -119,6 +130,7 @@ impl ServerHandler for Handler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let credential = self.credential(&ctx);
+        let connection = Self::connection(&ctx);
         let token = request
             .meta
             .as_ref()
@@ -145,6 +157,7 @@ impl ServerHandler for Handler {
                 &name,
                 request.arguments,
                 credential,
+                &connection,
                 ctx.ct.clone(),
                 progress,
             )

@@ -380,7 +380,11 @@ async fn authenticate(
                 .and_then(|v| v.to_str().ok())
                 .and_then(bearer_token);
             match presented.and_then(|t| table.authenticate(t)) {
-                Some(c) => Some(c),
+                Some(c) => {
+                    req.extensions_mut()
+                        .insert(crate::authz::Connection::ClientToken);
+                    Some(c)
+                }
                 None => {
                     let host = request_host(&req).unwrap_or("localhost");
                     return refuse(unauthorized(&metadata_url(host), presented.is_some()));
@@ -405,6 +409,7 @@ async fn authenticate(
             };
             match server.authenticate(presented).await {
                 Ok(session) => {
+                    req.extensions_mut().insert(server.connection(&session));
                     match Credential::new(&session.upstream_token, "oauth grant") {
                         Ok(c) => Some(match secrets {
                             Some(s) => c.bind(s),

@@ -59,6 +59,7 @@ use rmcp::model::{
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::authz::Connection;
 use crate::catalogue::{Catalogue, ToolDef};
 use crate::codemode::{CodeModeError, Engine, Mode, ModeSetup};
 use crate::config::{ConfigError, Exposure, Hidden, UpstreamConfig};
@@ -340,7 +341,8 @@ impl Core {
         credential: Option<&Credential>,
         cancel: CancellationToken,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call_observed(name, arguments, credential, cancel, None)
+        let connection = Connection::default();
+        self.call_observed(name, arguments, credential, &connection, cancel, None)
             .await
     }
 
@@ -355,6 +357,7 @@ impl Core {
         name: &str,
         arguments: Option<JsonObject>,
         credential: Option<&Credential>,
+        connection: &Connection,
         cancel: CancellationToken,
         progress: Option<ProgressFn>,
     ) -> Result<CallToolResult, ErrorData> {
@@ -396,14 +399,21 @@ impl Core {
                 }
                 Some(engine) => {
                     let result = engine
-                        .call(tool.name, arguments, credential, cancel.clone(), progress)
+                        .call(
+                            tool.name,
+                            arguments,
+                            credential,
+                            connection,
+                            cancel.clone(),
+                            progress,
+                        )
                         .await;
                     let outcome = CallOutcome::of(&result);
                     (result, outcome)
                 }
                 None => {
                     self.direct
-                        .run_outcome(index, tool, arguments, credential)
+                        .run_outcome(index, tool, arguments, credential, connection)
                         .await
                 }
             }
