@@ -65,6 +65,11 @@ impl Engine {
         match *self {}
     }
 
+    /// The listed tools as a grant sees them.
+    pub fn listed_for(&self, _grant: &crate::authz::GrantAccess) -> Vec<rmcp::model::Tool> {
+        match *self {}
+    }
+
     /// Runs one call.
     pub async fn call(
         &self,

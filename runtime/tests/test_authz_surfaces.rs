@@ -148,3 +148,105 @@ async fn direct_code_and_execute_explain_a_refusal_from_the_same_decision() {
         }
     }
 }
+
+fn read_only_grant() -> Arc<GrantAccess> {
+    let Connection::OAuth(grant) = grant(&["zone:read"]) else {
+        unreachable!("grant() builds an OAuth connection")
+    };
+    Arc::new(GrantAccess {
+        read_only: true,
+        ..(*grant).clone()
+    })
+}
+
+/// A read-only grant: `tools/list` (direct) and the `code` declarations
+/// leave out every write tool, and a write is refused by name on every
+/// surface, before any upstream request, with a text saying how to widen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_grant_sees_and_calls_no_write_tool_on_any_surface() {
+    let up = upstream().await;
+    let grant = read_only_grant();
+    let conn = Connection::OAuth(Arc::clone(&grant));
+
+    let direct = core(Mode::Direct, &up, Exposure::default());
+    let names: Vec<String> = direct
+        .listed_for(&grant, false)
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(names.contains(&"dns_records_list".to_owned()), "{names:?}");
+    assert!(
+        !names.contains(&"dns_records_create".to_owned()),
+        "{names:?}"
+    );
+
+    let code = core(Mode::Code, &up, Exposure::default());
+    let listed = code.listed_for(&grant, false);
+    let description = listed[0].description.as_deref().unwrap_or_default();
+    assert!(description.contains("dns_records_list("), "{description}");
+    assert!(
+        !description.contains("dns_records_create("),
+        "{description}"
+    );
+
+    let execute = core(Mode::CodeMode, &up, Exposure::default());
+    let create = json!({"zone_id": "z1", "type": "A", "name": "www", "content": "192.0.2.1"});
+    up.clear();
+    let refusals = [
+        refused_on(
+            &direct,
+            "dns_records_create",
+            create.as_object().cloned(),
+            &conn,
+        )
+        .await,
+        refused_on(
+            &code,
+            "code",
+            code_args(
+                &format!("async () => codemode.dns_records_create({create})"),
+                json!({}),
+            ),
+            &conn,
+        )
+        .await,
+        refused_on(
+            &execute,
+            "execute",
+            code_args(
+                &format!(
+                    r#"async () => api.request({{ method: "POST", path: "/zones/z1/dns_records", body: {create} }})"#
+                ),
+                json!({}),
+            ),
+            &conn,
+        )
+        .await,
+    ];
+    for text in &refusals {
+        assert!(
+            text.contains("outside what this session was authorized for"),
+            "{text}"
+        );
+        assert!(text.contains("consent page"), "{text}");
+    }
+    assert!(
+        up.seen().is_empty(),
+        "no upstream request: {:?}",
+        up.seen().len()
+    );
+
+    // The same grant still reads on every surface.
+    let read = direct
+        .call_observed(
+            "dns_records_list",
+            json!({"zone_id": "z1"}).as_object().cloned(),
+            Some(&credential()),
+            &conn,
+            CancellationToken::new(),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(read.is_error, Some(false), "{}", text(&read));
+}

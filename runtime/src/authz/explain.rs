@@ -2,7 +2,7 @@
 //! for the connection it came on: whose credential lacks what, and the fix
 //! the caller can act on.
 
-use super::{Connection, Decision, HiddenBy, decide};
+use super::{Connection, Decision, HiddenBy, decide, hidden};
 use crate::catalogue::ToolDef;
 use crate::profile::{PERMISSIONS_PLACEHOLDER, Profile};
 
@@ -33,22 +33,7 @@ pub fn explain(connection: &Connection, tool: &ToolDef, path: &str, profile: &Pr
             "The API documents no scope for this call; check that the signed-in account can reach the resource. {}",
             widen()
         ),
-        Decision::Hidden(by) => {
-            let (why, fix) = match by {
-                HiddenBy::ReadOnly => (
-                    "this session was authorized read only and the call writes",
-                    "choose a template that allows changes (or full access)".to_owned(),
-                ),
-                HiddenBy::Product => (
-                    "this session was authorized for other products",
-                    format!("include `{}`", tool.product),
-                ),
-            };
-            format!(
-                "`{}` is outside what this session was authorized for: {why}. To widen the session, reconnect the server in your client (sign in again) and on the consent page {fix}.",
-                tool.name
-            )
-        }
+        Decision::Hidden(by) => hidden_text(tool, by),
         Decision::Missing {
             accepted,
             ask_for: Some(scope),
@@ -92,4 +77,27 @@ fn quoted(ids: &[String]) -> String {
         .map(|s| format!("`{s}`"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The refusal of a call to a tool outside the connection's exposure,
+/// made before any upstream request; `None` when the tool is exposed.
+pub fn hidden_refusal(connection: &Connection, tool: &ToolDef) -> Option<String> {
+    hidden(connection, tool).map(|by| hidden_text(tool, by))
+}
+
+fn hidden_text(tool: &ToolDef, by: HiddenBy) -> String {
+    let (why, fix) = match by {
+        HiddenBy::ReadOnly => (
+            "this session was authorized read only and the call writes",
+            "choose a template that allows changes (or full access)".to_owned(),
+        ),
+        HiddenBy::Product => (
+            "this session was authorized for other products",
+            format!("include `{}`", tool.product),
+        ),
+    };
+    format!(
+        "`{}` is outside what this session was authorized for: {why}. To widen the session, reconnect the server in your client (sign in again) and on the consent page {fix}.",
+        tool.name
+    )
 }

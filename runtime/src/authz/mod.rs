@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use crate::catalogue::{Method, ToolDef};
 
-pub use explain::{MAX_LISTED_PERMISSIONS, explain};
+pub use explain::{MAX_LISTED_PERMISSIONS, explain, hidden_refusal};
 
 /// One upstream scope of the catalogue, as the decision needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,6 +124,36 @@ pub enum Decision {
     },
 }
 
+/// Why `tool` is outside the connection's exposure, if it is: only an
+/// OAuth grant narrows (the server-wide `--products`/`--read-only` apply
+/// before any connection is known).
+pub fn hidden(connection: &Connection, tool: &ToolDef) -> Option<HiddenBy> {
+    let Connection::OAuth(grant) = connection else {
+        return None;
+    };
+    grant.hides(tool)
+}
+
+impl GrantAccess {
+    /// Why the grant's exposure hides `tool`, if it does.
+    pub fn hides(&self, tool: &ToolDef) -> Option<HiddenBy> {
+        if self.read_only && !tool.annotations.read_only {
+            return Some(HiddenBy::ReadOnly);
+        }
+        match &self.products {
+            Some(products) if !products.iter().any(|p| p == tool.product) => {
+                Some(HiddenBy::Product)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the grant narrows the served tools at all.
+    pub fn narrows(&self) -> bool {
+        self.read_only || self.products.is_some()
+    }
+}
+
 /// The decision for calling `tool` (at the concrete request `path`, which
 /// picks the account or zone variant of a scope) over `connection`.
 pub fn decide(connection: &Connection, tool: &ToolDef, path: &str) -> Decision {
@@ -135,13 +165,8 @@ pub fn decide(connection: &Connection, tool: &ToolDef, path: &str) -> Decision {
             };
         }
     };
-    if grant.read_only && !tool.annotations.read_only {
-        return Decision::Hidden(HiddenBy::ReadOnly);
-    }
-    if let Some(products) = &grant.products
-        && !products.iter().any(|p| p == tool.product)
-    {
-        return Decision::Hidden(HiddenBy::Product);
+    if let Some(by) = grant.hides(tool) {
+        return Decision::Hidden(by);
     }
     if tool.permissions.is_empty() || !grant.catalogue.maps_permissions() {
         return Decision::Granted { scope: None };

@@ -98,6 +98,14 @@ impl ApiHost {
             .await
             .map_err(|e| credential.redact(&e))?;
         let (tool, http) = built;
+        // Before progress or the request: a hidden operation is not called.
+        if let Some(refusal) = crate::authz::hidden_refusal(&self.connection, tool) {
+            return Err(format!(
+                "{} {}: {refusal}",
+                tool.method.as_str(),
+                path_only(&http.path_and_query)
+            ));
+        }
         if let Some(Reporter(progress)) = &self.progress {
             let n = self.made.fetch_add(1, Ordering::Relaxed) + 1;
             let template = tool.routes.first().map_or("", |r| r.template);

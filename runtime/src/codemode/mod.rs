@@ -130,6 +130,8 @@ pub struct Engine {
     direct: Arc<Direct>,
     listed: Vec<&'static ToolDef>,
     truncate_bytes: usize,
+    /// For a grant's own `code` description.
+    facts: Facts,
 }
 
 impl Engine {
@@ -204,7 +206,32 @@ impl Engine {
             direct,
             listed,
             truncate_bytes: setup.truncate_bytes,
+            facts,
         })
+    }
+
+    /// The listed tools as `grant` sees them: the `code` tool declares only
+    /// the functions the grant exposes (`search` and `execute` are the same
+    /// for every grant; `execute` refuses hidden operations itself).
+    pub fn listed_for(&self, grant: &crate::authz::GrantAccess) -> Vec<rmcp::model::Tool> {
+        self.listed
+            .iter()
+            .map(|def| {
+                let mut tool = crate::server::rmcp_tool(def);
+                if def.name == CODE {
+                    let exposed: Vec<&'static ToolDef> = self
+                        .direct
+                        .tools()
+                        .iter()
+                        .copied()
+                        .filter(|t| grant.hides(t).is_none())
+                        .collect();
+                    tool.description =
+                        Some(describe::code_description(&self.facts, &exposed).into());
+                }
+                tool
+            })
+            .collect()
     }
 
     /// The mode.

@@ -165,6 +165,11 @@ impl Direct {
         connection: &Connection,
     ) -> (CallToolResult, CallOutcome) {
         let invalid = |text: String| (tool_error(text), CallOutcome::InvalidArguments);
+        // Outside the grant's exposure: refused before anything else, so a
+        // hidden tool reveals nothing about its arguments either.
+        if let Some(refusal) = crate::authz::hidden_refusal(connection, tool) {
+            return (tool_error(refusal), CallOutcome::Refused);
+        }
         let mut args = arguments.unwrap_or_default();
         let value = Value::Object(std::mem::take(&mut args));
         if let Err(e) = self.validators.validate(index, tool, &value) {

@@ -115,6 +115,13 @@ impl ServerHandler for Handler {
                 .extensions
                 .get::<http::request::Parts>()
                 .is_some_and(|p| wants_output_schemas(p.uri.query()));
+        if let Connection::OAuth(grant) = Self::connection(&ctx)
+            && grant.narrows()
+        {
+            return Ok(ListToolsResult::with_all_items(
+                self.core.listed_for(&grant, with_output),
+            ));
+        }
         Ok(ListToolsResult::with_all_items(vec![
             self.core.listing().placeholder(with_output),
         ]))

@@ -311,6 +311,26 @@ impl Core {
         Some(slot.get_or_init(|| rmcp_tool(def)).clone())
     }
 
+    /// The `tools/list` entries for an OAuth grant whose exposure narrows
+    /// the served tools (the pre-encoded listing serves everyone else).
+    pub fn listed_for(&self, grant: &crate::authz::GrantAccess, with_output: bool) -> Vec<Tool> {
+        let mut tools = match &self.engine {
+            Some(engine) => engine.listed_for(grant),
+            None => self
+                .listed
+                .iter()
+                .filter(|t| grant.hides(t).is_none())
+                .filter_map(|t| self.tool(t.name))
+                .collect(),
+        };
+        if !with_output {
+            for tool in &mut tools {
+                tool.output_schema = None;
+            }
+        }
+        tools
+    }
+
     /// Runs `tools/call` to completion.
     ///
     /// # Errors
@@ -473,7 +493,8 @@ impl Core {
 }
 
 /// The rmcp [`Tool`] of a catalogue entry (for rmcp's header validation).
-fn rmcp_tool(def: &ToolDef) -> Tool {
+/// The rmcp form of a tool definition.
+pub(crate) fn rmcp_tool(def: &ToolDef) -> Tool {
     let parse = |s: &str| serde_json::from_str::<JsonObject>(s).unwrap_or_default();
     let mut tool = Tool::new(
         def.name,
