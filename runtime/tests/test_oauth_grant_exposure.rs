@@ -56,3 +56,63 @@ async fn an_unnarrowed_grant_gets_every_tool() {
         ["dns_records_list", "dns_records_create"]
     );
 }
+
+/// The scopes a consent template asks the upstream for.
+async fn upstream_scopes(
+    h: &Harness,
+    exposure: &str,
+    fields: &[(&str, &str)],
+) -> Result<Vec<String>, String> {
+    let client = h.register(&[REDIRECT]).await;
+    let mut browser = Browser::default();
+    let consent = h.consent(&mut browser, &client).await;
+    let page = h
+        .approve_with(&mut browser, &consent, exposure, fields)
+        .await;
+    if page.status != 302 {
+        return Err(format!("{} {}", page.status, page.body));
+    }
+    let q = query_of(page.location.as_deref().unwrap());
+    Ok(q["scope"].split(' ').map(str::to_owned).collect())
+}
+
+#[tokio::test]
+async fn consent_templates_choose_the_scopes_asked_for() {
+    let h = start(Options::default()).await;
+    let consent = h
+        .consent(&mut Browser::default(), &h.register(&[REDIRECT]).await)
+        .await;
+    for id in [
+        "exposure-minimal",
+        "exposure-read_only",
+        "exposure-products",
+        "exposure-all",
+        "exposure-advanced",
+    ] {
+        assert!(consent.body.contains(&format!("id=\"{id}\"")), "{id}");
+    }
+    assert_eq!(
+        upstream_scopes(&h, "minimal", &[]).await.unwrap(),
+        ["offline_access"]
+    );
+    assert_eq!(
+        upstream_scopes(&h, "advanced", &[("scopes", "dns_records:read, zone:read")])
+            .await
+            .unwrap(),
+        ["dns_records:read", "offline_access", "zone:read"]
+    );
+    let full = upstream_scopes(&h, "all", &[]).await.unwrap();
+    assert!(full.contains(&"dns_records:edit".to_owned()), "{full:?}");
+    let refused = upstream_scopes(
+        &h,
+        "advanced",
+        &[("scopes", "dns_records:read <b>everything</b>")],
+    )
+    .await
+    .unwrap_err();
+    assert!(refused.starts_with("400"), "{refused}");
+    assert!(
+        refused.contains("&lt;b&gt;everything&lt;/b&gt;"),
+        "escaped: {refused}"
+    );
+}

@@ -3,9 +3,32 @@
 
 use serde_json::{Value, json};
 
-use super::{Browser, Harness, REDIRECT, VERIFIER, http, query_of};
+use super::{Browser, Harness, Page, REDIRECT, VERIFIER, hidden, http, query_of};
 
 impl Harness {
+    /// Approves a consent page with the template `exposure` and more form
+    /// `fields` (e.g. the advanced template's `scopes`).
+    pub async fn approve_with(
+        &self,
+        browser: &mut Browser,
+        consent: &Page,
+        exposure: &str,
+        fields: &[(&str, &str)],
+    ) -> Page {
+        let csrf = hidden(&consent.body, "csrf");
+        let request = hidden(&consent.body, "request");
+        let mut all = vec![
+            ("csrf", csrf.as_str()),
+            ("request", request.as_str()),
+            ("decision", "approve"),
+            ("exposure", exposure),
+        ];
+        all.extend_from_slice(fields);
+        browser
+            .post_form(&format!("{}/authorize", self.bound), &self.origin, &all)
+            .await
+    }
+
     /// Client registered, signed in with the consent choice `exposure`
     /// (`all`, `read_only`, …) and tokens obtained.
     pub async fn tokens_choosing(&self, exposure: &str) -> (String, Value) {

@@ -305,6 +305,7 @@ pub(super) async fn show(
         redirect_host: &host,
         provider: &server.setup.config.upstream.name,
         products: &products,
+        scopes: &server.setup.scopes,
         request: &signed_request,
         csrf: &csrf,
     });
@@ -432,13 +433,32 @@ pub(super) async fn decide(
         .filter(|p| server.setup.products.contains_key(p))
         .collect();
     let exposure = match field("exposure") {
+        Some("minimal") => Exposure {
+            scopes: Some(Vec::new()),
+            ..Exposure::default()
+        },
         Some("read_only") => Exposure {
             read_only: true,
-            products: None,
+            ..Exposure::default()
         },
         Some("products") => Exposure {
-            read_only: false,
             products: Some(chosen),
+            ..Exposure::default()
+        },
+        Some("advanced") => match advanced_scopes(&server, field("scopes").unwrap_or("")) {
+            Ok(scopes) => Exposure {
+                scopes: Some(scopes),
+                ..Exposure::default()
+            },
+            Err(unknown) => {
+                return page::error(
+                    StatusCode::BAD_REQUEST,
+                    "Unknown scope",
+                    &format!(
+                        "`{unknown}` is not a scope this server knows. Go back and choose from the list."
+                    ),
+                );
+            }
         },
         _ => Exposure::default(),
     };
@@ -464,6 +484,22 @@ pub(super) async fn decide(
     start_sign_in(&server, peer, request, exposure, cookies).await
 }
 
+/// The advanced template's scope list (space or comma separated), each a
+/// catalogue scope; the first unknown one (clipped) otherwise.
+fn advanced_scopes(server: &OAuthServer, text: &str) -> Result<Vec<String>, String> {
+    let mut out = BTreeSet::new();
+    for id in text.split(|c: char| c.is_whitespace() || c == ',') {
+        if id.is_empty() {
+            continue;
+        }
+        if !server.setup.scopes.iter().any(|s| s.id == id) {
+            return Err(id.chars().take(64).collect());
+        }
+        out.insert(id.to_owned());
+    }
+    Ok(out.into_iter().collect())
+}
+
 /// The upstream scopes for a consent choice.
 fn scopes_for(server: &OAuthServer, exposure: &Exposure) -> Vec<String> {
     let mut out: BTreeSet<String> = server
@@ -475,6 +511,16 @@ fn scopes_for(server: &OAuthServer, exposure: &Exposure) -> Vec<String> {
         .cloned()
         .collect();
     let catalogue = &server.setup.scopes;
+    if let Some(chosen) = &exposure.scopes {
+        // Minimal (none) or advanced: exactly the chosen catalogue scopes.
+        out.extend(
+            chosen
+                .iter()
+                .filter(|id| catalogue.iter().any(|s| &s.id == *id))
+                .cloned(),
+        );
+        return out.into_iter().collect();
+    }
     let wanted: Option<BTreeSet<&String>> = exposure.products.as_ref().map(|chosen| {
         chosen
             .iter()
