@@ -40,6 +40,7 @@ fn grant(scopes: &[&str]) -> Connection {
                 ),
             ],
         }),
+        step_up: Default::default(),
     }))
 }
 

@@ -8,6 +8,7 @@
 //! surface says about a refused call cannot drift from another
 //! ([`explain`] words the decision).
 
+mod challenge;
 mod choose;
 mod explain;
 
@@ -15,6 +16,7 @@ use std::sync::Arc;
 
 use crate::catalogue::{Method, ToolDef};
 
+pub use challenge::{ChallengeSlot, StepUp};
 pub use explain::{MAX_LISTED_PERMISSIONS, explain, hidden_refusal};
 
 /// One upstream scope of the catalogue, as the decision needs it.
@@ -66,6 +68,9 @@ pub struct GrantAccess {
     pub products: Option<Vec<String>>,
     /// The server's scope catalogue.
     pub catalogue: Arc<ScopeTable>,
+    /// Where a refused call leaves the step-up to ask for (read by the
+    /// HTTP layer after the call).
+    pub step_up: ChallengeSlot,
 }
 
 /// How the caller of a tool is connected, which decides whose credential a
@@ -148,6 +153,30 @@ impl GrantAccess {
         }
     }
 
+    /// The same grant with a slot nobody reads: for surfaces that must
+    /// never challenge (a `code` run may have written before a refusal).
+    pub fn without_step_up(&self) -> Self {
+        Self {
+            step_up: ChallengeSlot::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Records the step-up for a refused (401/403) request to `tool` at
+    /// `path` when the decision names one scope to ask for.
+    pub fn refused(&self, tool: &ToolDef, path: &str) {
+        if let Decision::Missing {
+            ask_for: Some(scope),
+            ..
+        } = decide_grant(self, tool, path)
+        {
+            self.step_up.set(StepUp {
+                scope,
+                request: format!("{} {path}", tool.method.as_str()),
+            });
+        }
+    }
+
     /// Whether the grant narrows the served tools at all.
     pub fn narrows(&self) -> bool {
         self.read_only || self.products.is_some()
@@ -165,6 +194,11 @@ pub fn decide(connection: &Connection, tool: &ToolDef, path: &str) -> Decision {
             };
         }
     };
+    decide_grant(grant, tool, path)
+}
+
+/// [`decide`] for an OAuth grant.
+fn decide_grant(grant: &GrantAccess, tool: &ToolDef, path: &str) -> Decision {
     if let Some(by) = grant.hides(tool) {
         return Decision::Hidden(by);
     }

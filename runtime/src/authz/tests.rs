@@ -48,6 +48,7 @@ fn oauth(scopes: &[&str], read_only: bool, products: Option<&[&str]>) -> Connect
         read_only,
         products: products.map(|p| p.iter().map(|s| (*s).to_owned()).collect()),
         catalogue: catalogue(),
+        step_up: ChallengeSlot::default(),
     }))
 }
 

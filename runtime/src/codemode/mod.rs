@@ -295,8 +295,16 @@ impl Engine {
                         .await;
                     (report, notes)
                 } else {
+                    // A `code` run may have written before a refusal: it
+                    // never asks to step up.
+                    let quiet = match connection {
+                        Connection::OAuth(grant) => {
+                            Connection::OAuth(Arc::new(grant.without_step_up()))
+                        }
+                        other => other.clone(),
+                    };
                     let host = ToolHost::new(Arc::clone(&self.direct), credential.clone())
-                        .with_connection(connection.clone());
+                        .with_connection(quiet);
                     let notes = host.notes().clone();
                     let host: Arc<dyn HostApi> = Arc::new(host);
                     let report = self

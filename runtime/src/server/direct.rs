@@ -196,6 +196,9 @@ impl Direct {
                     checks.submit(tool, resp.status.as_u16(), &resp.body);
                 }
                 let refused = matches!(resp.status.as_u16(), 401 | 403);
+                if refused && let Connection::OAuth(grant) = connection {
+                    grant.refused(tool, path_only(&request.path_and_query));
+                }
                 let call = Call {
                     tool,
                     path: path_only(&request.path_and_query),

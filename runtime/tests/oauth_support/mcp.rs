@@ -68,6 +68,39 @@ impl Harness {
         )
     }
 
+    /// `tools/call` of `dns_records_list` for `zone` at `/mcp?{query}`:
+    /// (status, `WWW-Authenticate`, body).
+    pub async fn list_records(
+        &self,
+        bearer: &str,
+        query: &str,
+        zone: &str,
+    ) -> (u16, Option<String>, Value) {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "dns_records_list", "arguments": {"zone_id": zone}}});
+        let response = http()
+            .post(format!("{}/mcp?{query}", self.bound))
+            .header("authorization", format!("Bearer {bearer}"))
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let challenge = response
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let text = response.text().await.unwrap();
+        (
+            status,
+            challenge,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
     /// The tool names `tools/list` gives a bearer token.
     pub async fn listed(&self, bearer: &str) -> Vec<String> {
         let (status, body) = self.rpc(bearer, "tools/list", json!({})).await;

@@ -253,6 +253,10 @@ async fn api_records(
     if !valid {
         return (StatusCode::UNAUTHORIZED, axum::Json(json!({"success": false, "errors": [{"code": 10000, "message": "Authentication error"}]}))).into_response();
     }
+    // A zone the token may not see, as when a scope is missing.
+    if zone == "forbidden" {
+        return (StatusCode::FORBIDDEN, axum::Json(json!({"success": false, "errors": [{"code": 9109, "message": "Unauthorized to access requested resource"}]}))).into_response();
+    }
     axum::Json(json!({"success": true, "errors": [], "messages": [], "result": [{"id": "r1", "zone": zone}]})).into_response()
 }
 

@@ -8,6 +8,7 @@ mod guard;
 mod page;
 mod purge;
 mod session;
+pub mod step_up;
 mod token;
 
 use std::collections::HashMap;
@@ -119,6 +120,7 @@ impl OAuthServer {
             read_only: session.exposure.read_only,
             products: session.exposure.products.clone(),
             catalogue: Arc::clone(&self.scope_table),
+            step_up: crate::authz::ChallengeSlot::default(),
         }))
     }
 
