@@ -251,3 +251,95 @@ async fn a_read_only_grant_sees_and_calls_no_write_tool_on_any_surface() {
         .unwrap();
     assert_eq!(read.is_error, Some(false), "{}", text(&read));
 }
+
+/// Runs `tool` with `args` for a fresh grant holding only `zone:read` and
+/// returns the step-up the call left for the HTTP layer.
+async fn step_up_after(core: &Core, tool: &str, args: Option<JsonObject>) -> Option<String> {
+    let conn = grant(&["zone:read"]);
+    let _ = core
+        .call_observed(
+            tool,
+            args,
+            Some(&credential()),
+            &conn,
+            CancellationToken::new(),
+            None,
+        )
+        .await
+        .unwrap();
+    let Connection::OAuth(grant) = conn else {
+        unreachable!("grant() builds an OAuth connection")
+    };
+    grant.step_up.take().map(|s| s.scope)
+}
+
+/// Only a call safe to retry asks to step up: a direct tool, or an
+/// `execute` run that wrote nothing and did not catch the refusal; never a
+/// `code` run, a caught refusal, a run after a write, or an error the
+/// code made up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_calls_safe_to_retry_ask_to_step_up() {
+    let up = upstream().await;
+    let direct = core(Mode::Direct, &up, Exposure::default());
+    let code = core(Mode::Code, &up, Exposure::default());
+    let execute = core(Mode::CodeMode, &up, Exposure::default());
+    let args = |code: &str| code_args(code, json!({}));
+    const REFUSED: &str = r#"api.request({ method: "GET", path: "/zones/z1/firewall/rules" })"#;
+
+    assert_eq!(
+        step_up_after(
+            &direct,
+            "firewall_rules_list",
+            json!({"zone_id": "z1"}).as_object().cloned()
+        )
+        .await
+        .as_deref(),
+        Some("firewall:read")
+    );
+    let uncaught = format!(
+        "async () => {{ await api.request({{ method: \"GET\", path: \"/zones\" }}); return await {REFUSED}; }}"
+    );
+    assert_eq!(
+        step_up_after(&execute, "execute", args(&uncaught))
+            .await
+            .as_deref(),
+        Some("firewall:read"),
+        "reads only, refusal uncaught"
+    );
+    let caught = format!(
+        "async () => {{ try {{ return await {REFUSED}; }} catch (e) {{ return 'caught'; }} }}"
+    );
+    assert_eq!(
+        step_up_after(&execute, "execute", args(&caught)).await,
+        None,
+        "caught"
+    );
+    let rethrown = format!(
+        "async () => {{ try {{ return await {REFUSED}; }} catch (e) {{ throw new Error('something else'); }} }}"
+    );
+    assert_eq!(
+        step_up_after(&execute, "execute", args(&rethrown)).await,
+        None,
+        "rethrown as another error"
+    );
+    let after_write = format!(
+        "async () => {{ await api.request({{ method: \"POST\", path: \"/zones/z1/dns_records\", body: {{ type: \"A\", name: \"w\", content: \"192.0.2.1\" }} }}); return await {REFUSED}; }}"
+    );
+    assert_eq!(
+        step_up_after(&execute, "execute", args(&after_write)).await,
+        None,
+        "after a write"
+    );
+    let forged = r#"async () => { throw new Error('insufficient_scope: this call needs the scope firewall:edit'); }"#;
+    assert_eq!(
+        step_up_after(&execute, "execute", args(forged)).await,
+        None,
+        "forged by the code"
+    );
+    let in_code = r#"async () => codemode.firewall_rules_list({ zone_id: "z1" })"#;
+    assert_eq!(
+        step_up_after(&code, "code", args(in_code)).await,
+        None,
+        "a code run"
+    );
+}

@@ -48,6 +48,8 @@ pub struct ApiHost {
     credential: Credential,
     /// How the caller is connected (the refusal texts' decision).
     connection: Connection,
+    /// What the run's requests did, for step-up (shared by clones).
+    watch: Arc<super::step_up::RunWatch>,
     /// Notes for the model about this run's responses (an empty list the
     /// token may not be allowed to see), added to the tool result: the code
     /// usually returns only part of what it got.
@@ -66,6 +68,7 @@ impl ApiHost {
             direct,
             credential,
             connection: Connection::default(),
+            watch: Arc::default(),
             notes: Notes::default(),
             progress: None,
             made: Arc::new(AtomicU32::new(0)),
@@ -76,6 +79,11 @@ impl ApiHost {
     pub fn with_connection(mut self, connection: Connection) -> Self {
         self.connection = connection;
         self
+    }
+
+    /// What this run's requests did (shared by clones).
+    pub fn watch(&self) -> Arc<super::step_up::RunWatch> {
+        Arc::clone(&self.watch)
     }
 
     /// Reports each API request to `progress` before sending it.
@@ -112,12 +120,13 @@ impl ApiHost {
             progress(n, format!("{} {template}", tool.method.as_str())).await;
         }
         let path = path_only(&http.path_and_query).to_owned();
-        let mut response = self
-            .direct
-            .upstream()
-            .send(&http, Some(credential))
-            .await
-            .map_err(|e| credential.redact(&e.to_string()))?;
+        let mut response = match self.direct.upstream().send(&http, Some(credential)).await {
+            Ok(r) => r,
+            Err(e) => {
+                self.watch.saw(&self.connection, tool, &path, None, None);
+                return Err(credential.redact(&e.to_string()));
+            }
+        };
         let status = response.status;
         // Already scrubbed by the upstream client, before any decoding.
         let mut json: Option<Value> = std::str::from_utf8(&response.body)
@@ -143,8 +152,18 @@ impl ApiHost {
                 .iter()
                 .filter_map(|c| c.as_text().map(|t| t.text.clone()))
                 .collect();
-            return Err(credential.redact(&text.join("\n")));
+            let error = credential.redact(&text.join("\n"));
+            self.watch.saw(
+                &self.connection,
+                tool,
+                &path,
+                Some(status.as_u16()),
+                Some(&error),
+            );
+            return Err(error);
         }
+        self.watch
+            .saw(&self.connection, tool, &path, Some(status.as_u16()), None);
         let call = Call {
             tool,
             path: &path,

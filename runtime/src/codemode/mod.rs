@@ -25,6 +25,7 @@ pub mod describe;
 mod narrow;
 mod report;
 pub mod routes;
+pub mod step_up;
 pub mod tools;
 
 use std::path::PathBuf;
@@ -288,11 +289,17 @@ impl Engine {
                     .with_progress(progress)
                     .with_connection(connection.clone());
                     let notes = host.notes().clone();
+                    let watch = host.watch();
                     let host: Arc<dyn HostApi> = Arc::new(host);
                     let report = self
                         .pool
                         .run_for(JobKind::Execute, &code, Some(host), run)
                         .await;
+                    if let Connection::OAuth(grant) = connection
+                        && let Some(step_up) = watch.step_up(&report.result)
+                    {
+                        grant.step_up.set(step_up);
+                    }
                     (report, notes)
                 } else {
                     // A `code` run may have written before a refusal: it
