@@ -80,6 +80,17 @@ pub fn map_response(call: Call<'_>, resp: UpstreamResponse) -> CallToolResult {
             push_messages(&mut msg, v, text);
             return refuse(msg);
         }
+        if let Some(v) = &json
+            && emptied_by_permission(call, v)
+        {
+            if let Connection::OAuth(grant) = call.connection {
+                grant.refused(call.tool, path);
+            }
+            return refuse(format!(
+                "{method} {path} answered {status_text} with an empty list, but this session may not see what the list holds: the API leaves out what a token may not see instead of refusing.\n{}",
+                explain(call.connection, call.tool, path, call.profile)
+            ));
+        }
         return success(
             call,
             &status_text,
@@ -185,6 +196,17 @@ pub fn structured(envelope: Envelope, body: Value) -> Value {
         (Envelope::None, Value::Object(obj)) => Value::Object(obj),
         (_, other) => json!({ "result": other }),
     }
+}
+
+/// An empty list for an OAuth session that lacks every scope covering the
+/// call: the API may have filtered it. A list with rows is never doubted.
+fn emptied_by_permission(call: Call<'_>, body: &Value) -> bool {
+    matches!(call.connection, Connection::OAuth(_))
+        && call.profile.envelope.list(body).is_some_and(Vec::is_empty)
+        && matches!(
+            crate::authz::decide(call.connection, call.tool, call.path),
+            crate::authz::Decision::Missing { .. }
+        )
 }
 
 /// The note for an empty list from a tool that needs permissions, for

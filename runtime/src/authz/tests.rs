@@ -274,3 +274,60 @@ fn every_decision_and_status_is_explained_with_its_fix() {
         }
     }
 }
+
+fn listed(status: u16, body: &str) -> UpstreamResponse {
+    UpstreamResponse {
+        body: body.as_bytes().to_vec(),
+        ..refused(status)
+    }
+}
+
+/// An empty list for a grant lacking the scope is a refusal with the same
+/// explanation (and asks to step up); a list with rows, or an empty list
+/// for a grant holding the scope or a static token, is not doubted.
+#[test]
+fn an_empty_list_for_a_missing_scope_is_a_refusal() {
+    let empty = r#"{"success":true,"errors":[],"messages":[],"result":[]}"#;
+    let rows = r#"{"success":true,"errors":[],"messages":[],"result":[{"id":"r1"}]}"#;
+    let run = |conn: &Connection, body: &str| {
+        let call = Call {
+            tool: dns_list(),
+            path: DNS_PATH,
+            credential: None,
+            profile: &ENVELOPED,
+            connection: conn,
+        };
+        map_response(call, listed(200, body))
+    };
+    let missing = oauth(&["zone:read"], false, None);
+    let result = run(&missing, empty);
+    assert_eq!(result.is_error, Some(true));
+    let text: String = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    for want in [
+        "GET /zones/z1/dns_records",
+        "200 OK",
+        "empty list",
+        "grant `dns_records:read`",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in {text}");
+    }
+    let Connection::OAuth(grant) = &missing else {
+        unreachable!()
+    };
+    assert_eq!(
+        grant.step_up.take().map(|s| s.scope).as_deref(),
+        Some("dns_records:read")
+    );
+    assert_eq!(
+        run(&missing, rows).is_error,
+        Some(false),
+        "rows are not doubted"
+    );
+    let held = oauth(&["dns_records:read"], false, None);
+    assert_eq!(run(&held, empty).is_error, Some(false));
+    assert_eq!(run(&Connection::ClientToken, empty).is_error, Some(false));
+}
