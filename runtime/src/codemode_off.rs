@@ -65,12 +65,18 @@ impl Engine {
         match *self {}
     }
 
+    /// The listed tools as a grant sees them.
+    pub fn listed_for(&self, _grant: &crate::authz::GrantAccess) -> Vec<rmcp::model::Tool> {
+        match *self {}
+    }
+
     /// Runs one call.
     pub async fn call(
         &self,
         _name: &str,
         _arguments: Option<JsonObject>,
         _credential: Option<&Credential>,
+        _connection: &crate::authz::Connection,
         _cancel: CancellationToken,
         _progress: Option<crate::progress::ProgressFn>,
     ) -> CallToolResult {

@@ -56,6 +56,7 @@
 //! # Ok::<(), toolforge_runtime::BuildError>(())
 //! ```
 
+pub mod authz;
 pub mod catalogue;
 pub mod cli;
 #[cfg(feature = "codemode")]

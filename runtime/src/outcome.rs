@@ -3,15 +3,15 @@
 //! A 2xx gives the body as text, plus `structuredContent` when the tool has
 //! an output schema (unwrapped from the API's envelope). Anything else
 //! gives a tool error (`isError: true`) naming method, path (no query),
-//! status and the API's own messages, with explanations for 401/403 (which
-//! permission to grant, in the words of the catalogue's
-//! [`crate::profile::Refusals`]), 429 (when to retry) and redirects (not
+//! status and the API's own messages, with explanations for 401/403 (from
+//! the connection's authorization decision, [`crate::authz::explain`]), 429 (when to retry) and redirects (not
 //! followed).
 
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
+use crate::authz::{Connection, explain};
 use crate::catalogue::{Envelope, ToolDef};
 use crate::credential::Credential;
 use crate::profile::{Profile, error_messages};
@@ -32,6 +32,9 @@ pub struct Call<'a> {
     pub credential: Option<&'a Credential>,
     /// The catalogue's profile (envelope, refusal texts).
     pub profile: &'a Profile,
+    /// How the caller is connected: the refusal texts of a 401/403 come
+    /// from its authorization decision ([`crate::authz`]).
+    pub connection: &'a Connection,
 }
 
 /// A tool error result with one text block.
@@ -77,6 +80,17 @@ pub fn map_response(call: Call<'_>, resp: UpstreamResponse) -> CallToolResult {
             push_messages(&mut msg, v, text);
             return refuse(msg);
         }
+        if let Some(v) = &json
+            && emptied_by_permission(call, v)
+        {
+            if let Connection::OAuth(grant) = call.connection {
+                grant.refused(call.tool, path);
+            }
+            return refuse(format!(
+                "{method} {path} answered {status_text} with an empty list, but this session may not see what the list holds: the API leaves out what a token may not see instead of refusing.\n{}",
+                explain(call.connection, call.tool, path, call.profile)
+            ));
+        }
         return success(
             call,
             &status_text,
@@ -118,15 +132,9 @@ pub fn map_response(call: Call<'_>, resp: UpstreamResponse) -> CallToolResult {
     }
     if matches!(status.as_u16(), 401 | 403) {
         msg.push('\n');
-        msg.push_str(&permission_advice(call.tool, call.profile));
+        msg.push_str(&explain(call.connection, call.tool, path, call.profile));
     }
     refuse(msg)
-}
-
-/// The explanation of a refused call from the tool's permissions, in the
-/// words of `profile`.
-pub fn permission_advice(tool: &ToolDef, profile: &Profile) -> String {
-    profile.refusals.advice(tool)
 }
 
 fn success(
@@ -188,6 +196,17 @@ pub fn structured(envelope: Envelope, body: Value) -> Value {
         (Envelope::None, Value::Object(obj)) => Value::Object(obj),
         (_, other) => json!({ "result": other }),
     }
+}
+
+/// An empty list for an OAuth session that lacks every scope covering the
+/// call: the API may have filtered it. A list with rows is never doubted.
+fn emptied_by_permission(call: Call<'_>, body: &Value) -> bool {
+    matches!(call.connection, Connection::OAuth(_))
+        && call.profile.envelope.list(body).is_some_and(Vec::is_empty)
+        && matches!(
+            crate::authz::decide(call.connection, call.tool, call.path),
+            crate::authz::Decision::Missing { .. }
+        )
 }
 
 /// The note for an empty list from a tool that needs permissions, for

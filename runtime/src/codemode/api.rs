@@ -22,6 +22,7 @@ use serde_json::{Map, Value, json};
 
 use super::report::Notes;
 use super::routes::{Matched, RouteTable, shown};
+use crate::authz::Connection;
 use crate::catalogue::{BodyArgs, BodyKind, ParamLocation, ToolDef};
 use crate::credential::Credential;
 use crate::outcome::{Call, empty_list_note, map_response};
@@ -45,6 +46,10 @@ pub struct ApiHost {
     routes: Arc<RouteTable>,
     direct: Arc<Direct>,
     credential: Credential,
+    /// How the caller is connected (the refusal texts' decision).
+    connection: Connection,
+    /// What the run's requests did, for step-up (shared by clones).
+    watch: Arc<super::step_up::RunWatch>,
     /// Notes for the model about this run's responses (an empty list the
     /// token may not be allowed to see), added to the tool result: the code
     /// usually returns only part of what it got.
@@ -62,10 +67,23 @@ impl ApiHost {
             routes,
             direct,
             credential,
+            connection: Connection::default(),
+            watch: Arc::default(),
             notes: Notes::default(),
             progress: None,
             made: Arc::new(AtomicU32::new(0)),
         }
+    }
+
+    /// Explains refusals for `connection` (see [`crate::authz`]).
+    pub fn with_connection(mut self, connection: Connection) -> Self {
+        self.connection = connection;
+        self
+    }
+
+    /// What this run's requests did (shared by clones).
+    pub fn watch(&self) -> Arc<super::step_up::RunWatch> {
+        Arc::clone(&self.watch)
     }
 
     /// Reports each API request to `progress` before sending it.
@@ -88,18 +106,27 @@ impl ApiHost {
             .await
             .map_err(|e| credential.redact(&e))?;
         let (tool, http) = built;
+        // Before progress or the request: a hidden operation is not called.
+        if let Some(refusal) = crate::authz::hidden_refusal(&self.connection, tool) {
+            return Err(format!(
+                "{} {}: {refusal}",
+                tool.method.as_str(),
+                path_only(&http.path_and_query)
+            ));
+        }
         if let Some(Reporter(progress)) = &self.progress {
             let n = self.made.fetch_add(1, Ordering::Relaxed) + 1;
             let template = tool.routes.first().map_or("", |r| r.template);
             progress(n, format!("{} {template}", tool.method.as_str())).await;
         }
         let path = path_only(&http.path_and_query).to_owned();
-        let mut response = self
-            .direct
-            .upstream()
-            .send(&http, Some(credential))
-            .await
-            .map_err(|e| credential.redact(&e.to_string()))?;
+        let mut response = match self.direct.upstream().send(&http, Some(credential)).await {
+            Ok(r) => r,
+            Err(e) => {
+                self.watch.saw(&self.connection, tool, &path, None, None);
+                return Err(credential.redact(&e.to_string()));
+            }
+        };
         let status = response.status;
         // Already scrubbed by the upstream client, before any decoding.
         let mut json: Option<Value> = std::str::from_utf8(&response.body)
@@ -117,6 +144,7 @@ impl ApiHost {
                 path: &path,
                 credential: Some(credential),
                 profile,
+                connection: &self.connection,
             };
             let result = map_response(call, response);
             let text: Vec<String> = result
@@ -124,13 +152,24 @@ impl ApiHost {
                 .iter()
                 .filter_map(|c| c.as_text().map(|t| t.text.clone()))
                 .collect();
-            return Err(credential.redact(&text.join("\n")));
+            let error = credential.redact(&text.join("\n"));
+            self.watch.saw(
+                &self.connection,
+                tool,
+                &path,
+                Some(status.as_u16()),
+                Some(&error),
+            );
+            return Err(error);
         }
+        self.watch
+            .saw(&self.connection, tool, &path, Some(status.as_u16()), None);
         let call = Call {
             tool,
             path: &path,
             credential: Some(credential),
             profile,
+            connection: &self.connection,
         };
         if let Some(note) = empty_list_note(call, json.as_ref()) {
             self.notes

@@ -180,6 +180,23 @@ pub fn declarations(tools: &[&'static ToolDef]) -> String {
 
 /// The `code` tool over `tools` (the exposed ones).
 pub fn code_tool(facts: &Facts, tools: &[&'static ToolDef]) -> &'static ToolDef {
+    def(
+        CODE,
+        "Run code against the API's tools",
+        code_description(facts, tools),
+        CODE_TRUNCATE_SCHEMA,
+        Annotations {
+            read_only: facts.read_only,
+            destructive: !facts.read_only,
+            idempotent: false,
+            open_world: true,
+        },
+    )
+}
+
+/// The `code` tool's description: how to call, and the declarations of
+/// `tools` (a grant's narrowed set gets its own, built per listing).
+pub fn code_description(facts: &Facts, tools: &[&'static ToolDef]) -> String {
     let api = facts.api;
     let max = facts.max_requests;
     let size = kb(facts.truncate_bytes);
@@ -194,21 +211,9 @@ pub fn code_tool(facts: &Facts, tools: &[&'static ToolDef]) -> &'static ToolDef 
             t.name
         )
     });
-    let description = format!(
+    format!(
         r#"Run JavaScript against the {api} API: `code` is an async arrow function that calls the typed functions below (one per API operation; the server adds the credential), combines and filters the results, and returns only what is needed. A failed call throws an Error you can catch. At most {max} calls per run. The return value (JSON) is the result, cut to about {size} KB unless truncate is false; console.log output is returned too.
 {}{example}"#,
         declarations(tools)
-    );
-    def(
-        CODE,
-        "Run code against the API's tools",
-        description,
-        CODE_TRUNCATE_SCHEMA,
-        Annotations {
-            read_only: facts.read_only,
-            destructive: !facts.read_only,
-            idempotent: false,
-            open_world: true,
-        },
     )
 }

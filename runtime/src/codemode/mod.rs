@@ -25,6 +25,7 @@ pub mod describe;
 mod narrow;
 mod report;
 pub mod routes;
+pub mod step_up;
 pub mod tools;
 
 use std::path::PathBuf;
@@ -33,6 +34,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::Value;
 
+use crate::authz::Connection;
 use crate::catalogue::ToolDef;
 use crate::credential::Credential;
 use crate::outcome::tool_error;
@@ -129,6 +131,8 @@ pub struct Engine {
     direct: Arc<Direct>,
     listed: Vec<&'static ToolDef>,
     truncate_bytes: usize,
+    /// For a grant's own `code` description.
+    facts: Facts,
 }
 
 impl Engine {
@@ -203,7 +207,32 @@ impl Engine {
             direct,
             listed,
             truncate_bytes: setup.truncate_bytes,
+            facts,
         })
+    }
+
+    /// The listed tools as `grant` sees them: the `code` tool declares only
+    /// the functions the grant exposes (`search` and `execute` are the same
+    /// for every grant; `execute` refuses hidden operations itself).
+    pub fn listed_for(&self, grant: &crate::authz::GrantAccess) -> Vec<rmcp::model::Tool> {
+        self.listed
+            .iter()
+            .map(|def| {
+                let mut tool = crate::server::rmcp_tool(def);
+                if def.name == CODE {
+                    let exposed: Vec<&'static ToolDef> = self
+                        .direct
+                        .tools()
+                        .iter()
+                        .copied()
+                        .filter(|t| grant.hides(t).is_none())
+                        .collect();
+                    tool.description =
+                        Some(describe::code_description(&self.facts, &exposed).into());
+                }
+                tool
+            })
+            .collect()
     }
 
     /// The mode.
@@ -229,6 +258,7 @@ impl Engine {
         name: &str,
         arguments: Option<JsonObject>,
         credential: Option<&Credential>,
+        connection: &Connection,
         cancel: CancellationToken,
         progress: Option<ProgressFn>,
     ) -> CallToolResult {
@@ -256,16 +286,32 @@ impl Engine {
                         Arc::clone(&self.direct),
                         credential.clone(),
                     )
-                    .with_progress(progress);
+                    .with_progress(progress)
+                    .with_connection(connection.clone());
                     let notes = host.notes().clone();
+                    let watch = host.watch();
                     let host: Arc<dyn HostApi> = Arc::new(host);
                     let report = self
                         .pool
                         .run_for(JobKind::Execute, &code, Some(host), run)
                         .await;
+                    if let Connection::OAuth(grant) = connection
+                        && let Some(step_up) = watch.step_up(&report.result)
+                    {
+                        grant.step_up.set(step_up);
+                    }
                     (report, notes)
                 } else {
-                    let host = ToolHost::new(Arc::clone(&self.direct), credential.clone());
+                    // A `code` run may have written before a refusal: it
+                    // never asks to step up.
+                    let quiet = match connection {
+                        Connection::OAuth(grant) => {
+                            Connection::OAuth(Arc::new(grant.without_step_up()))
+                        }
+                        other => other.clone(),
+                    };
+                    let host = ToolHost::new(Arc::clone(&self.direct), credential.clone())
+                        .with_connection(quiet);
                     let notes = host.notes().clone();
                     let host: Arc<dyn HostApi> = Arc::new(host);
                     let report = self

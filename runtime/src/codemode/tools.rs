@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::report::Notes;
 use super::routes::{levenshtein, shown};
+use crate::authz::Connection;
 use crate::credential::Credential;
 use crate::sandbox::{HostApi, HostFuture, HostRequest, ToolCall};
 use crate::server::direct::{Direct, json_size};
@@ -24,6 +25,7 @@ const MAX_SUGGESTIONS: usize = 5;
 pub struct ToolHost {
     direct: Arc<Direct>,
     credential: Credential,
+    connection: Connection,
     notes: Notes,
 }
 
@@ -33,8 +35,15 @@ impl ToolHost {
         Self {
             direct,
             credential,
+            connection: Connection::default(),
             notes: Notes::default(),
         }
+    }
+
+    /// Explains refusals for `connection` (see [`crate::authz`]).
+    pub fn with_connection(mut self, connection: Connection) -> Self {
+        self.connection = connection;
+        self
     }
 
     /// Runs one call: the tool's structured output (or its text as JSON or
@@ -59,7 +68,13 @@ impl ToolHost {
         }
         let result = self
             .direct
-            .run(index, tool, Some(args), Some(&self.credential))
+            .run(
+                index,
+                tool,
+                Some(args),
+                Some(&self.credential),
+                &self.connection,
+            )
             .await;
         if result.is_error != Some(true) {
             // After the body, a direct result's text blocks are notes.

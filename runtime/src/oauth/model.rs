@@ -24,8 +24,9 @@ impl std::fmt::Debug for TokenHash {
 }
 
 /// What a grant lets its session do (the consent page's choice). Stored on
-/// the grant; refresh never widens it. Kept open for per-grant exposure
-/// (the next issue): products and read-only narrow the served tools.
+/// the grant; refresh never widens it. `read_only` and `products` narrow
+/// the served tools (see `crate::authz`); `scopes` records an explicit
+/// scope choice (the *minimal* and *advanced* templates).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Exposure {
@@ -35,6 +36,10 @@ pub struct Exposure {
     /// Only these products (`None`: every product).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub products: Option<Vec<String>>,
+    /// Exactly these catalogue scopes are asked for, besides the ones
+    /// always requested (`None`: the scopes the other fields select).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scopes: Option<Vec<String>>,
 }
 
 /// One user's authorization of one MCP client at one resource.

@@ -37,8 +37,11 @@ fn call(tool: &'static ToolDef) -> Call<'static> {
         path: "/zones/z1/dns_records",
         credential: None,
         profile: &ENVELOPED,
+        connection: &SERVER,
     }
 }
+
+static SERVER: crate::authz::Connection = crate::authz::Connection::ServerCredential;
 
 fn listing_tool() -> &'static ToolDef {
     custom(|t| {

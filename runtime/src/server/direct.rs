@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 
+use crate::authz::Connection;
 use crate::catalogue::{Catalogue, ToolDef};
 use crate::credential::Credential;
 use crate::metrics::CallOutcome;
@@ -147,8 +148,11 @@ impl Direct {
         tool: &'static ToolDef,
         arguments: Option<JsonObject>,
         credential: Option<&Credential>,
+        connection: &Connection,
     ) -> CallToolResult {
-        self.run_outcome(index, tool, arguments, credential).await.0
+        self.run_outcome(index, tool, arguments, credential, connection)
+            .await
+            .0
     }
 
     /// [`Direct::run`], also saying how the call ended (for the metrics).
@@ -158,8 +162,14 @@ impl Direct {
         tool: &'static ToolDef,
         arguments: Option<JsonObject>,
         credential: Option<&Credential>,
+        connection: &Connection,
     ) -> (CallToolResult, CallOutcome) {
         let invalid = |text: String| (tool_error(text), CallOutcome::InvalidArguments);
+        // Outside the grant's exposure: refused before anything else, so a
+        // hidden tool reveals nothing about its arguments either.
+        if let Some(refusal) = crate::authz::hidden_refusal(connection, tool) {
+            return (tool_error(refusal), CallOutcome::Refused);
+        }
         let mut args = arguments.unwrap_or_default();
         let value = Value::Object(std::mem::take(&mut args));
         if let Err(e) = self.validators.validate(index, tool, &value) {
@@ -186,11 +196,15 @@ impl Direct {
                     checks.submit(tool, resp.status.as_u16(), &resp.body);
                 }
                 let refused = matches!(resp.status.as_u16(), 401 | 403);
+                if refused && let Connection::OAuth(grant) = connection {
+                    grant.refused(tool, path_only(&request.path_and_query));
+                }
                 let call = Call {
                     tool,
                     path: path_only(&request.path_and_query),
                     credential: Some(credential),
                     profile: self.profile(),
+                    connection,
                 };
                 let result = map_response(call, resp);
                 let outcome = match CallOutcome::of(&result) {

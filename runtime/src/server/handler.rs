@@ -25,6 +25,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 
 use super::Core;
+use crate::authz::Connection;
 use crate::credential::Credential;
 
 /// One handler per session (stdio) or per request (HTTP); cheap to clone.
@@ -71,6 +72,16 @@ impl Handler {
             .and_then(|parts| parts.extensions.get::<Credential>())
             .or(self.credential.as_ref())
     }
+
+    /// How the request's caller is connected: set by the HTTP layer's
+    /// authentication; the server's own credential otherwise (stdio).
+    fn connection(ctx: &RequestContext<RoleServer>) -> Connection {
+        ctx.extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Connection>())
+            .cloned()
+            .unwrap_or_default()
+    }
 }
 
 /// `?output_schemas=1` (or `true`) in a request URI's query.
@@ -104,6 +115,13 @@ impl ServerHandler for Handler {
                 .extensions
                 .get::<http::request::Parts>()
                 .is_some_and(|p| wants_output_schemas(p.uri.query()));
+        if let Connection::OAuth(grant) = Self::connection(&ctx)
+            && grant.narrows()
+        {
+            return Ok(ListToolsResult::with_all_items(
+                self.core.listed_for(&grant, with_output),
+            ));
+        }
         Ok(ListToolsResult::with_all_items(vec![
             self.core.listing().placeholder(with_output),
         ]))
@@ -119,6 +137,7 @@ impl ServerHandler for Handler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let credential = self.credential(&ctx);
+        let connection = Self::connection(&ctx);
         let token = request
             .meta
             .as_ref()
@@ -145,6 +164,7 @@ impl ServerHandler for Handler {
                 &name,
                 request.arguments,
                 credential,
+                &connection,
                 ctx.ct.clone(),
                 progress,
             )

@@ -371,6 +371,9 @@ async fn authenticate(
     // next request on that connection and see it closed without an answer.
     let unread = has_body(req.headers());
     let refuse = |resp: Response| closing_if(unread, resp);
+    // An OAuth request's grant, to answer a refusal with a step-up.
+    #[cfg(feature = "oauth")]
+    let mut stepping: Option<(Arc<crate::authz::GrantAccess>, String)> = None;
     let credential = match &state.auth {
         ClientAuth::Unauthenticated(c) => c.clone(),
         ClientAuth::Tokens(table) => {
@@ -380,7 +383,11 @@ async fn authenticate(
                 .and_then(|v| v.to_str().ok())
                 .and_then(bearer_token);
             match presented.and_then(|t| table.authenticate(t)) {
-                Some(c) => Some(c),
+                Some(c) => {
+                    req.extensions_mut()
+                        .insert(crate::authz::Connection::ClientToken);
+                    Some(c)
+                }
                 None => {
                     let host = request_host(&req).unwrap_or("localhost");
                     return refuse(unauthorized(&metadata_url(host), presented.is_some()));
@@ -405,6 +412,11 @@ async fn authenticate(
             };
             match server.authenticate(presented).await {
                 Ok(session) => {
+                    let connection = server.connection(&session);
+                    if let crate::authz::Connection::OAuth(grant) = &connection {
+                        stepping = Some((Arc::clone(grant), session.client_id.clone()));
+                    }
+                    req.extensions_mut().insert(connection);
                     match Credential::new(&session.upstream_token, "oauth grant") {
                         Ok(c) => Some(match secrets {
                             Some(s) => c.bind(s),
@@ -489,6 +501,13 @@ async fn authenticate(
             Verdict::Message(_) | Verdict::Ignore => {}
         }
         req = Request::from_parts(parts, Body::from(bytes));
+    }
+    #[cfg(feature = "oauth")]
+    if let (Some((grant, client_id)), Some(server)) = (stepping, &state.oauth) {
+        let asked = crate::oauth::server::step_up::requested_delivery(req.uri().query());
+        let resp = next.run(req).await;
+        return crate::oauth::server::step_up::respond(server, &grant, &client_id, asked, resp)
+            .await;
     }
     next.run(req).await
 }

@@ -59,6 +59,7 @@ use rmcp::model::{
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::authz::Connection;
 use crate::catalogue::{Catalogue, ToolDef};
 use crate::codemode::{CodeModeError, Engine, Mode, ModeSetup};
 use crate::config::{ConfigError, Exposure, Hidden, UpstreamConfig};
@@ -316,6 +317,26 @@ impl Core {
         Some(slot.get_or_init(|| rmcp_tool(def)).clone())
     }
 
+    /// The `tools/list` entries for an OAuth grant whose exposure narrows
+    /// the served tools (the pre-encoded listing serves everyone else).
+    pub fn listed_for(&self, grant: &crate::authz::GrantAccess, with_output: bool) -> Vec<Tool> {
+        let mut tools = match &self.engine {
+            Some(engine) => engine.listed_for(grant),
+            None => self
+                .listed
+                .iter()
+                .filter(|t| grant.hides(t).is_none())
+                .filter_map(|t| self.tool(t.name))
+                .collect(),
+        };
+        if !with_output {
+            for tool in &mut tools {
+                tool.output_schema = None;
+            }
+        }
+        tools
+    }
+
     /// Runs `tools/call` to completion.
     ///
     /// # Errors
@@ -346,7 +367,8 @@ impl Core {
         credential: Option<&Credential>,
         cancel: CancellationToken,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call_observed(name, arguments, credential, cancel, None)
+        let connection = Connection::default();
+        self.call_observed(name, arguments, credential, &connection, cancel, None)
             .await
     }
 
@@ -361,6 +383,7 @@ impl Core {
         name: &str,
         arguments: Option<JsonObject>,
         credential: Option<&Credential>,
+        connection: &Connection,
         cancel: CancellationToken,
         progress: Option<ProgressFn>,
     ) -> Result<CallToolResult, ErrorData> {
@@ -402,14 +425,21 @@ impl Core {
                 }
                 Some(engine) => {
                     let result = engine
-                        .call(tool.name, arguments, credential, cancel.clone(), progress)
+                        .call(
+                            tool.name,
+                            arguments,
+                            credential,
+                            connection,
+                            cancel.clone(),
+                            progress,
+                        )
                         .await;
                     let outcome = CallOutcome::of(&result);
                     (result, outcome)
                 }
                 None => {
                     self.direct
-                        .run_outcome(index, tool, arguments, credential)
+                        .run_outcome(index, tool, arguments, credential, connection)
                         .await
                 }
             }
@@ -469,7 +499,8 @@ impl Core {
 }
 
 /// The rmcp [`Tool`] of a catalogue entry (for rmcp's header validation).
-fn rmcp_tool(def: &ToolDef) -> Tool {
+/// The rmcp form of a tool definition.
+pub(crate) fn rmcp_tool(def: &ToolDef) -> Tool {
     let parse = |s: &str| serde_json::from_str::<JsonObject>(s).unwrap_or_default();
     let mut tool = Tool::new(
         def.name,

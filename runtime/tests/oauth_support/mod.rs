@@ -29,6 +29,8 @@ use toolforge_runtime::profile::{EnvelopeKind, Profile};
 use toolforge_runtime::server::http::{ClientAuth, HttpOptions, serve_listener};
 use toolforge_runtime::server::{Core, CoreOptions};
 
+mod mcp;
+
 pub static DNS_LIST: ToolDef = ToolDef {
     name: "dns_records_list",
     operation_id: "dns-records-list",
@@ -68,6 +70,23 @@ pub static DNS_LIST: ToolDef = ToolDef {
     ts_declaration: toolforge_runtime::catalogue::SharedText::Text(""),
 };
 
+/// A write tool: a read-only grant must neither list nor call it.
+pub static DNS_CREATE: ToolDef = ToolDef {
+    name: "dns_records_create",
+    operation_id: "dns-records-create",
+    title: "Create a DNS record",
+    description: "Creates a DNS record.",
+    annotations: Annotations {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    },
+    permissions: &["DNS Write"],
+    method: Method::Post,
+    ..DNS_LIST
+};
+
 pub static CATALOGUE: Catalogue = Catalogue {
     api: "cloudflare",
     profile: Profile {
@@ -76,7 +95,7 @@ pub static CATALOGUE: Catalogue = Catalogue {
     },
     products: &[Product {
         name: "dns_records",
-        tools: &[&DNS_LIST],
+        tools: &[&DNS_LIST, &DNS_CREATE],
     }],
     source: r#"{"release":"test"}"#,
     spec: "",
@@ -234,6 +253,10 @@ async fn api_records(
     if !valid {
         return (StatusCode::UNAUTHORIZED, axum::Json(json!({"success": false, "errors": [{"code": 10000, "message": "Authentication error"}]}))).into_response();
     }
+    // A zone the token may not see, as when a scope is missing.
+    if zone == "forbidden" {
+        return (StatusCode::FORBIDDEN, axum::Json(json!({"success": false, "errors": [{"code": 9109, "message": "Unauthorized to access requested resource"}]}))).into_response();
+    }
     axum::Json(json!({"success": true, "errors": [], "messages": [], "result": [{"id": "r1", "zone": zone}]})).into_response()
 }
 
@@ -385,7 +408,9 @@ pub async fn start_with(
     let mut products = BTreeMap::new();
     products.insert(
         "dns_records".to_owned(),
-        ["DNS Read".to_owned()].into_iter().collect(),
+        ["DNS Read".to_owned(), "DNS Write".to_owned()]
+            .into_iter()
+            .collect(),
     );
     let setup = Arc::new(OAuthSetup {
         config,

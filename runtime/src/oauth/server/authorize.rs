@@ -48,6 +48,15 @@ pub(super) struct AuthRequest {
     /// stores nothing new either.
     #[serde(default)]
     pub nonce: String,
+    /// The catalogue scopes the client asked for with `scope=` (a step-up
+    /// asks for the scopes held plus the missing one): preselected as the
+    /// advanced template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scopes: Option<Vec<String>>,
+    /// The exposure this browser approved before for the client, kept by a
+    /// step-up so it adds the scope without widening the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<Exposure>,
 }
 
 /// What the upstream callback needs, sealed into the pending sign-in.
@@ -260,6 +269,8 @@ pub(super) async fn show(
         expires_at: now()
             + i64::try_from(server.setup.config.lifetimes.sign_in_secs).unwrap_or(600),
         nonce: String::new(),
+        scopes: asked_scopes(&server, get(&pairs, "scope")),
+        base: None,
     };
     let (browser, mut cookies) = match page::read_cookie(&headers, BROWSER_COOKIE)
         .and_then(|v| server.setup.keys.verify("browser", v))
@@ -278,9 +289,15 @@ pub(super) async fn show(
             (nonce, vec![cookie])
         }
     };
-    if let Some(exposure) = remembered(&server, &headers, &client, redirect_uri) {
-        request.nonce = remembered_nonce(&server, &browser, &request);
-        return start_sign_in(&server, peer, request, exposure, cookies).await;
+    let approved = remembered(&server, &headers, &client, redirect_uri);
+    match approved {
+        // Asking for scopes: the user consents again, to exactly those.
+        Some(exposure) if request.scopes.is_some() => request.base = Some(exposure),
+        Some(exposure) => {
+            request.nonce = remembered_nonce(&server, &browser, &request);
+            return start_sign_in(&server, peer, request, exposure, cookies).await;
+        }
+        None => {}
     }
     let Ok(nonce) = server.setup.keys.new_token("") else {
         return unavailable();
@@ -305,6 +322,8 @@ pub(super) async fn show(
         redirect_host: &host,
         provider: &server.setup.config.upstream.name,
         products: &products,
+        scopes: &server.setup.scopes,
+        preselected: request.scopes.as_deref(),
         request: &signed_request,
         csrf: &csrf,
     });
@@ -432,13 +451,33 @@ pub(super) async fn decide(
         .filter(|p| server.setup.products.contains_key(p))
         .collect();
     let exposure = match field("exposure") {
+        Some("minimal") => Exposure {
+            scopes: Some(Vec::new()),
+            ..Exposure::default()
+        },
         Some("read_only") => Exposure {
             read_only: true,
-            products: None,
+            ..Exposure::default()
         },
         Some("products") => Exposure {
-            read_only: false,
             products: Some(chosen),
+            ..Exposure::default()
+        },
+        Some("advanced") => match advanced_scopes(&server, field("scopes").unwrap_or("")) {
+            // A step-up keeps what was approved before and adds the scopes.
+            Ok(scopes) => Exposure {
+                scopes: Some(scopes),
+                ..request.base.clone().unwrap_or_default()
+            },
+            Err(unknown) => {
+                return page::error(
+                    StatusCode::BAD_REQUEST,
+                    "Unknown scope",
+                    &format!(
+                        "`{unknown}` is not a scope this server knows. Go back and choose from the list."
+                    ),
+                );
+            }
         },
         _ => Exposure::default(),
     };
@@ -464,6 +503,33 @@ pub(super) async fn decide(
     start_sign_in(&server, peer, request, exposure, cookies).await
 }
 
+/// The catalogue scopes among a `scope=` parameter's (others, such as
+/// `offline_access`, are asked for anyway); `None` when it names none.
+fn asked_scopes(server: &OAuthServer, scope: Option<&str>) -> Option<Vec<String>> {
+    let asked: BTreeSet<String> = scope?
+        .split(' ')
+        .filter(|id| server.setup.scopes.iter().any(|s| s.id == *id))
+        .map(str::to_owned)
+        .collect();
+    (!asked.is_empty()).then(|| asked.into_iter().collect())
+}
+
+/// The advanced template's scope list (space or comma separated), each a
+/// catalogue scope; the first unknown one (clipped) otherwise.
+fn advanced_scopes(server: &OAuthServer, text: &str) -> Result<Vec<String>, String> {
+    let mut out = BTreeSet::new();
+    for id in text.split(|c: char| c.is_whitespace() || c == ',') {
+        if id.is_empty() {
+            continue;
+        }
+        if !server.setup.scopes.iter().any(|s| s.id == id) {
+            return Err(id.chars().take(64).collect());
+        }
+        out.insert(id.to_owned());
+    }
+    Ok(out.into_iter().collect())
+}
+
 /// The upstream scopes for a consent choice.
 fn scopes_for(server: &OAuthServer, exposure: &Exposure) -> Vec<String> {
     let mut out: BTreeSet<String> = server
@@ -475,6 +541,16 @@ fn scopes_for(server: &OAuthServer, exposure: &Exposure) -> Vec<String> {
         .cloned()
         .collect();
     let catalogue = &server.setup.scopes;
+    if let Some(chosen) = &exposure.scopes {
+        // Minimal (none) or advanced: exactly the chosen catalogue scopes.
+        out.extend(
+            chosen
+                .iter()
+                .filter(|id| catalogue.iter().any(|s| &s.id == *id))
+                .cloned(),
+        );
+        return out.into_iter().collect();
+    }
     let wanted: Option<BTreeSet<&String>> = exposure.products.as_ref().map(|chosen| {
         chosen
             .iter()

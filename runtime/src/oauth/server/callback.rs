@@ -122,6 +122,27 @@ pub(super) async fn complete(
     }
 }
 
+/// The scopes a grant holds: those asked for, narrowed to what the
+/// provider says it granted (a user may untick some; RFC 6749 §5.1 says the
+/// response names them when they differ). A reply naming none of the asked
+/// scopes is taken as another format, not as a refusal of all of them.
+fn granted_scopes(asked: &[String], granted: Option<&str>) -> Vec<String> {
+    let Some(granted) = granted else {
+        return asked.to_vec();
+    };
+    let granted: Vec<&str> = granted.split(' ').collect();
+    let kept: Vec<String> = asked
+        .iter()
+        .filter(|s| granted.contains(&s.as_str()))
+        .cloned()
+        .collect();
+    if kept.is_empty() {
+        asked.to_vec()
+    } else {
+        kept
+    }
+}
+
 /// Stores the grant and its code; returns the code.
 async fn create(
     server: &OAuthServer,
@@ -141,7 +162,7 @@ async fn create(
         id: grant_id.clone(),
         client_id: sign_in.request.client_id.clone(),
         resource: server.resource().to_owned(),
-        scopes: sign_in.scopes.clone(),
+        scopes: granted_scopes(&sign_in.scopes, tokens.scope.as_deref()),
         exposure: sign_in.exposure.clone(),
         created_at: now,
         expires_at: now + i64::try_from(lifetimes.refresh_token_secs).unwrap_or(i64::MAX / 4),
@@ -169,4 +190,22 @@ async fn create(
         .map_err(|e| tracing::error!(error = %e, "cannot store the grant"))?;
     crate::oauth::events::record(crate::oauth::events::AuthEvent::Authorized);
     Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::granted_scopes;
+
+    #[test]
+    fn a_grant_holds_only_what_the_provider_granted() {
+        let asked: Vec<String> = ["a:read", "b:read", "offline_access"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            granted_scopes(&asked, Some("a:read offline_access")),
+            ["a:read", "offline_access"]
+        );
+        assert_eq!(granted_scopes(&asked, None), asked);
+        assert_eq!(granted_scopes(&asked, Some("x y")), asked, "another format");
+    }
 }

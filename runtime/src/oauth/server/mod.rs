@@ -8,6 +8,7 @@ mod guard;
 mod page;
 mod purge;
 mod session;
+pub mod step_up;
 mod token;
 
 use std::collections::HashMap;
@@ -47,6 +48,23 @@ pub struct OAuthSetup {
     pub products: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
 }
 
+impl OAuthSetup {
+    /// The scope catalogue as [`crate::authz`] reads it.
+    pub fn scope_table(&self) -> crate::authz::ScopeTable {
+        crate::authz::ScopeTable {
+            scopes: self
+                .scopes
+                .iter()
+                .map(|s| crate::authz::ScopeRule {
+                    id: s.id.clone(),
+                    read_only: s.read_only,
+                    permissions: s.permissions.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// The running authorization server (the setup plus the bound origin).
 #[derive(Debug)]
 pub struct OAuthServer {
@@ -57,6 +75,8 @@ pub struct OAuthServer {
     cache: session::TokenCache,
     refreshing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     guards: guard::Guards,
+    /// The scope catalogue as the authorization decision reads it.
+    scope_table: Arc<crate::authz::ScopeTable>,
     _purge: Option<purge::PurgeTask>,
 }
 
@@ -79,6 +99,7 @@ impl OAuthServer {
         let cache = session::TokenCache::new(setup.config.token_cache_secs);
         let guards = guard::Guards::new(&setup.config.limits);
         let purge = purge::spawn(setup.store.clone(), setup.config.retention.clone());
+        let scope_table = Arc::new(setup.scope_table());
         Arc::new(Self {
             setup,
             origin,
@@ -87,8 +108,20 @@ impl OAuthServer {
             cache,
             refreshing: Mutex::new(HashMap::new()),
             guards,
+            scope_table,
             _purge: purge,
         })
+    }
+
+    /// The authorization decision's view of an authenticated session.
+    pub fn connection(&self, session: &Session) -> crate::authz::Connection {
+        crate::authz::Connection::OAuth(Arc::new(crate::authz::GrantAccess {
+            scopes: session.scopes.clone(),
+            read_only: session.exposure.read_only,
+            products: session.exposure.products.clone(),
+            catalogue: Arc::clone(&self.scope_table),
+            step_up: crate::authz::ChallengeSlot::default(),
+        }))
     }
 
     /// The issuer (the public origin).

@@ -33,6 +33,11 @@ pub struct Consent<'a> {
     pub provider: &'a str,
     /// Products to choose from.
     pub products: &'a [String],
+    /// The scope catalogue (the advanced template's list).
+    pub scopes: &'a [crate::oauth::config::ScopeEntry],
+    /// Scopes the client asked for: the advanced template is preselected
+    /// with them.
+    pub preselected: Option<&'a [String]>,
     /// The signed authorization request.
     pub request: &'a str,
     /// The CSRF token.
@@ -50,6 +55,24 @@ pub fn consent(c: &Consent<'_>) -> String {
             "<label><input type=\"checkbox\" name=\"products\" value=\"{p}\"> {p}</label><br>\n"
         ));
     }
+    let mut scope_list = String::new();
+    for s in c.scopes {
+        scope_list.push_str(&format!(
+            "<li><code>{}</code>: {}</li>\n",
+            escape(&s.id),
+            escape(&s.description)
+        ));
+    }
+    let listed: Vec<&str> = match c.preselected {
+        Some(asked) => asked.iter().map(String::as_str).collect(),
+        None => c.scopes.iter().map(|s| s.id.as_str()).collect(),
+    };
+    let all_scopes = escape(&listed.join(" "));
+    let (all_checked, advanced_checked) = if c.preselected.is_some() {
+        ("", " checked")
+    } else {
+        (" checked", "")
+    };
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Authorize {client}</title>\
 <meta name=\"viewport\" content=\"width=device-width\"><style>{STYLE}</style></head><body>\n\
@@ -60,10 +83,14 @@ After you approve, you sign in with <strong id=\"provider\">{provider}</strong>,
 <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\n\
 <input type=\"hidden\" name=\"request\" value=\"{request}\">\n\
 <fieldset><legend>What may this session do?</legend>\n\
+<label><input type=\"radio\" id=\"exposure-minimal\" name=\"exposure\" value=\"minimal\"> Minimal: only what every session needs; your application asks for more when a call needs it</label><br>\n\
 <label><input type=\"radio\" id=\"exposure-read_only\" name=\"exposure\" value=\"read_only\"> Read only</label><br>\n\
-<label><input type=\"radio\" id=\"exposure-products\" name=\"exposure\" value=\"products\"> Only the products chosen below</label><br>\n\
-<label><input type=\"radio\" id=\"exposure-all\" name=\"exposure\" value=\"all\" checked> Everything your account allows</label>\n\
-<div class=\"products\">\n{products}</div></fieldset>\n\
+<label><input type=\"radio\" id=\"exposure-products\" name=\"exposure\" value=\"products\"> Only the skills chosen below</label><br>\n\
+<label><input type=\"radio\" id=\"exposure-all\" name=\"exposure\" value=\"all\"{all_checked}> Full: everything your account allows</label><br>\n\
+<label><input type=\"radio\" id=\"exposure-advanced\" name=\"exposure\" value=\"advanced\"{advanced_checked}> Advanced: exactly the scopes listed here</label>\n\
+<input type=\"text\" id=\"scopes\" name=\"scopes\" value=\"{all_scopes}\" size=\"40\" aria-label=\"Scopes (space separated)\">\n\
+<div class=\"products\">\n{products}</div>\n\
+<details><summary>Scopes</summary><ul>\n{scope_list}</ul></details></fieldset>\n\
 <button id=\"approve\" type=\"submit\" name=\"decision\" value=\"approve\">Approve and sign in</button>\n\
 <button id=\"deny\" type=\"submit\" name=\"decision\" value=\"deny\">Deny</button>\n\
 </form></body></html>\n",
@@ -173,6 +200,13 @@ mod tests {
             redirect_host: evil,
             provider: evil,
             products: &[evil.to_owned()],
+            scopes: &[crate::oauth::config::ScopeEntry {
+                id: evil.to_owned(),
+                description: evil.to_owned(),
+                read_only: true,
+                permissions: vec![],
+            }],
+            preselected: Some(&[evil.to_owned()]),
             request: evil,
             csrf: evil,
         });

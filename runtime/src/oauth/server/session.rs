@@ -24,6 +24,9 @@ pub struct Session {
     pub exposure: Exposure,
     /// Upstream scopes granted.
     pub scopes: Vec<String>,
+    /// The MCP client the grant was made to (picks how a step-up is
+    /// delivered).
+    pub client_id: String,
 }
 
 impl std::fmt::Debug for Session {
@@ -144,6 +147,7 @@ impl OAuthServer {
                 upstream_token: upstream.access_token,
                 exposure: hit.grant.exposure,
                 scopes: hit.grant.scopes,
+                client_id: hit.grant.client_id,
             });
         }
         let result = self.authenticate_from_store(bearer, hash, now).await;
@@ -200,6 +204,7 @@ impl OAuthServer {
             upstream_token: upstream.access_token,
             exposure: grant.exposure,
             scopes: grant.scopes,
+            client_id: grant.client_id,
         })
     }
 

@@ -85,6 +85,7 @@ pub fn grant(id: &str) -> Grant {
         exposure: Exposure {
             read_only: true,
             products: Some(vec!["dns".to_owned(), "workers".to_owned()]),
+            scopes: None,
         },
         created_at: NOW - 10,
         expires_at: NOW + 86_400,

@@ -1,0 +1,205 @@
+//! Answering a refused call with an `insufficient_scope` challenge (RFC
+//! 6750 §3.1, MCP authorization "scope challenge"): HTTP 403 with
+//! `WWW-Authenticate` on the JSON-RPC POST, or, for clients that step up
+//! only on a tool result, the same challenge in the error result's
+//! `_meta["mcp/www_authenticate"]`.
+
+use axum::body::Body;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, StatusCode, header};
+use serde_json::{Value, json};
+
+use super::OAuthServer;
+use crate::authz::{GrantAccess, StepUp};
+
+/// How a challenge reaches the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// HTTP 403 with `WWW-Authenticate` (the MCP specification's way).
+    Http,
+    /// An error tool result carrying it in `_meta["mcp/www_authenticate"]`.
+    ToolResult,
+}
+
+/// A client that steps up only on a tool result.
+struct ToolResultClient {
+    /// Matched exactly against a CIMD client id.
+    client_id: Option<&'static str>,
+    /// Matched against the host of a registered redirect URI.
+    redirect_host: Option<&'static str>,
+}
+
+/// Clients known to step up only on a tool result (data, not logic: add a
+/// row when another client is seen doing so).
+const TOOL_RESULT_CLIENTS: &[ToolResultClient] = &[
+    // Codex's Client ID Metadata Document.
+    ToolResultClient {
+        client_id: Some("https://chatgpt.com/oauth/codex/client.json"),
+        redirect_host: None,
+    },
+    // ChatGPT connectors register with a chatgpt.com redirect URI.
+    ToolResultClient {
+        client_id: None,
+        redirect_host: Some("chatgpt.com"),
+    },
+];
+
+/// `?scopeChallenge=http|tool` of the request URI, which overrides the
+/// table.
+pub fn requested_delivery(query: Option<&str>) -> Option<Delivery> {
+    url::form_urlencoded::parse(query.unwrap_or("").as_bytes()).find_map(|(k, v)| {
+        (k == "scopeChallenge").then(|| match v.as_ref() {
+            "tool" => Some(Delivery::ToolResult),
+            "http" => Some(Delivery::Http),
+            _ => None,
+        })?
+    })
+}
+
+/// The delivery for `client_id`: the table, from the client id itself or
+/// (for a registered client) its redirect URIs' hosts.
+pub async fn delivery_for(server: &OAuthServer, client_id: &str) -> Delivery {
+    if TOOL_RESULT_CLIENTS
+        .iter()
+        .any(|c| c.client_id == Some(client_id))
+    {
+        return Delivery::ToolResult;
+    }
+    let hosts: Vec<String> = match server.setup.store.client(client_id).await {
+        Ok(Some(client)) => serde_json::from_str::<Value>(&client.metadata)
+            .ok()
+            .and_then(|m| m["redirect_uris"].as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(Value::as_str)
+            .filter_map(|u| url::Url::parse(u).ok()?.host_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let matches = |host: &str| {
+        TOOL_RESULT_CLIENTS.iter().any(|c| {
+            c.redirect_host
+                .is_some_and(|h| host == h || host.ends_with(&format!(".{h}")))
+        })
+    };
+    if hosts.iter().any(|h| matches(h)) {
+        Delivery::ToolResult
+    } else {
+        Delivery::Http
+    }
+}
+
+/// The `WWW-Authenticate` value: the scopes always requested, every scope
+/// the grant holds and the missing one.
+pub fn challenge(server: &OAuthServer, grant: &GrantAccess, step_up: &StepUp) -> String {
+    let mut scopes: Vec<&str> = server
+        .setup
+        .config
+        .upstream
+        .scopes
+        .iter()
+        .chain(grant.scopes.iter())
+        .map(String::as_str)
+        .chain(std::iter::once(step_up.scope.as_str()))
+        .collect();
+    scopes.sort_unstable();
+    scopes.dedup();
+    let description = format!("{} needs the scope {}", step_up.request, step_up.scope);
+    format!(
+        "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\", error_description=\"{}\"",
+        quoted(&scopes.join(" ")),
+        quoted(&server.resource_metadata_url()),
+        quoted(&description)
+    )
+}
+
+/// A quoted-string's content: printable ASCII without `"` and `\`.
+fn quoted(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            ' '..='~' if c != '"' && c != '\\' => c,
+            _ => '?',
+        })
+        .collect()
+}
+
+/// `resp`, or the step-up challenge in its place when the request's
+/// surfaces recorded one (and the call itself was answered, 200).
+pub async fn respond(
+    server: &OAuthServer,
+    grant: &GrantAccess,
+    client_id: &str,
+    asked: Option<Delivery>,
+    resp: Response,
+) -> Response {
+    let Some(step_up) = grant.step_up.take() else {
+        return resp;
+    };
+    if resp.status() != StatusCode::OK {
+        return resp;
+    }
+    let delivery = match asked {
+        Some(d) => d,
+        None => delivery_for(server, client_id).await,
+    };
+    answer(resp, &challenge(server, grant, &step_up), delivery).await
+}
+
+/// The response carrying `challenge` in place of `resp` (a JSON-RPC
+/// answer of a `tools/call` whose result is the refusal).
+pub async fn answer(resp: Response, challenge: &str, delivery: Delivery) -> Response {
+    match delivery {
+        Delivery::Http => {
+            let body = json!({"error": "insufficient_scope", "error_description": "the call needs a scope this session was not granted; authorize again with the scope in WWW-Authenticate"});
+            let mut out = (StatusCode::FORBIDDEN, axum::Json(body)).into_response();
+            if let Ok(v) = HeaderValue::from_str(challenge) {
+                out.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+            }
+            out
+        }
+        Delivery::ToolResult => {
+            let (mut parts, body) = resp.into_parts();
+            let Ok(bytes) = axum::body::to_bytes(body, 4 << 20).await else {
+                return (StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
+                    .into_response();
+            };
+            let Ok(mut message) = serde_json::from_slice::<Value>(&bytes) else {
+                return Response::from_parts(parts, Body::from(bytes));
+            };
+            if let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) {
+                let meta = result
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(serde_json::Map::new()));
+                if let Some(meta) = meta.as_object_mut() {
+                    meta.insert("mcp/www_authenticate".into(), json!([challenge]));
+                }
+            }
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, Body::from(message.to_string()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_query_overrides_the_delivery() {
+        assert_eq!(
+            requested_delivery(Some("scopeChallenge=tool")),
+            Some(Delivery::ToolResult)
+        );
+        assert_eq!(
+            requested_delivery(Some("a=1&scopeChallenge=http")),
+            Some(Delivery::Http)
+        );
+        assert_eq!(requested_delivery(Some("scopeChallenge=other")), None);
+        assert_eq!(requested_delivery(None), None);
+    }
+
+    #[test]
+    fn quoted_strings_cannot_be_broken_out_of() {
+        assert_eq!(quoted("a\"b\\c\u{e9}\r\n"), "a?b?c???");
+    }
+}
