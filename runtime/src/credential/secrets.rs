@@ -213,7 +213,14 @@ impl ServerSecrets {
                     break;
                 }
                 if !available(i) {
-                    needs.extend(self.vars[usize::from(i)].iter().map(|n| format!("`{n}`")));
+                    // Basic needs only its user name (the password may
+                    // be empty).
+                    let vars = &self.vars[usize::from(i)];
+                    let required = match scheme.kind {
+                        SchemeKind::Basic => &vars[..vars.len().min(1)],
+                        _ => &vars[..],
+                    };
+                    needs.extend(required.iter().map(|n| format!("`{n}`")));
                 }
             }
             let (list, item) = match blocked {
