@@ -1,6 +1,8 @@
 //! Names: tool names (`^[a-z0-9_]{1,64}$`), product names and Rust
 //! identifiers, all sanitised here and nowhere else.
 
+pub mod resource;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use sha2::{Digest, Sha256};

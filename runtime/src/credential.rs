@@ -23,6 +23,7 @@ mod send_tests;
 #[cfg(test)]
 mod testing;
 pub mod token_answer;
+pub mod unset;
 
 use std::fmt;
 use std::sync::Arc;

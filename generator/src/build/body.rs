@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::params::Args;
 use super::{Ctx, Skip};
 use crate::error::{Result, push_pointer};
-use crate::ir::{Body, BodyArgs, BodyKind};
+use crate::ir::{Body, BodyArgs, BodyKind, HttpMethod};
 use crate::refs::deref;
 use crate::schema::{SchemaConverter, object_shape};
 
@@ -75,13 +75,31 @@ fn is_file(schema: &Value) -> bool {
         )
 }
 
-/// Reads the request body into `args`.
+/// A body schema that admits only `{}`: an object with no properties and
+/// `additionalProperties: false` (Stripe declares one, as a form, on every
+/// GET and DELETE). There is nothing to send in it.
+fn is_empty_body(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+        && schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_none_or(serde_json::Map::is_empty)
+        && schema.get("additionalProperties") == Some(&Value::Bool(false))
+        && ["allOf", "anyOf", "oneOf", "patternProperties", "$ref"]
+            .iter()
+            .all(|k| schema.get(*k).is_none())
+}
+
+/// Reads the request body into `args`. An empty body ([`is_empty_body`])
+/// on a GET, HEAD or DELETE, where a body has no defined meaning (RFC
+/// 9110), gives no argument and no body.
 pub(crate) fn collect(
     ctx: &Ctx<'_>,
     input: &mut SchemaConverter<'_>,
     args: &mut Args,
     op: &Value,
     op_ptr: &str,
+    method: HttpMethod,
 ) -> Result<std::result::Result<Option<Body>, Skip>> {
     let Some(rb) = op.get("requestBody") else {
         return Ok(Ok(None));
@@ -108,6 +126,13 @@ pub(crate) fn collect(
         Some(s) => input.convert(s, &schema_ptr)?,
         None => json!({}),
     };
+    if matches!(
+        method,
+        HttpMethod::Get | HttpMethod::Head | HttpMethod::Delete
+    ) && is_empty_body(&converted)
+    {
+        return Ok(Ok(None));
+    }
     let description = rb
         .get("description")
         .and_then(Value::as_str)

@@ -4,6 +4,7 @@
 mod body;
 mod params;
 mod responses;
+mod text;
 
 use rustc_hash::FxHashMap as HashMap;
 use std::hash::Hasher;
@@ -457,6 +458,9 @@ pub(crate) fn build_catalogue_keeping(
     let names = assign_unique(&requests, &config.options.name_lock);
     let mut products: std::collections::BTreeMap<String, Vec<Tool>> = Default::default();
     for ((mut tool, _, _), name) in tools.into_iter().zip(names) {
+        if tool.title.is_empty() {
+            tool.title = text::title_of_name(&name);
+        }
         tool.name = name;
         products.entry(tool.product.clone()).or_default().push(tool);
     }
@@ -511,7 +515,7 @@ pub(crate) fn build_catalogue_keeping(
     Ok((catalogue, caches))
 }
 
-fn text(op: &Value, key: &str) -> String {
+fn op_text(op: &Value, key: &str) -> String {
     op.get(key)
         .and_then(Value::as_str)
         .unwrap_or_default()
@@ -548,7 +552,7 @@ fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> 
         Ok(p) => p,
         Err(skip) => return Ok(Built::Skipped(skip)),
     };
-    let body = match body::collect(ctx, &mut input, &mut args, op.op, op_ptr)? {
+    let body = match body::collect(ctx, &mut input, &mut args, op.op, op_ptr, op.method)? {
         Ok(b) => b,
         Err(skip) => return Ok(Built::Skipped(skip)),
     };
@@ -584,8 +588,11 @@ fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> 
         });
     }
     let (envelope, output_schema) = (output.envelope, output.schema.clone());
-    let title = text(op.op, "summary");
-    let mut description = text(op.op, "description");
+    let title = op_text(op.op, "summary");
+    let mut description = op_text(op.op, "description");
+    if let Some(converted) = text::markdown(&description) {
+        description = converted;
+    }
     if description.is_empty() {
         description = title.clone();
     }

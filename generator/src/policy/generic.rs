@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::versions::strip_versions;
 use super::{ApiPolicy, OpRef};
 use crate::ir::Envelope;
+use crate::naming::resource::{is_path_mashup, resource_action_name};
 use crate::naming::{Shorten, dedupe_words, fit_tool_name, fit_tool_name_by, snake};
 
 /// The generic [`ApiPolicy`]: every default.
@@ -68,11 +69,18 @@ pub fn path_words(path: &str) -> Vec<String> {
         .collect()
 }
 
-/// `snake(operationId)`; `method_path_words` when absent.
+/// `snake(operationId)`; the `resource_action` name
+/// ([`resource_action_name`]) when the id is absent or a path mashup
+/// ([`is_path_mashup`]); `method_path_words` when the path has no resource.
 pub fn name_candidates(op: &OpRef<'_>, product: &str) -> Vec<String> {
     let key = op.key();
-    let base = match op.operation_id().map(snake).filter(|s| !s.is_empty()) {
-        Some(id) => id,
+    let id = op
+        .operation_id()
+        .filter(|id| !is_path_mashup(id, op.method, op.path))
+        .map(snake)
+        .filter(|s| !s.is_empty());
+    let base = match id.or_else(|| resource_action_name(op.method, op.path)) {
+        Some(name) => name,
         None => {
             let mut w = vec![op.method.key().to_string()];
             w.extend(path_words(op.path));

@@ -69,11 +69,11 @@ pub(super) fn server_secrets(
         std::env::var(name).ok()
     })
     .context("upstream credentials")?;
-    let unset = secrets.unconfigured();
-    if !unset.is_empty() {
+    let tools = catalogue.tools().map(|t| (t.name, t.security));
+    for unset in secrets.disabled_tools(tools) {
         tracing::info!(
-            unset = unset.join(", "),
-            "credential variables not set: tools that need them answer with an error naming them"
+            "credentials: {}; those tools answer with an error naming the variables",
+            unset.describe(5)
         );
     }
     Ok(Some(Arc::new(secrets)))

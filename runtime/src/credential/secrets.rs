@@ -15,9 +15,11 @@ use crate::security::{KeyLocation, Requirement, SchemeKind, SecurityScheme};
 pub(super) enum SchemeValue {
     /// An API key or bearer token.
     Secret(String),
-    /// HTTP basic: the user name, the password and the whole header value.
+    /// HTTP basic: the secret (the password, or the user name when the
+    /// password is empty, as Stripe's key), the `user:password` pair and
+    /// the whole header value.
     Basic {
-        password: String,
+        secret: String,
         pair: String,
         header: String,
     },
@@ -53,8 +55,10 @@ impl ServerSecrets {
     /// # Errors
     ///
     /// A value that cannot be sent in a header, a basic user name with a
-    /// colon, or half of a pair (user without password, client ID without
-    /// secret).
+    /// colon, a basic password without a user name, or half of a client
+    /// pair (ID without secret). A basic user name without a password is
+    /// valid: RFC 7617 allows an empty password, and APIs such as Stripe
+    /// take the key as the user name.
     pub fn from_env(
         profile: &'static Profile,
         token_env: &str,
@@ -78,16 +82,23 @@ impl ServerSecrets {
             let value = match scheme.kind {
                 SchemeKind::ApiKey { .. } | SchemeKind::Bearer => read(0)?.map(SchemeValue::Secret),
                 SchemeKind::Basic => match (read(0)?, read(1)?) {
-                    (Some(user), Some(password)) => Some(basic(&names[0], user, password)?),
+                    (Some(user), password) => {
+                        Some(basic(&names[0], user, password.unwrap_or_default())?)
+                    }
                     (None, None) => None,
-                    _ => return Err(half_pair(&names)),
+                    (None, Some(_)) => {
+                        return Err(half_pair(
+                            &names,
+                            "a password needs the user name (the user name alone is enough)",
+                        ));
+                    }
                 },
                 SchemeKind::ClientCredentials { token_url, scopes } => match (read(0)?, read(1)?) {
                     (Some(id), Some(secret)) => Some(SchemeValue::Client(Arc::new(
                         TokenSource::new(scheme.name, token_url, scopes, id, secret),
                     ))),
                     (None, None) => None,
-                    _ => return Err(half_pair(&names)),
+                    _ => return Err(half_pair(&names, "set both variables or neither")),
                 },
                 SchemeKind::Unsupported { .. } => None,
             };
@@ -135,8 +146,8 @@ impl ServerSecrets {
         for value in self.values.iter().flatten() {
             match value {
                 SchemeValue::Secret(s) => out.extend(sent_forms(s)),
-                SchemeValue::Basic { password, pair, .. } => {
-                    out.extend(sent_forms(password));
+                SchemeValue::Basic { secret, pair, .. } => {
+                    out.extend(sent_forms(secret));
                     out.extend(pair_forms(pair));
                 }
                 SchemeValue::Client(source) => {
@@ -202,7 +213,14 @@ impl ServerSecrets {
                     break;
                 }
                 if !available(i) {
-                    needs.extend(self.vars[usize::from(i)].iter().map(|n| format!("`{n}`")));
+                    // Basic needs only its user name (the password may
+                    // be empty).
+                    let vars = &self.vars[usize::from(i)];
+                    let required = match scheme.kind {
+                        SchemeKind::Basic => &vars[..vars.len().min(1)],
+                        _ => &vars[..],
+                    };
+                    needs.extend(required.iter().map(|n| format!("`{n}`")));
                 }
             }
             let (list, item) = match blocked {
@@ -275,21 +293,24 @@ fn basic(user_var: &str, user: String, password: String) -> Result<SchemeValue, 
         "Basic {}",
         base64::engine::general_purpose::STANDARD.encode(&pair)
     );
+    // With an empty password the user name is the key: it is what the
+    // redactor must hide (an empty pattern would match everywhere).
+    let secret = if password.is_empty() { user } else { password };
     Ok(SchemeValue::Basic {
-        password,
+        secret,
         pair,
         header,
     })
 }
 
-fn half_pair(names: &[String]) -> CredentialError {
+fn half_pair(names: &[String], reason: &'static str) -> CredentialError {
     CredentialError::Invalid {
         source_label: names
             .iter()
             .map(|n| format!("env `{n}`"))
             .collect::<Vec<_>>()
             .join(" and "),
-        reason: "set both variables or neither",
+        reason,
     }
 }
 

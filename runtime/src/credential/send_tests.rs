@@ -270,16 +270,15 @@ async fn unmet_requirements_name_the_variables_to_set() {
     let err = send_err(&[&[QUERY], &[BASIC, HEADER]], &cred).await;
     assert_eq!(
         err,
-        "GET /items: the server has no credential for this operation: set `T_QUERY_KEY`, or both `T_BASIC_USERNAME`, `T_BASIC_PASSWORD` and `T_HEADER_KEY` in the server's environment"
+        "GET /items: the server has no credential for this operation: set `T_QUERY_KEY`, or both `T_BASIC_USERNAME` and `T_HEADER_KEY` in the server's environment"
     );
-    // Only the unset half of a combination is named.
+    // Only the unset half of a combination is named; basic needs only
+    // its user name (the password may be empty).
     let mut env = HashMap::new();
     env.insert("T_HEADER_KEY", "header-value-long");
     let err = send_err(&[&[BASIC, HEADER]], &credential(&env)).await;
-    assert!(
-        err.contains("both `T_BASIC_USERNAME` and `T_BASIC_PASSWORD`"),
-        "{err}"
-    );
+    assert!(err.contains("set `T_BASIC_USERNAME` in"), "{err}");
+    assert!(!err.contains("T_BASIC_PASSWORD"), "{err}");
     assert!(!err.contains("T_HEADER_KEY"), "{err}");
     // A scheme toolforge cannot send is named as such.
     let err = send_err(&[&[DIGEST]], &credential(&full_env())).await;
@@ -396,11 +395,13 @@ fn environment_values_are_checked() {
             env.get(n).map(|v| (*v).to_owned())
         })
     };
-    let err = read(&[("T_BASIC_USERNAME", "alice")])
-        .unwrap_err()
-        .to_string();
+    // A password without its user name is half a basic credential.
+    let err = read(&[("T_BASIC_PASSWORD", "pw")]).unwrap_err().to_string();
     assert!(
-        err.contains("T_BASIC_USERNAME") && err.contains("T_BASIC_PASSWORD"),
+        err.contains("T_BASIC_USERNAME")
+            && err.contains("T_BASIC_PASSWORD")
+            && err.contains("needs the user name")
+            && !err.contains("pw"),
         "{err}"
     );
     let err = read(&[("T_OAUTH_CLIENT_SECRET", "s")])
@@ -496,4 +497,26 @@ async fn an_overflowing_retry_after_is_quoted_not_computed() {
         .await
         .unwrap();
     assert_eq!(resp.retry_after.as_deref(), Some("99999999999999999999"));
+}
+
+/// RFC 7617 allows an empty password, and Stripe takes its key as the user
+/// name: the user name alone configures basic, is sent as `user:`, and is
+/// then the secret the redactor hides.
+#[tokio::test]
+async fn a_basic_user_name_alone_is_sent_with_an_empty_password() {
+    let env = HashMap::from([("T_BASIC_USERNAME", "sk_test_4eC39HqLyjWDarjtT1zdp7dc")]);
+    let s = secrets(&env);
+    assert_eq!(s.configured(), ["T_BASIC_USERNAME", "T_BASIC_PASSWORD"]);
+    let cred = Credential::with_secrets(None, "test env", s).unwrap();
+    let (seen, body) = send_one(Some(&[&[BASIC]]), &cred).await;
+    // base64("sk_test_4eC39HqLyjWDarjtT1zdp7dc:")
+    let b64 = "c2tfdGVzdF80ZUMzOUhxTHlqV0Rhcmp0VDF6ZHA3ZGM6";
+    assert_eq!(
+        seen.header("authorization").unwrap(),
+        format!("Basic {b64}")
+    );
+    for secret in ["sk_test_4eC39HqLyjWDarjtT1zdp7dc", b64] {
+        assert!(!body.contains(secret), "{secret} leaked in {body}");
+    }
+    assert!(body.contains("[REDACTED]"), "{body}");
 }
