@@ -40,7 +40,7 @@ pub use toolforge_runtime;
 use toolforge_runtime::catalogue::{Catalogue, Product};
 use toolforge_runtime::profile::AccountFill;
 use toolforge_runtime::profile::AccountList;
-use toolforge_runtime::profile::EnvelopeKind;
+use toolforge_runtime::profile::BodyEnvelope;
 use toolforge_runtime::profile::Identity;
 use toolforge_runtime::profile::IdentityProbe;
 use toolforge_runtime::profile::MergedSelector;
@@ -84,7 +84,12 @@ pub static CATALOGUE: Catalogue = Catalogue {
     api: "cloudflare",
     profile: Profile {
         base_url: Some("https://api.cloudflare.com/client/v4"),
-        envelope: EnvelopeKind::SuccessResult,
+        envelope: BodyEnvelope {
+            payload: "/result",
+            failure_flag: Some("/success"),
+            page: Some("/result_info"),
+            ..BodyEnvelope::BARE
+        },
         refusals: Refusals {
             grant: "This call needs the token permission(s) {permissions}; grant them to the API token at dash.cloudflare.com/profile/api-tokens, or use a role that includes them.",
             unknown: "The API documents no specific permission for this call; check the API token's permissions and resources at dash.cloudflare.com/profile/api-tokens (the account or zone must be included).",

@@ -44,9 +44,101 @@ pub struct ForgeConfig {
     /// Without it a generic API has no `whoami` tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<IdentityConfig>,
+    /// Where payload, failure flag, errors and page metadata are in the
+    /// API's response bodies; each field given replaces the policy's (an
+    /// API that differs from another only in these names needs no code).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub envelope: Option<EnvelopeConfig>,
     /// The pinned skills served over MCP (the Skills extension), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills: Option<SkillsPin>,
+}
+
+/// The response envelope of forge.json: RFC 6901 JSON pointers (`""` is
+/// the whole body). Fields left out keep the policy's values.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct EnvelopeConfig {
+    /// The payload of a successful body: `/result` (`""`: the whole body).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(/.*)?$"))]
+    pub payload: Option<String>,
+    /// A boolean that is `false` when the API reports a failure with a
+    /// 2xx status: `/success`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(/.*)?$"))]
+    pub failure_flag: Option<String>,
+    /// The errors of a failed body, an array of error objects or one
+    /// object: `/errors`, `/error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(/.*)?$"))]
+    pub errors: Option<String>,
+    /// In an error object, its message: `/message`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(/.*)?$"))]
+    pub error_message: Option<String>,
+    /// In an error object, its code: `/code`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(/.*)?$"))]
+    pub error_code: Option<String>,
+    /// Page metadata beside the payload: `/result_info`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(/.*)?$"))]
+    pub page: Option<String>,
+    /// In a list payload that is an object, its items: `/data`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(/.*)?$"))]
+    pub items: Option<String>,
+}
+
+impl EnvelopeConfig {
+    /// `envelope` with the fields this config sets replaced, or why a
+    /// field is refused (`file` for the message).
+    pub fn apply(
+        &self,
+        mut envelope: crate::ir::BodyEnvelope,
+        file: &Path,
+    ) -> Result<crate::ir::BodyEnvelope> {
+        let fields = [
+            ("payload", &self.payload),
+            ("failure_flag", &self.failure_flag),
+            ("errors", &self.errors),
+            ("error_message", &self.error_message),
+            ("error_code", &self.error_code),
+            ("page", &self.page),
+            ("items", &self.items),
+        ];
+        for (name, value) in fields {
+            if let Some(v) = value
+                && !(v.is_empty() || v.starts_with('/'))
+            {
+                return Err(GenerateError::Config {
+                    file: file.to_path_buf(),
+                    message: format!(
+                        "/envelope/{name}: must be a JSON pointer (empty or starting with `/`)"
+                    ),
+                });
+            }
+        }
+        let set = |field: &mut String, value: &Option<String>| {
+            if let Some(v) = value {
+                field.clone_from(v);
+            }
+        };
+        set(&mut envelope.payload, &self.payload);
+        set(&mut envelope.errors, &self.errors);
+        set(&mut envelope.error_message, &self.error_message);
+        set(&mut envelope.error_code, &self.error_code);
+        let set_optional = |field: &mut Option<String>, value: &Option<String>| {
+            if value.is_some() {
+                field.clone_from(value);
+            }
+        };
+        set_optional(&mut envelope.failure_flag, &self.failure_flag);
+        set_optional(&mut envelope.page, &self.page);
+        set_optional(&mut envelope.items, &self.items);
+        Ok(envelope)
+    }
 }
 
 /// The identity endpoint of forge.json: one `GET` whose answer holds the
@@ -291,6 +383,7 @@ impl ForgeConfig {
             output: default_output(),
             options: GeneratorOptions::default(),
             identity: None,
+            envelope: None,
             skills: None,
         }
     }
@@ -376,6 +469,27 @@ pub fn verify_pin(bytes: &[u8], pin: &SpecPin, file: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn envelope_settings_replace_the_policys_fields() {
+        let config: EnvelopeConfig =
+            serde_json::from_str(r#"{"errors": "/error", "items": "/data"}"#).unwrap();
+        let mut policy = crate::ir::BodyEnvelope::bare();
+        policy.page = Some("/paging".into());
+        let got = config.apply(policy, Path::new("forge.json")).unwrap();
+        assert_eq!(got.errors, "/error");
+        assert_eq!(got.items.as_deref(), Some("/data"));
+        // What the config leaves out keeps the policy's value.
+        assert_eq!(got.page.as_deref(), Some("/paging"));
+        assert_eq!(got.error_message, "/message");
+        let bad: EnvelopeConfig = serde_json::from_str(r#"{"payload": "result"}"#).unwrap();
+        let err = bad
+            .apply(crate::ir::BodyEnvelope::bare(), Path::new("forge.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("/envelope/payload"), "{err}");
+        assert!(serde_json::from_str::<EnvelopeConfig>(r#"{"pages": "/x"}"#).is_err());
+    }
 
     #[test]
     fn identity_settings_are_checked() {

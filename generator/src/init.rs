@@ -142,6 +142,7 @@ pub fn forge_config(opts: &InitOptions) -> ForgeConfig {
         output: PathBuf::from(OUTPUT_DIR),
         options: GeneratorOptions::default(),
         identity: None,
+        envelope: None,
         skills: None,
     }
 }

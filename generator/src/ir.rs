@@ -373,7 +373,8 @@ pub struct Annotations {
     pub open_world_hint: bool,
 }
 
-/// Success envelope.
+/// How a tool's success body maps to its output
+/// (`toolforge_runtime::catalogue::Envelope`).
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase", tag = "kind")]
 pub enum Envelope {
@@ -381,9 +382,14 @@ pub enum Envelope {
     None,
     /// Body wrapped as `{result: body}` (it is not an object).
     Wrapped,
-    /// Cloudflare envelope.
-    Cloudflare {
-        /// Has `result_info`.
+    /// The body is the API's wrapper (the profile's [`BodyEnvelope`]): the
+    /// output is its payload as `result`, plus its page metadata. Written
+    /// `"kind": "cloudflare"` in `artifacts/tools.json`, the name the
+    /// committed artifacts already use (renaming it would change every
+    /// generated crate's artifact for no reader's benefit).
+    #[serde(rename = "cloudflare")]
+    Result {
+        /// The wrapper carries page metadata.
         list: bool,
     },
 }
@@ -404,8 +410,9 @@ pub struct Profile {
     /// The variables `base_url` uses, in the spec's order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub server_vars: Vec<ServerVar>,
-    /// Shape of the API's response bodies.
-    pub envelope: BodyShape,
+    /// Where payload, failure flag, errors and page metadata are in the
+    /// API's response bodies.
+    pub envelope: BodyEnvelope,
     /// Refusal texts, when not the generic ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refusals: Option<Refusals>,
@@ -451,7 +458,7 @@ impl Profile {
             token_env: crate::policy::token_env_name(api),
             base_url: None,
             server_vars: Vec::new(),
-            envelope: BodyShape::Bare,
+            envelope: BodyEnvelope::bare(),
             refusals: None,
             accounts: None,
             merged: None,
@@ -686,14 +693,40 @@ pub struct ServerVar {
     pub allowed: Vec<String>,
 }
 
-/// Shape of an API's response bodies (`toolforge_runtime::profile::EnvelopeKind`).
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum BodyShape {
-    /// Bodies are the payload itself.
-    Bare,
-    /// `{success, errors, messages, result, result_info?}`.
-    SuccessResult,
+/// Where things are in an API's response bodies, as JSON pointers
+/// (`toolforge_runtime::profile::BodyEnvelope`, whose `BARE` value
+/// [`BodyEnvelope::bare`] mirrors).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct BodyEnvelope {
+    /// The payload of a successful body (`""`: the whole body).
+    pub payload: String,
+    /// A boolean that is `false` on failure even with a 2xx status.
+    pub failure_flag: Option<String>,
+    /// The errors: an array of error objects or one object.
+    pub errors: String,
+    /// In an error object, its message.
+    pub error_message: String,
+    /// In an error object, its code.
+    pub error_code: String,
+    /// Page metadata beside the payload.
+    pub page: Option<String>,
+    /// In a list payload that is an object, its items.
+    pub items: Option<String>,
+}
+
+impl BodyEnvelope {
+    /// Bare bodies (the runtime's `BodyEnvelope::BARE`).
+    pub fn bare() -> Self {
+        Self {
+            payload: String::new(),
+            failure_flag: None,
+            errors: "/errors".to_owned(),
+            error_message: "/message".to_owned(),
+            error_code: "/code".to_owned(),
+            page: None,
+            items: None,
+        }
+    }
 }
 
 /// How refused calls are explained (`{permissions}` becomes the tool's

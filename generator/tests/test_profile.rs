@@ -5,7 +5,7 @@
 mod common;
 
 use toolforge_generator::config::{ForgeConfig, PolicyKind};
-use toolforge_generator::ir::{BodyShape, Profile};
+use toolforge_generator::ir::{BodyEnvelope, Profile};
 use toolforge_generator::{Generated, generate};
 
 fn generate_with(api: &str, policy: PolicyKind) -> Generated {
@@ -53,7 +53,9 @@ fn the_policy_decides_the_profile_under_any_api_name() {
     let g = generate_with("something-else", PolicyKind::Cloudflare);
     let profile = &g.catalogue.profile;
     assert_eq!(profile.token_env, "SOMETHING_ELSE_API_TOKEN");
-    assert_eq!(profile.envelope, BodyShape::SuccessResult);
+    assert_eq!(profile.envelope.payload, "/result");
+    assert_eq!(profile.envelope.failure_flag.as_deref(), Some("/success"));
+    assert_ne!(profile.envelope, BodyEnvelope::bare());
     let accounts = profile.accounts.as_ref().expect("accounts are filled");
     assert_eq!(
         accounts.args,
@@ -70,7 +72,8 @@ fn the_policy_decides_the_profile_under_any_api_name() {
     for want in [
         "api: \"something-else\"",
         "accounts: AccountFill::FromList(AccountList {",
-        "envelope: EnvelopeKind::SuccessResult,",
+        "envelope: BodyEnvelope {",
+        "failure_flag: Some(\"/success\"),",
         "..Profile::generic(\"SOMETHING_ELSE_API_TOKEN\")",
     ] {
         assert!(lib.contains(want), "lib.rs lacks {want:?}:\n{lib}");
@@ -102,7 +105,7 @@ fn a_generic_policy_under_the_flagship_name_gets_the_generic_profile() {
         "{lib}"
     );
     for unwanted in [
-        "EnvelopeKind",
+        "BodyEnvelope",
         "AccountFill",
         "MergedSelector",
         "Refusals",

@@ -292,11 +292,11 @@ pub enum Envelope {
     None,
     /// The body is not an object; the output is `{result: body}`.
     Wrapped,
-    /// The `{success, errors, messages, result, result_info?}` envelope
-    /// (see [`crate::profile::EnvelopeKind::SuccessResult`]): the output is
-    /// `{result}` plus `result_info` when `list` is true.
+    /// The body is the API's wrapper ([`crate::profile::BodyEnvelope`]):
+    /// the output is `{result: payload}` plus the page metadata (under the
+    /// envelope's page key) when `list` is true.
     Result {
-        /// The endpoint is paginated and returns `result_info`.
+        /// The endpoint is paginated and returns page metadata.
         list: bool,
     },
 }

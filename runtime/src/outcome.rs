@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use crate::authz::{Connection, explain};
 use crate::catalogue::{Envelope, ToolDef};
 use crate::credential::Credential;
-use crate::profile::{Profile, error_messages};
+use crate::profile::{BodyEnvelope, Profile};
 use crate::upstream::UpstreamResponse;
 
 /// How much of an unstructured error body is quoted.
@@ -75,9 +75,10 @@ pub fn map_response(call: Call<'_>, resp: UpstreamResponse) -> CallToolResult {
             && call.profile.envelope.reports_failure(v)
         {
             let mut msg = format!(
-                "{method} {path} answered {status_text} but the API reported failure (`success: false`)"
+                "{method} {path} answered {status_text} but the API reported failure ({})",
+                call.profile.envelope.failure_text()
             );
-            push_messages(&mut msg, v, text);
+            push_messages(&mut msg, call.profile.envelope, v, text);
             return refuse(msg);
         }
         if let Some(v) = &json
@@ -127,7 +128,7 @@ pub fn map_response(call: Call<'_>, resp: UpstreamResponse) -> CallToolResult {
     }
     msg.push('.');
     match &json {
-        Some(v) => push_messages(&mut msg, v, text),
+        Some(v) => push_messages(&mut msg, call.profile.envelope, v, text),
         None => push_snippet(&mut msg, text, body.len()),
     }
     if matches!(status.as_u16(), 401 | 403) {
@@ -166,7 +167,10 @@ fn success(
     let mut result = CallToolResult::success(content);
     if call.tool.output_schema.is_some() {
         match json {
-            Some(v) => result.structured_content = Some(structured(call.tool.envelope, v)),
+            Some(v) => {
+                result.structured_content =
+                    Some(structured(call.tool.envelope, call.profile.envelope, v));
+            }
             None if text.is_some_and(|t| t.trim().is_empty()) => {
                 result.structured_content = Some(Value::Object(Map::new()));
             }
@@ -182,17 +186,22 @@ fn success(
     result
 }
 
-/// The `structuredContent` of a successful JSON body.
-pub fn structured(envelope: Envelope, body: Value) -> Value {
-    match (envelope, body) {
-        (Envelope::Result { list }, Value::Object(mut obj)) if obj.contains_key("result") => {
-            let mut out = Map::new();
-            out.insert("result".into(), obj.remove("result").unwrap_or(Value::Null));
-            if list && let Some(info) = obj.remove("result_info") {
-                out.insert("result_info".into(), info);
-            }
-            Value::Object(out)
+/// The `structuredContent` of a successful JSON body: the tool's
+/// `envelope` says whether the body is the API's wrapper (`body_envelope`
+/// says where its payload and page metadata are), the payload itself, or a
+/// payload to wrap as `{result}`.
+pub fn structured(envelope: Envelope, body_envelope: BodyEnvelope, mut body: Value) -> Value {
+    if let Envelope::Result { list } = envelope
+        && let Some((payload, page)) = body_envelope.unwrap(&mut body)
+    {
+        let mut out = Map::new();
+        out.insert("result".into(), payload);
+        if list && let (Some(page), Some(key)) = (page, body_envelope.page_key()) {
+            out.insert(key, page);
         }
+        return Value::Object(out);
+    }
+    match (envelope, body) {
         (Envelope::None, Value::Object(obj)) => Value::Object(obj),
         (_, other) => json!({ "result": other }),
     }
@@ -219,8 +228,8 @@ pub(crate) fn empty_list_note(call: Call<'_>, json: Option<&Value>) -> Option<St
     call.profile.refusals.empty_list_note(call.tool)
 }
 
-fn push_messages(msg: &mut String, body: &Value, text: Option<&str>) {
-    let messages = error_messages(body);
+fn push_messages(msg: &mut String, envelope: BodyEnvelope, body: &Value, text: Option<&str>) {
+    let messages = envelope.error_messages(body);
     if messages.is_empty() {
         push_snippet(msg, text, text.map_or(0, str::len));
     } else {

@@ -8,9 +8,10 @@
 //! - where the API lives ([`Profile::base_url`], a URL template whose
 //!   [`Profile::server_vars`] are filled by [`servers::server_url`]) and
 //!   which environment variable holds its token ([`Profile::token_env`]);
-//! - the shape of its response bodies ([`EnvelopeKind`]): bare payloads, or
-//!   a `{success, errors, messages, result, result_info?}` envelope whose
-//!   `success: false` is a failure even with a 2xx status;
+//! - the shape of its response bodies ([`BodyEnvelope`]): JSON pointers to
+//!   the payload, a failure flag (`false` is a failure even with a 2xx
+//!   status), the errors and their message and code, page metadata and a
+//!   list's items; bare bodies by default;
 //! - how refused calls (401/403) are explained and whether an empty list
 //!   from a tool that needs permissions is flagged ([`Refusals`]);
 //! - which path arguments name an account and how an omitted one is filled
@@ -24,22 +25,24 @@
 //!
 //! [`Profile::generic`] is what any OpenAPI API gets; an API's policy
 //! overrides fields of it. Adding an API means writing its generator policy
-//! (the profile is one of its methods) and, only for a behaviour no profile
-//! can express yet, a new variant here.
+//! (the profile is one of its methods) or overriding profile fields in
+//! forge.json and, only for a behaviour no profile can express yet, a new
+//! field here.
 //!
 //! ```
-//! use toolforge_runtime::profile::{AccountFill, EnvelopeKind, Profile};
+//! use toolforge_runtime::profile::{AccountFill, BodyEnvelope, Profile};
 //!
 //! static PROFILE: Profile = Profile {
 //!     base_url: Some("https://api.example.com/v1"),
-//!     envelope: EnvelopeKind::SuccessResult,
+//!     envelope: BodyEnvelope { payload: "/data", failure_flag: Some("/ok"), ..BodyEnvelope::BARE },
 //!     ..Profile::generic("EXAMPLE_API_TOKEN")
 //! };
 //! assert_eq!(PROFILE.accounts, AccountFill::Never);
-//! assert!(PROFILE.envelope.reports_failure(&serde_json::json!({"success": false})));
+//! assert!(PROFILE.envelope.reports_failure(&serde_json::json!({"ok": false})));
 //! ```
 
 pub mod accounts;
+pub mod envelope;
 pub mod identity;
 pub mod servers;
 
@@ -50,6 +53,7 @@ use crate::request::Args;
 use crate::security::{Requirement, SecurityScheme};
 
 pub use accounts::{AccountFill, AccountList};
+pub use envelope::BodyEnvelope;
 pub use identity::{Identity, IdentityProbe};
 pub use servers::ServerVar;
 
@@ -72,7 +76,7 @@ pub struct Profile {
     /// generator names it `<API>_API_TOKEN`.
     pub token_env: &'static str,
     /// Shape of the API's response bodies.
-    pub envelope: EnvelopeKind,
+    pub envelope: BodyEnvelope,
     /// How refused calls and empty lists are explained.
     pub refusals: Refusals,
     /// Path arguments naming an account, and how an omitted one is filled.
@@ -112,7 +116,7 @@ impl Profile {
             base_url: None,
             server_vars: &[],
             token_env,
-            envelope: EnvelopeKind::Bare,
+            envelope: BodyEnvelope::BARE,
             refusals: Refusals::GENERIC,
             accounts: AccountFill::Never,
             merged: None,
@@ -176,58 +180,6 @@ impl Profile {
         Some(format!(
             "Account-scoped tools use the token's only account when `{arg}` is omitted."
         ))
-    }
-}
-
-/// The shape of an API's response bodies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EnvelopeKind {
-    /// Bodies are the payload itself.
-    Bare,
-    /// Every body is `{success, errors, messages, result, result_info?}`:
-    /// `success: false` is a failure even with a 2xx status, the payload is
-    /// `result`, and paginated lists add `result_info`.
-    SuccessResult,
-}
-
-impl EnvelopeKind {
-    /// A 2xx `body` that reports failure in the envelope (`success: false`).
-    pub fn reports_failure(self, body: &Value) -> bool {
-        match self {
-            Self::Bare => false,
-            Self::SuccessResult => body.get("success") == Some(&Value::Bool(false)),
-        }
-    }
-
-    /// The list a successful `body` returns, if it is one: `result` in an
-    /// envelope, the body itself when bare.
-    pub fn list(self, body: &Value) -> Option<&Vec<Value>> {
-        match self {
-            Self::Bare => body.as_array(),
-            Self::SuccessResult => body.get("result")?.as_array(),
-        }
-    }
-
-    /// Splits a successful envelope into its payload and its non-null
-    /// `result_info`; `None` when bodies are bare or `body` is not an
-    /// envelope (an object with `result`).
-    pub fn unwrap(self, body: &mut Value) -> Option<(Value, Option<Value>)> {
-        match (self, body) {
-            (Self::SuccessResult, Value::Object(envelope)) if envelope.contains_key("result") => {
-                let result = envelope.remove("result").unwrap_or(Value::Null);
-                let info = envelope.remove("result_info").filter(|v| !v.is_null());
-                Some((result, info))
-            }
-            _ => None,
-        }
-    }
-
-    /// The TypeScript type `api.request` resolves with in Code Mode.
-    pub fn request_result_type(self) -> &'static str {
-        match self {
-            Self::Bare => "{ status: number; result: any }",
-            Self::SuccessResult => "{ status: number; result: any; result_info?: any }",
-        }
     }
 }
 
@@ -336,40 +288,6 @@ pub struct MergedVariant {
     pub id: &'static str,
     /// What the ID names, in the singular (`account`).
     pub noun: &'static str,
-}
-
-/// The API's error messages from a body: `errors[].code` and `.message`
-/// (as enveloped APIs report them), else `message`, `error`, `detail` or
-/// `error_description`. Read from every error body, whatever the profile.
-pub fn error_messages(body: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(errors) = body.get("errors").and_then(Value::as_array) {
-        for e in errors.iter().take(10) {
-            let message = e
-                .get("message")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .unwrap_or_else(|| e.to_string());
-            match e.get("code") {
-                Some(code) if !code.is_null() => out.push(format!("code {code}: {message}")),
-                _ => out.push(message),
-            }
-        }
-    }
-    if out.is_empty() {
-        for key in ["message", "error", "detail", "error_description"] {
-            match body.get(key) {
-                Some(Value::String(s)) => out.push(s.clone()),
-                Some(Value::Object(o)) => {
-                    if let Some(m) = o.get("message").and_then(Value::as_str) {
-                        out.push(m.to_owned());
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

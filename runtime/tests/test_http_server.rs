@@ -18,7 +18,7 @@ use toolforge_runtime::catalogue::{
     ToolDef,
 };
 use toolforge_runtime::config::{Exposure, UpstreamConfig, validate_upstream};
-use toolforge_runtime::profile::{EnvelopeKind, Profile};
+use toolforge_runtime::profile::{BodyEnvelope, Profile};
 use toolforge_runtime::server::auth::{TokenTable, digest_hex};
 use toolforge_runtime::server::http::{ClientAuth, HttpOptions, serve_listener};
 use toolforge_runtime::server::{Core, CoreOptions};
@@ -78,7 +78,12 @@ static DNS_LIST: ToolDef = ToolDef {
 static CATALOGUE: Catalogue = Catalogue {
     api: "cloudflare",
     profile: Profile {
-        envelope: EnvelopeKind::SuccessResult,
+        envelope: BodyEnvelope {
+            payload: "/result",
+            failure_flag: Some("/success"),
+            page: Some("/result_info"),
+            ..BodyEnvelope::BARE
+        },
         ..Profile::generic("CLOUDFLARE_API_TOKEN")
     },
     products: &[Product {

@@ -489,6 +489,9 @@ pub(crate) fn build_catalogue_keeping(
     profile.primary = table.primary;
     profile.scopes = table.scopes;
     profile.security_warnings = table.warnings;
+    if let Some(envelope) = &config.envelope {
+        profile.envelope = envelope.apply(profile.envelope, std::path::Path::new("forge.json"))?;
+    }
     if let Some(identity) = &config.identity {
         profile.identity = Some(crate::ir::Identity {
             probes: vec![identity.probe(std::path::Path::new("forge.json"))?],

@@ -10,8 +10,8 @@ use super::deferred::Deferred;
 use super::interned::ToolSchemas;
 use crate::error::{GenerateError, Result};
 use crate::ir::{
-    BodyArgs, BodyKind, BodyShape, Catalogue, Envelope, HttpMethod, KeyLocation, Location, Product,
-    Profile, Scheme, SchemeKind, Style, Tool,
+    BodyArgs, BodyEnvelope, BodyKind, Catalogue, Envelope, HttpMethod, KeyLocation, Location,
+    Product, Profile, Scheme, SchemeKind, Style, Tool,
 };
 use crate::naming::{module_ident, static_ident};
 
@@ -261,7 +261,7 @@ fn tool_tokens(
     let envelope = match tool.envelope {
         Envelope::None => quote!(Envelope::None),
         Envelope::Wrapped => quote!(Envelope::Wrapped),
-        Envelope::Cloudflare { list } => quote!(Envelope::Result { list: #list }),
+        Envelope::Result { list } => quote!(Envelope::Result { list: #list }),
     };
     let deprecated = tool.deprecated;
     let security = requirement(&tool.security);
@@ -440,6 +440,48 @@ fn opt_lit(s: Option<&str>) -> TokenStream {
     }
 }
 
+/// The profile's `BodyEnvelope` value: the fields that differ from
+/// `BodyEnvelope::BARE`, in declaration order, the rest from it; `None`
+/// for bare bodies.
+fn envelope_expr(e: &BodyEnvelope) -> Option<TokenStream> {
+    let bare = BodyEnvelope::bare();
+    let text = |s: &str| {
+        let l = lit(s);
+        quote!(#l)
+    };
+    let optional = |s: &Option<String>| opt_lit(s.as_deref());
+    let candidates = [
+        ("payload", e.payload != bare.payload, text(&e.payload)),
+        (
+            "failure_flag",
+            e.failure_flag != bare.failure_flag,
+            optional(&e.failure_flag),
+        ),
+        ("errors", e.errors != bare.errors, text(&e.errors)),
+        (
+            "error_message",
+            e.error_message != bare.error_message,
+            text(&e.error_message),
+        ),
+        (
+            "error_code",
+            e.error_code != bare.error_code,
+            text(&e.error_code),
+        ),
+        ("page", e.page != bare.page, optional(&e.page)),
+        ("items", e.items != bare.items, optional(&e.items)),
+    ];
+    let fields: Vec<TokenStream> = candidates
+        .into_iter()
+        .filter(|(_, differs, _)| *differs)
+        .map(|(name, _, value)| {
+            let name = Ident::new(name, Span::call_site());
+            quote!(#name: #value)
+        })
+        .collect();
+    (!fields.is_empty()).then(|| quote!(BodyEnvelope { #(#fields,)* ..BodyEnvelope::BARE }))
+}
+
 /// The catalogue's `profile` expression (the fields the policy set, the
 /// rest from `Profile::generic`) and the items it needs: the `use` of the
 /// `toolforge_runtime::profile` and `::security` names, and the `SCHEMES`
@@ -460,12 +502,9 @@ fn profile_expr(p: &Profile) -> (TokenStream, TokenStream) {
         });
         fields.push(quote!(server_vars: &[#(#vars),*]));
     }
-    match p.envelope {
-        BodyShape::Bare => {}
-        BodyShape::SuccessResult => {
-            used.push("EnvelopeKind");
-            fields.push(quote!(envelope: EnvelopeKind::SuccessResult));
-        }
+    if let Some(envelope) = envelope_expr(&p.envelope) {
+        used.push("BodyEnvelope");
+        fields.push(quote!(envelope: #envelope));
     }
     if let Some(r) = &p.refusals {
         used.push("Refusals");

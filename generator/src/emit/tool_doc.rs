@@ -235,9 +235,7 @@ fn fields(
     let envelope = match tool.envelope {
         Envelope::None => atom("Envelope::None"),
         Envelope::Wrapped => atom("Envelope::Wrapped"),
-        Envelope::Cloudflare { list } => {
-            Doc::Struct("Envelope::Result", vec![("list", boolean(list))])
-        }
+        Envelope::Result { list } => Doc::Struct("Envelope::Result", vec![("list", boolean(list))]),
     };
     let security = Doc::Slice(
         tool.security

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::{ApiPolicy, MergedPath, MergedRoute, OpRef};
 use crate::ir::{
-    AccountList, BodyShape, Envelope, HttpMethod, Identity, IdentityProbe, MergedSelector,
+    AccountList, BodyEnvelope, Envelope, HttpMethod, Identity, IdentityProbe, MergedSelector,
     MergedVariant, Profile, Refusals, Requirement, Scheme, Server,
 };
 use crate::naming::{fit_tool_name, snake};
@@ -99,7 +99,12 @@ impl ApiPolicy for Cloudflare {
     fn profile(&self, api: &str) -> Profile {
         let own = |s: &str| s.to_owned();
         Profile {
-            envelope: BodyShape::SuccessResult,
+            envelope: BodyEnvelope {
+                payload: own("/result"),
+                failure_flag: Some(own("/success")),
+                page: Some(own("/result_info")),
+                ..BodyEnvelope::bare()
+            },
             refusals: Some(Refusals {
                 grant: format!(
                     "This call needs the token permission(s) {{permissions}}; grant them to the API token at {TOKENS_URL}, or use a role that includes them."
@@ -431,7 +436,7 @@ pub fn output(success: Option<Value>) -> (Envelope, Option<Value>) {
     if let Some(defs) = schema.get("$defs") {
         schema_out["$defs"] = defs.clone();
     }
-    (Envelope::Cloudflare { list }, Some(schema_out))
+    (Envelope::Result { list }, Some(schema_out))
 }
 
 #[cfg(test)]
@@ -533,7 +538,7 @@ mod tests {
             {"properties": {"result": {"type": "array"}}}
         ]});
         let (env, out) = output(Some(schema.clone()));
-        assert_eq!(env, Envelope::Cloudflare { list: true });
+        assert_eq!(env, Envelope::Result { list: true });
         let out = out.unwrap();
         assert_eq!(out["properties"]["result"]["type"], "array");
         assert!(out["properties"]["result_info"].is_object());

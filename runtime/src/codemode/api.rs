@@ -8,8 +8,9 @@
 //! parameter rules (per-segment encoding, OpenAPI query styles; unknown
 //! query parameters are sent form-encoded), encodes the body, and sends it
 //! to the configured base URL with the server-held credential. A 2xx
-//! answers `{status, result, result_info?}` (the profile's envelope
-//! unwrapped); anything else rejects the code's promise with the same
+//! answers `{status, result}` (the payload at the profile's envelope
+//! pointers), plus the page metadata under its own name when the envelope
+//! has some; anything else rejects the code's promise with the same
 //! explanation a direct tool gives (method, path, status, the API's
 //! messages, the permissions to grant on 401/403). The token is scrubbed
 //! from everything returned.
@@ -179,10 +180,10 @@ impl ApiHost {
         out.insert("status".into(), json!(status.as_u16()));
         let unwrapped = json.as_mut().and_then(|v| profile.envelope.unwrap(v));
         match (unwrapped, json) {
-            (Some((result, info)), _) => {
+            (Some((result, page)), _) => {
                 out.insert("result".into(), result);
-                if let Some(info) = info {
-                    out.insert("result_info".into(), info);
+                if let (Some(page), Some(key)) = (page, profile.envelope.page_key()) {
+                    out.insert(key, page);
                 }
             }
             (None, Some(value)) => {

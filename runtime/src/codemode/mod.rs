@@ -8,7 +8,8 @@
 //!   served by [`api::ApiHost`] in this process: the path must match one of
 //!   the catalogue's route templates, the base URL and the credential are
 //!   the server's, refusals are explained as for direct tools, and the code
-//!   gets `{status, result, result_info?}` or a catchable Error.
+//!   gets `{status, result}` (plus the envelope's page metadata) or a
+//!   catchable Error.
 //! - `--mode code` lists one `code` tool whose description declares the
 //!   exposed tools as typed functions (`codemode.<tool>(args)`, from each
 //!   tool's generated TypeScript declaration); every call runs through the

@@ -56,25 +56,36 @@ fn listing_tool() -> &'static ToolDef {
 fn envelope_mapping() {
     let body = json!({"success": true, "errors": [], "messages": [], "result": [1], "result_info": {"page": 1}});
     assert_eq!(
-        structured(Envelope::Result { list: true }, body.clone()),
+        structured(
+            Envelope::Result { list: true },
+            ENVELOPED.envelope,
+            body.clone()
+        ),
         json!({"result": [1], "result_info": {"page": 1}})
     );
     assert_eq!(
-        structured(Envelope::Result { list: false }, body),
+        structured(Envelope::Result { list: false }, ENVELOPED.envelope, body),
         json!({"result": [1]})
     );
     assert_eq!(
-        structured(Envelope::Wrapped, json!([1, 2])),
+        structured(Envelope::Wrapped, ENVELOPED.envelope, json!([1, 2])),
         json!({"result": [1, 2]})
     );
-    assert_eq!(structured(Envelope::None, json!({"a": 1})), json!({"a": 1}));
     assert_eq!(
-        structured(Envelope::None, json!("x")),
+        structured(Envelope::None, ENVELOPED.envelope, json!({"a": 1})),
+        json!({"a": 1})
+    );
+    assert_eq!(
+        structured(Envelope::None, ENVELOPED.envelope, json!("x")),
         json!({"result": "x"})
     );
     // an envelope without `result` still gives an object
     assert_eq!(
-        structured(Envelope::Result { list: false }, json!({"x": 1})),
+        structured(
+            Envelope::Result { list: false },
+            ENVELOPED.envelope,
+            json!({"x": 1})
+        ),
         json!({"result": {"x": 1}})
     );
 }

@@ -17,7 +17,7 @@ use crate::credential::Credential;
 use crate::request::{Args, HttpRequest};
 use crate::upstream::{Upstream, UpstreamError};
 
-use super::error_messages;
+use super::BodyEnvelope;
 
 /// Whether, and how, a profile fills omitted account arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +46,7 @@ pub struct AccountList {
     /// Field of an account holding its name (shown when there are several).
     pub name_field: &'static str,
     /// JSON pointer to the total number of accounts, when the answer is
-    /// paginated (`/result_info/total_count`).
+    /// paginated (`/meta/total`).
     pub total: Option<&'static str>,
     /// The permission the listing needs, named when it is refused.
     pub permission: Option<&'static str>,
@@ -138,9 +138,11 @@ impl AccountCache {
     /// # Errors
     ///
     /// No account, several accounts (listed), or a failed lookup.
+    #[allow(clippy::too_many_arguments)]
     pub async fn fill(
         &self,
         list: &AccountList,
+        envelope: BodyEnvelope,
         tool: &'static ToolDef,
         arg: &'static str,
         args: &mut Args,
@@ -148,7 +150,7 @@ impl AccountCache {
         credential: Option<&Credential>,
     ) -> Result<(), AccountError> {
         let accounts = self
-            .accounts(list, upstream, credential)
+            .accounts(list, envelope, upstream, credential)
             .await
             .map_err(|detail| AccountError::Lookup {
                 tool: tool.name,
@@ -164,6 +166,7 @@ impl AccountCache {
     async fn accounts(
         &self,
         list: &AccountList,
+        envelope: BodyEnvelope,
         upstream: &Upstream,
         credential: Option<&Credential>,
     ) -> Result<Accounts, String> {
@@ -175,7 +178,7 @@ impl AccountCache {
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             slots.entry(key).or_default().clone()
         };
-        slot.get_or_try_init(|| fetch(list, upstream, credential))
+        slot.get_or_try_init(|| fetch(list, envelope, upstream, credential))
             .await
             .cloned()
     }
@@ -205,6 +208,7 @@ fn choose(
 
 async fn fetch(
     list: &AccountList,
+    envelope: BodyEnvelope,
     upstream: &Upstream,
     credential: Option<&Credential>,
 ) -> Result<Accounts, String> {
@@ -223,7 +227,7 @@ async fn fetch(
         .map_err(|e: UpstreamError| e.to_string())?;
     let body: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
     if !resp.status.is_success() {
-        let messages = error_messages(&body);
+        let messages = envelope.error_messages(&body);
         let mut detail = format!("GET {shown} answered {}", resp.status);
         if !messages.is_empty() {
             detail.push_str(" (");

@@ -21,7 +21,7 @@ use crate::request::HttpRequest;
 use crate::security::Requirement;
 use crate::upstream::Upstream;
 
-use super::{EnvelopeKind, error_messages};
+use super::BodyEnvelope;
 
 /// Longest ID or name kept from an answer (longer values are cut).
 const MAX_VALUE_CHARS: usize = 200;
@@ -82,12 +82,15 @@ enum Probed {
 }
 
 /// Reads one probe's answer (`status`, `body`).
-fn read_answer(probe: &IdentityProbe, envelope: EnvelopeKind, status: u16, body: &[u8]) -> Probed {
+fn read_answer(probe: &IdentityProbe, envelope: BodyEnvelope, status: u16, body: &[u8]) -> Probed {
     let shown = probe.shown_path();
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     if !(200..300).contains(&status) {
         let mut detail = format!("GET {shown} answered {status}");
-        let messages = parsed.as_ref().map(error_messages).unwrap_or_default();
+        let messages = parsed
+            .as_ref()
+            .map(|b| envelope.error_messages(b))
+            .unwrap_or_default();
         if !messages.is_empty() {
             detail.push_str(&format!(" ({})", messages.join("; ")));
         }
@@ -101,7 +104,7 @@ fn read_answer(probe: &IdentityProbe, envelope: EnvelopeKind, status: u16, body:
         return Probed::Next(format!("GET {shown} did not answer JSON"));
     };
     if envelope.reports_failure(&body) {
-        let messages = error_messages(&body);
+        let messages = envelope.error_messages(&body);
         return Probed::Next(format!(
             "GET {shown} reported failure ({})",
             messages.join("; ")
@@ -163,7 +166,7 @@ pub struct Lookup<'a> {
     /// The probes.
     pub identity: &'a Identity,
     /// The profile's envelope.
-    pub envelope: EnvelopeKind,
+    pub envelope: BodyEnvelope,
     /// The upstream client.
     pub upstream: &'a Upstream,
     /// The requirement of each probe (the matching tool's, else `None`:
@@ -239,6 +242,7 @@ fn clean(who: Whoami, credential: &Credential) -> Whoami {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::testing::ENVELOPED;
 
     const USER: IdentityProbe = IdentityProbe {
         path: "/user",
@@ -255,7 +259,7 @@ mod tests {
         prefix: "account",
     };
 
-    fn read(probe: &IdentityProbe, envelope: EnvelopeKind, status: u16, body: &str) -> Probed {
+    fn read(probe: &IdentityProbe, envelope: BodyEnvelope, status: u16, body: &str) -> Probed {
         read_answer(probe, envelope, status, body.as_bytes())
     }
 
@@ -271,12 +275,12 @@ mod tests {
         let body =
             r#"{"success":true,"errors":[],"messages":[],"result":{"id":"7c5d","email":"a@b.c"}}"#;
         assert_eq!(
-            read(&USER, EnvelopeKind::SuccessResult, 200, body),
+            read(&USER, ENVELOPED.envelope, 200, body),
             found("user:7c5d", Some("a@b.c"))
         );
         // bare bodies are the payload; numbers are IDs too
         assert_eq!(
-            read(&USER, EnvelopeKind::Bare, 200, r#"{"id":42}"#),
+            read(&USER, BodyEnvelope::BARE, 200, r#"{"id":42}"#),
             found("user:42", None)
         );
     }
@@ -285,18 +289,18 @@ mod tests {
     fn a_single_account_list_gives_the_account() {
         let one = r#"{"success":true,"result":[{"id":"acc1","name":"Main"}]}"#;
         assert_eq!(
-            read(&ACCOUNT, EnvelopeKind::SuccessResult, 200, one),
+            read(&ACCOUNT, ENVELOPED.envelope, 200, one),
             found("account:acc1", Some("Main"))
         );
         let two = r#"{"success":true,"result":[{"id":"a"},{"id":"b"}]}"#;
-        let Probed::Next(why) = read(&ACCOUNT, EnvelopeKind::SuccessResult, 200, two) else {
+        let Probed::Next(why) = read(&ACCOUNT, ENVELOPED.envelope, 200, two) else {
             panic!("several accounts are no identity");
         };
         assert!(why.contains("2 items"), "{why}");
         assert!(matches!(
             read(
                 &ACCOUNT,
-                EnvelopeKind::SuccessResult,
+                ENVELOPED.envelope,
                 200,
                 r#"{"success":true,"result":{}}"#
             ),
@@ -308,7 +312,7 @@ mod tests {
     fn refusals_missing_fields_and_non_json_try_the_next_probe() {
         let refused =
             r#"{"success":false,"errors":[{"code":9109,"message":"Invalid access token"}]}"#;
-        let Probed::Next(why) = read(&USER, EnvelopeKind::SuccessResult, 403, refused) else {
+        let Probed::Next(why) = read(&USER, ENVELOPED.envelope, 403, refused) else {
             panic!("a refusal tries the next probe");
         };
         assert_eq!(
@@ -316,23 +320,23 @@ mod tests {
             "GET /user answered 403 (code 9109: Invalid access token)"
         );
         assert!(matches!(
-            read(&USER, EnvelopeKind::SuccessResult, 200, refused),
+            read(&USER, ENVELOPED.envelope, 200, refused),
             Probed::Next(_)
         ));
         assert!(matches!(
-            read(&USER, EnvelopeKind::Bare, 200, "<html>"),
+            read(&USER, BodyEnvelope::BARE, 200, "<html>"),
             Probed::Next(_)
         ));
         assert!(matches!(
-            read(&USER, EnvelopeKind::Bare, 200, r#"{"id":"","email":"x"}"#),
+            read(&USER, BodyEnvelope::BARE, 200, r#"{"id":"","email":"x"}"#),
             Probed::Next(_)
         ));
         assert!(matches!(
-            read(&USER, EnvelopeKind::Bare, 200, r#"{"id":{"nested":1}}"#),
+            read(&USER, BodyEnvelope::BARE, 200, r#"{"id":{"nested":1}}"#),
             Probed::Next(_)
         ));
         assert!(matches!(
-            read(&USER, EnvelopeKind::Bare, 502, "bad gateway"),
+            read(&USER, BodyEnvelope::BARE, 502, "bad gateway"),
             Probed::Stop(_)
         ));
     }
@@ -342,7 +346,7 @@ mod tests {
         let long = "x".repeat(500);
         let Probed::Found(who) = read(
             &USER,
-            EnvelopeKind::Bare,
+            BodyEnvelope::BARE,
             200,
             &format!(r#"{{"id":"{long}"}}"#),
         ) else {

@@ -2,7 +2,7 @@
 //! an envelope, account filling and merged paths, and the generic one.
 
 use super::{
-    AccountFill, AccountList, EnvelopeKind, MergedSelector, MergedVariant, Profile, Refusals,
+    AccountFill, AccountList, BodyEnvelope, MergedSelector, MergedVariant, Profile, Refusals,
 };
 
 /// Where the enveloped test API's tokens are managed (quoted in its texts).
@@ -41,7 +41,12 @@ pub(crate) const MERGED: MergedSelector = MergedSelector {
 /// envelope, permission-filtered lists, account filling and merged paths.
 pub(crate) static ENVELOPED: Profile = Profile {
     base_url: Some("https://api.example.com/client/v4"),
-    envelope: EnvelopeKind::SuccessResult,
+    envelope: BodyEnvelope {
+        payload: "/result",
+        failure_flag: Some("/success"),
+        page: Some("/result_info"),
+        ..BodyEnvelope::BARE
+    },
     refusals: Refusals {
         grant: "This call needs the token permission(s) {permissions}; grant them to the API token at tokens.example.com/profile/api-tokens, or use a role that includes them.",
         unknown: "The API documents no specific permission for this call; check the API token's permissions and resources at tokens.example.com/profile/api-tokens (the account or zone must be included).",

@@ -78,13 +78,13 @@ fn account_arguments_of_merged_routes() {
 }
 
 #[test]
-fn envelopes() {
-    let e = EnvelopeKind::SuccessResult;
+fn the_enveloped_profile_reads_its_wrapper() {
+    let e = ENVELOPED.envelope;
     assert!(e.reports_failure(&json!({"success": false, "errors": []})));
     assert!(!e.reports_failure(&json!({"success": true})));
+    assert_eq!(e.failure_text(), "`success: false`");
     assert_eq!(e.list(&json!({"result": []})), Some(&vec![]));
     assert_eq!(e.list(&json!([])), None);
-    assert_eq!(EnvelopeKind::Bare.list(&json!([])), Some(&vec![]));
     let mut body = json!({"success": true, "result": [1], "result_info": null});
     assert_eq!(e.unwrap(&mut body), Some((json!([1]), None)));
     let mut body = json!({"result": 2, "result_info": {"page": 1}});
@@ -92,10 +92,7 @@ fn envelopes() {
         e.unwrap(&mut body),
         Some((json!(2), Some(json!({"page": 1}))))
     );
-    let mut plain = json!({"x": 1});
-    assert_eq!(e.unwrap(&mut plain), None);
-    assert_eq!(plain, json!({"x": 1}));
-    assert_eq!(EnvelopeKind::Bare.unwrap(&mut json!({"result": 1})), None);
+    assert_eq!(e.page_key().as_deref(), Some("result_info"));
 }
 
 #[test]
@@ -148,21 +145,4 @@ fn the_search_note_lists_the_variants() {
         "{}",
         three.search_note()
     );
-}
-
-#[test]
-fn error_messages_from_envelopes_and_generic_bodies() {
-    assert_eq!(
-        error_messages(
-            &json!({"errors": [{"code": 7003, "message": "No route"}, {"message": "second"}]})
-        ),
-        ["code 7003: No route", "second"]
-    );
-    assert_eq!(error_messages(&json!({"message": "plain"})), ["plain"]);
-    assert_eq!(
-        error_messages(&json!({"error": {"message": "nested"}})),
-        ["nested"]
-    );
-    assert!(error_messages(&json!({"errors": []})).is_empty());
-    assert!(error_messages(&json!([1])).is_empty());
 }

@@ -264,7 +264,15 @@ impl Direct {
             && let Some(arg) = profile.account_slot(tool, args)
         {
             self.accounts
-                .fill(list, tool, arg, args, &self.upstream, Some(credential))
+                .fill(
+                    list,
+                    self.profile().envelope,
+                    tool,
+                    arg,
+                    args,
+                    &self.upstream,
+                    Some(credential),
+                )
                 .await
                 .map_err(|e| credential.redact(&e.to_string()))?;
         }

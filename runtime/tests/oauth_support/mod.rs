@@ -25,7 +25,7 @@ use toolforge_runtime::oauth::config::OAuthConfig;
 use toolforge_runtime::oauth::crypto::{ServerKeys, s256_challenge};
 use toolforge_runtime::oauth::upstream::UpstreamClient;
 use toolforge_runtime::oauth::{OAuthSetup, store};
-use toolforge_runtime::profile::{EnvelopeKind, Profile};
+use toolforge_runtime::profile::{BodyEnvelope, Profile};
 use toolforge_runtime::server::http::{ClientAuth, HttpOptions, serve_listener};
 use toolforge_runtime::server::{Core, CoreOptions};
 
@@ -90,7 +90,12 @@ pub static DNS_CREATE: ToolDef = ToolDef {
 pub static CATALOGUE: Catalogue = Catalogue {
     api: "cloudflare",
     profile: Profile {
-        envelope: EnvelopeKind::SuccessResult,
+        envelope: BodyEnvelope {
+            payload: "/result",
+            failure_flag: Some("/success"),
+            page: Some("/result_info"),
+            ..BodyEnvelope::BARE
+        },
         ..Profile::generic("CLOUDFLARE_API_TOKEN")
     },
     products: &[Product {

@@ -23,7 +23,7 @@ use toolforge_runtime::codemode::{Mode, ModeSetup};
 use toolforge_runtime::config::{Exposure, UpstreamConfig, validate_upstream};
 use toolforge_runtime::credential::Credential;
 use toolforge_runtime::profile::{
-    AccountFill, AccountList, EnvelopeKind, MergedSelector, MergedVariant, Profile, Refusals,
+    AccountFill, AccountList, BodyEnvelope, MergedSelector, MergedVariant, Profile, Refusals,
 };
 use toolforge_runtime::sandbox::{Limits, SandboxConfig, WorkerCommand};
 use toolforge_runtime::server::{Core, CoreOptions};
@@ -283,7 +283,12 @@ pub const SPEC: &str = r#"{"openapi":"3.0.3","info":{"title":"fixture","version"
 /// `generated/src/lib.rs`).
 pub static PROFILE: Profile = Profile {
     base_url: Some("https://api.cloudflare.com/client/v4"),
-    envelope: EnvelopeKind::SuccessResult,
+    envelope: BodyEnvelope {
+        payload: "/result",
+        failure_flag: Some("/success"),
+        page: Some("/result_info"),
+        ..BodyEnvelope::BARE
+    },
     refusals: Refusals {
         grant: "This call needs the token permission(s) {permissions}; grant them to the API token at dash.cloudflare.com/profile/api-tokens, or use a role that includes them.",
         unknown: "The API documents no specific permission for this call; check the API token's permissions and resources at dash.cloudflare.com/profile/api-tokens (the account or zone must be included).",

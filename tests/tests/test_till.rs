@@ -1,0 +1,129 @@
+#![allow(clippy::unwrap_used, clippy::panic)]
+//! The Stripe-shaped sample (`forge.till.json`: the generic policy plus
+//! forge.json `envelope` `{errors: "/error", items: "/data"}`, no policy
+//! code, no runtime edit) served by an in-process server core against a
+//! loopback fake Till: lists come back as the API's `{object, data,
+//! has_more}` object, a refused call quotes the API's own
+//! `{error: {code, message}}`, and `whoami` reads `GET /account`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use till_tools::CATALOGUE;
+use toolforge_runtime::catalogue::Catalogue;
+use toolforge_runtime::config::{Exposure, UpstreamConfig, validate_upstream};
+use toolforge_runtime::credential::{Credential, ServerSecrets};
+use toolforge_runtime::server::{Core, CoreOptions};
+use toolforge_tests::upstream::{Reply, Upstream};
+
+const KEY: &str = "sk_test_till_Qm84vXr2";
+
+fn core(catalogue: &'static Catalogue, upstream: &Upstream) -> Core {
+    Core::new(
+        catalogue,
+        CoreOptions {
+            exposure: Exposure::default(),
+            upstream: UpstreamConfig {
+                base: validate_upstream(&upstream.url(), true).unwrap(),
+                timeout: Duration::from_secs(10),
+                max_body_bytes: 1 << 20,
+            },
+            output_schemas: true,
+            max_argument_bytes: 100_000,
+            credential_hint: "set `TILL_BEARER_AUTH`".into(),
+        },
+    )
+    .unwrap()
+}
+
+/// The server's credential: the key as a bearer token.
+fn credential() -> Credential {
+    let secrets = ServerSecrets::from_env(&CATALOGUE.profile, CATALOGUE.profile.token_env, |n| {
+        (n == "TILL_BEARER_AUTH").then(|| KEY.to_owned())
+    })
+    .unwrap();
+    Credential::with_secrets(None, "test environment", Arc::new(secrets)).unwrap()
+}
+
+/// A fake Till: two customers, the account, and the API's error shape for
+/// anything else.
+fn fake_till() -> Upstream {
+    Upstream::start(|req| {
+        if req.header("authorization") != Some(format!("Bearer {KEY}").as_str()) {
+            return Reply::json(
+                401,
+                &json!({"error": {"type": "invalid_request_error", "message": "Invalid API key"}}),
+            );
+        }
+        match req.path() {
+            "/customers" => Reply::json(
+                200,
+                &json!({"object": "list", "url": "/v1/customers", "has_more": false,
+                        "data": [{"id": "cus_1", "object": "customer", "created": 1},
+                                 {"id": "cus_2", "object": "customer", "created": 2}]}),
+            ),
+            "/account" => Reply::json(
+                200,
+                &json!({"id": "acct_9", "object": "account", "business_name": "Corner Shop"}),
+            ),
+            other => Reply::json(
+                404,
+                &json!({"error": {"type": "invalid_request_error", "code": "resource_missing",
+                                  "message": format!("No such object: '{other}'"), "param": "id"}}),
+            ),
+        }
+    })
+    .unwrap()
+}
+
+async fn call(core: &Core, tool: &str, args: Value) -> Value {
+    let args = args.as_object().cloned().filter(|a| !a.is_empty());
+    let result = core.call(tool, args, Some(&credential())).await.unwrap();
+    serde_json::to_value(result).unwrap()
+}
+
+#[tokio::test]
+async fn lists_errors_and_identity_follow_the_forge_json_envelope() {
+    let upstream = fake_till();
+    let core = core(&CATALOGUE, &upstream);
+
+    let list = call(&core, "get_customers", json!({"limit": 2})).await;
+    assert_eq!(list["isError"], false, "{list}");
+    assert_eq!(
+        list["structuredContent"]["data"][1]["id"], "cus_2",
+        "{list}"
+    );
+    assert_eq!(list["structuredContent"]["has_more"], false, "{list}");
+
+    let missing = call(
+        &core,
+        "get_customers_customer",
+        json!({"customer": "cus_404"}),
+    )
+    .await;
+    assert_eq!(missing["isError"], true, "{missing}");
+    let text = missing["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("code resource_missing: No such object: '/customers/cus_404'"),
+        "{text}"
+    );
+
+    let who = call(&core, "whoami", json!({})).await;
+    assert_eq!(
+        who["structuredContent"],
+        json!({"identity": "account:acct_9", "name": "Corner Shop"}),
+        "{who}"
+    );
+    for result in [&list, &missing, &who] {
+        assert!(!result.to_string().contains(KEY), "{result}");
+    }
+}
+
+#[test]
+fn the_profile_is_the_generic_one_plus_the_forge_json_envelope() {
+    let envelope = CATALOGUE.profile.envelope;
+    assert_eq!((envelope.errors, envelope.items), ("/error", Some("/data")));
+    assert_eq!(envelope.payload, "");
+    assert_eq!(envelope.failure_flag, None);
+}
