@@ -5,10 +5,10 @@ use toolforge_runtime::catalogue::{
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 1 tools of this product, by name.
-pub const TOOLS: &[&ToolDef] = &[&GET_ACCOUNT];
+pub const TOOLS: &[&ToolDef] = &[&ACCOUNT_GET];
 /// `GET /account`: Retrieve the account
-pub static GET_ACCOUNT: ToolDef = ToolDef {
-    name: "get_account",
+pub static ACCOUNT_GET: ToolDef = ToolDef {
+    name: "account_get",
     operation_id: "GetAccount",
     product: "account",
     title: "Retrieve the account",
@@ -47,10 +47,10 @@ pub static GET_ACCOUNT: ToolDef = ToolDef {
     deprecated: false,
     security: &[&[0], &[1]],
     ts_declaration: SharedText::Text(
-        "/** Returns the account the secret key belongs to. (GET /account) */\nget_account(args: {  }): Promise<{ id: string; object: \"account\"; business_name?: string | null; country?: string; default_currency?: string }>;",
+        "/** Returns the account the secret key belongs to. (GET /account) */\naccount_get(args: {  }): Promise<{ id: string; object: \"account\"; business_name?: string | null; country?: string; default_currency?: string }>;",
     ),
 };
-/// Builds the upstream request of [`GET_ACCOUNT`] from validated arguments.
-pub fn get_account(args: &Args) -> Result<HttpRequest, BuildError> {
-    build_request(&GET_ACCOUNT, args)
+/// Builds the upstream request of [`ACCOUNT_GET`] from validated arguments.
+pub fn account_get(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&ACCOUNT_GET, args)
 }

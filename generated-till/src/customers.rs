@@ -7,17 +7,75 @@ use toolforge_runtime::catalogue::{
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 7 tools of this product, by name.
 pub const TOOLS: &[&ToolDef] = &[
-    &DELETE_CUSTOMERS_CUSTOMER,
-    &GET_CUSTOMERS,
-    &GET_CUSTOMERS_CUSTOMER,
-    &GET_CUSTOMERS_CUSTOMER_SOURCES,
-    &POST_CUSTOMERS,
-    &POST_CUSTOMERS_CUSTOMER,
-    &POST_CUSTOMERS_CUSTOMER_SOURCES,
+    &CUSTOMERS_CREATE,
+    &CUSTOMERS_DELETE,
+    &CUSTOMERS_GET,
+    &CUSTOMERS_LIST,
+    &CUSTOMERS_SOURCES_CREATE,
+    &CUSTOMERS_SOURCES_LIST,
+    &CUSTOMERS_UPDATE,
 ];
+/// `POST /customers`: Create a customer
+pub static CUSTOMERS_CREATE: ToolDef = ToolDef {
+    name: "customers_create",
+    operation_id: "PostCustomers",
+    product: "customers",
+    title: "Create a customer",
+    description: "Creates a customer; every field is optional.",
+    input_schema: SharedText::Entry("S_F7033DDCDDEF6B4F", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_D5A8CDBCAB9134F1", &crate::schemas::ALL)),
+    annotations: Annotations {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    },
+    permissions: &[],
+    method: Method::Post,
+    routes: &[
+        Route {
+            when: None,
+            template: "/customers",
+        },
+    ],
+    params: &[],
+    body: Some(BodyDef {
+        content_type: "application/x-www-form-urlencoded",
+        kind: BodyKind::Form,
+        required: false,
+        args: BodyArgs::Fields(
+            &[("email", "email"), ("name", "name"), ("description", "description")],
+        ),
+        file_fields: &[],
+        min_fields: 0u32,
+    }),
+    responses: &[
+        ResponseDef {
+            status: "200",
+            content_type: Some("application/json"),
+            schema: Some(SharedText::Entry("S_D5A8CDBCAB9134F1", &crate::schemas::ALL)),
+        },
+        ResponseDef {
+            status: "default",
+            content_type: Some("application/json"),
+            schema: Some(SharedText::Entry("S_0AFF4830C0C584F3", &crate::schemas::ALL)),
+        },
+    ],
+    envelope: Envelope::None,
+    deprecated: false,
+    security: &[&[0], &[1]],
+    ts_declaration: SharedText::Marked(
+        "/** Creates a customer; every field is optional. (POST /customers) */\ncustomers_create(args: { email?: string; name?: string; description?: string }): Promise<{\"x-toolforge-chunk\":\"S_ED732C2963C2CA93\"}>;",
+        &crate::schemas::ALL,
+    ),
+};
+/// Builds the upstream request of [`CUSTOMERS_CREATE`] from validated arguments.
+pub fn customers_create(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&CUSTOMERS_CREATE, args)
+}
 /// `DELETE /customers/{customer}`: Delete a customer
-pub static DELETE_CUSTOMERS_CUSTOMER: ToolDef = ToolDef {
-    name: "delete_customers_customer",
+pub static CUSTOMERS_DELETE: ToolDef = ToolDef {
+    name: "customers_delete",
     operation_id: "DeleteCustomersCustomer",
     product: "customers",
     title: "Delete a customer",
@@ -66,16 +124,75 @@ pub static DELETE_CUSTOMERS_CUSTOMER: ToolDef = ToolDef {
     deprecated: false,
     security: &[&[0], &[1]],
     ts_declaration: SharedText::Text(
-        "/** Deletes a customer for good and detaches its payment sources. (DELETE /customers/{customer}) */\ndelete_customers_customer(args: { customer: string }): Promise<{ id: string; object: string; deleted: true }>;",
+        "/** Deletes a customer for good and detaches its payment sources. (DELETE /customers/{customer}) */\ncustomers_delete(args: { customer: string }): Promise<{ id: string; object: string; deleted: true }>;",
     ),
 };
-/// Builds the upstream request of [`DELETE_CUSTOMERS_CUSTOMER`] from validated arguments.
-pub fn delete_customers_customer(args: &Args) -> Result<HttpRequest, BuildError> {
-    build_request(&DELETE_CUSTOMERS_CUSTOMER, args)
+/// Builds the upstream request of [`CUSTOMERS_DELETE`] from validated arguments.
+pub fn customers_delete(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&CUSTOMERS_DELETE, args)
+}
+/// `GET /customers/{customer}`: Retrieve a customer
+pub static CUSTOMERS_GET: ToolDef = ToolDef {
+    name: "customers_get",
+    operation_id: "GetCustomersCustomer",
+    product: "customers",
+    title: "Retrieve a customer",
+    description: "Returns one customer.",
+    input_schema: SharedText::Entry("S_3DC63C8E1F65EB8A", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_D5A8CDBCAB9134F1", &crate::schemas::ALL)),
+    annotations: Annotations {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: true,
+    },
+    permissions: &[],
+    method: Method::Get,
+    routes: &[
+        Route {
+            when: None,
+            template: "/customers/{customer}",
+        },
+    ],
+    params: &[
+        ParamDef {
+            arg: "customer",
+            name: "customer",
+            location: ParamLocation::Path,
+            style: ParamStyle::Simple,
+            explode: false,
+            required: true,
+            allow_reserved: false,
+        },
+    ],
+    body: None,
+    responses: &[
+        ResponseDef {
+            status: "200",
+            content_type: Some("application/json"),
+            schema: Some(SharedText::Entry("S_D5A8CDBCAB9134F1", &crate::schemas::ALL)),
+        },
+        ResponseDef {
+            status: "default",
+            content_type: Some("application/json"),
+            schema: Some(SharedText::Entry("S_0AFF4830C0C584F3", &crate::schemas::ALL)),
+        },
+    ],
+    envelope: Envelope::None,
+    deprecated: false,
+    security: &[&[0], &[1]],
+    ts_declaration: SharedText::Marked(
+        "/** Returns one customer. (GET /customers/{customer}) */\ncustomers_get(args: { customer: string }): Promise<{\"x-toolforge-chunk\":\"S_ED732C2963C2CA93\"}>;",
+        &crate::schemas::ALL,
+    ),
+};
+/// Builds the upstream request of [`CUSTOMERS_GET`] from validated arguments.
+pub fn customers_get(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&CUSTOMERS_GET, args)
 }
 /// `GET /customers`: List customers
-pub static GET_CUSTOMERS: ToolDef = ToolDef {
-    name: "get_customers",
+pub static CUSTOMERS_LIST: ToolDef = ToolDef {
+    name: "customers_list",
     operation_id: "GetCustomers",
     product: "customers",
     title: "List customers",
@@ -151,34 +268,34 @@ pub static GET_CUSTOMERS: ToolDef = ToolDef {
     deprecated: false,
     security: &[&[0], &[1]],
     ts_declaration: SharedText::Text(
-        "/** Returns customers, newest first. The list is paged: when `has_more` is true, call again with `starting_after` set to the id of the last customer returned. (GET /customers) */\nget_customers(args: { limit?: number; starting_after?: string; ending_before?: string; email?: string }): Promise<{ object: \"list\"; data: Array<{ id: string; object: \"customer\"; created: number; email?: string | null; name?: string | null; description?: string | null; balance?: number }>; has_more: boolean; url: string }>;",
+        "/** Returns customers, newest first. The list is paged: when `has_more` is true, call again with `starting_after` set to the id of the last customer returned. (GET /customers) */\ncustomers_list(args: { limit?: number; starting_after?: string; ending_before?: string; email?: string }): Promise<{ object: \"list\"; data: Array<{ id: string; object: \"customer\"; created: number; email?: string | null; name?: string | null; description?: string | null; balance?: number }>; has_more: boolean; url: string }>;",
     ),
 };
-/// Builds the upstream request of [`GET_CUSTOMERS`] from validated arguments.
-pub fn get_customers(args: &Args) -> Result<HttpRequest, BuildError> {
-    build_request(&GET_CUSTOMERS, args)
+/// Builds the upstream request of [`CUSTOMERS_LIST`] from validated arguments.
+pub fn customers_list(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&CUSTOMERS_LIST, args)
 }
-/// `GET /customers/{customer}`: Retrieve a customer
-pub static GET_CUSTOMERS_CUSTOMER: ToolDef = ToolDef {
-    name: "get_customers_customer",
-    operation_id: "GetCustomersCustomer",
+/// `POST /customers/{customer}/sources`: Attach a payment source
+pub static CUSTOMERS_SOURCES_CREATE: ToolDef = ToolDef {
+    name: "customers_sources_create",
+    operation_id: "PostCustomersCustomerSources",
     product: "customers",
-    title: "Retrieve a customer",
-    description: "Returns one customer.",
-    input_schema: SharedText::Entry("S_3DC63C8E1F65EB8A", &crate::schemas::ALL),
-    output_schema: Some(SharedText::Entry("S_D5A8CDBCAB9134F1", &crate::schemas::ALL)),
+    title: "Attach a payment source",
+    description: "Saves a payment source, given as a token made by the client library, on a customer.",
+    input_schema: SharedText::Entry("S_1E63023D06C17650", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_596EC56590479653", &crate::schemas::ALL)),
     annotations: Annotations {
-        read_only: true,
+        read_only: false,
         destructive: false,
-        idempotent: true,
+        idempotent: false,
         open_world: true,
     },
     permissions: &[],
-    method: Method::Get,
+    method: Method::Post,
     routes: &[
         Route {
             when: None,
-            template: "/customers/{customer}",
+            template: "/customers/{customer}/sources",
         },
     ],
     params: &[
@@ -192,12 +309,19 @@ pub static GET_CUSTOMERS_CUSTOMER: ToolDef = ToolDef {
             allow_reserved: false,
         },
     ],
-    body: None,
+    body: Some(BodyDef {
+        content_type: "application/x-www-form-urlencoded",
+        kind: BodyKind::Form,
+        required: true,
+        args: BodyArgs::Fields(&[("source", "source")]),
+        file_fields: &[],
+        min_fields: 0u32,
+    }),
     responses: &[
         ResponseDef {
             status: "200",
             content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_D5A8CDBCAB9134F1", &crate::schemas::ALL)),
+            schema: Some(SharedText::Entry("S_596EC56590479653", &crate::schemas::ALL)),
         },
         ResponseDef {
             status: "default",
@@ -208,18 +332,17 @@ pub static GET_CUSTOMERS_CUSTOMER: ToolDef = ToolDef {
     envelope: Envelope::None,
     deprecated: false,
     security: &[&[0], &[1]],
-    ts_declaration: SharedText::Marked(
-        "/** Returns one customer. (GET /customers/{customer}) */\nget_customers_customer(args: { customer: string }): Promise<{\"x-toolforge-chunk\":\"S_ED732C2963C2CA93\"}>;",
-        &crate::schemas::ALL,
+    ts_declaration: SharedText::Text(
+        "/** Saves a payment source, given as a token made by the client library, on a customer. (POST /customers/{customer}/sources) */\ncustomers_sources_create(args: { customer: string; source: string }): Promise<{ id: string; object: \"card\" | \"bank_account\"; last4?: string; brand?: string | null; customer?: string }>;",
     ),
 };
-/// Builds the upstream request of [`GET_CUSTOMERS_CUSTOMER`] from validated arguments.
-pub fn get_customers_customer(args: &Args) -> Result<HttpRequest, BuildError> {
-    build_request(&GET_CUSTOMERS_CUSTOMER, args)
+/// Builds the upstream request of [`CUSTOMERS_SOURCES_CREATE`] from validated arguments.
+pub fn customers_sources_create(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&CUSTOMERS_SOURCES_CREATE, args)
 }
 /// `GET /customers/{customer}/sources`: List a customer's payment sources
-pub static GET_CUSTOMERS_CUSTOMER_SOURCES: ToolDef = ToolDef {
-    name: "get_customers_customer_sources",
+pub static CUSTOMERS_SOURCES_LIST: ToolDef = ToolDef {
+    name: "customers_sources_list",
     operation_id: "GetCustomersCustomerSources",
     product: "customers",
     title: "List a customer's payment sources",
@@ -295,74 +418,16 @@ pub static GET_CUSTOMERS_CUSTOMER_SOURCES: ToolDef = ToolDef {
     deprecated: false,
     security: &[&[0], &[1]],
     ts_declaration: SharedText::Text(
-        "/** Returns the saved cards and bank accounts of a customer, paged like every list. (GET /customers/{customer}/sources) */\nget_customers_customer_sources(args: { customer: string; limit?: number; starting_after?: string; ending_before?: string }): Promise<{ object: \"list\"; data: Array<{ id: string; object: \"card\" | \"bank_account\"; last4?: string; brand?: string | null; customer?: string }>; has_more: boolean; url: string }>;",
+        "/** Returns the saved cards and bank accounts of a customer, paged like every list. (GET /customers/{customer}/sources) */\ncustomers_sources_list(args: { customer: string; limit?: number; starting_after?: string; ending_before?: string }): Promise<{ object: \"list\"; data: Array<{ id: string; object: \"card\" | \"bank_account\"; last4?: string; brand?: string | null; customer?: string }>; has_more: boolean; url: string }>;",
     ),
 };
-/// Builds the upstream request of [`GET_CUSTOMERS_CUSTOMER_SOURCES`] from validated arguments.
-pub fn get_customers_customer_sources(args: &Args) -> Result<HttpRequest, BuildError> {
-    build_request(&GET_CUSTOMERS_CUSTOMER_SOURCES, args)
-}
-/// `POST /customers`: Create a customer
-pub static POST_CUSTOMERS: ToolDef = ToolDef {
-    name: "post_customers",
-    operation_id: "PostCustomers",
-    product: "customers",
-    title: "Create a customer",
-    description: "Creates a customer; every field is optional.",
-    input_schema: SharedText::Entry("S_F7033DDCDDEF6B4F", &crate::schemas::ALL),
-    output_schema: Some(SharedText::Entry("S_D5A8CDBCAB9134F1", &crate::schemas::ALL)),
-    annotations: Annotations {
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: true,
-    },
-    permissions: &[],
-    method: Method::Post,
-    routes: &[
-        Route {
-            when: None,
-            template: "/customers",
-        },
-    ],
-    params: &[],
-    body: Some(BodyDef {
-        content_type: "application/x-www-form-urlencoded",
-        kind: BodyKind::Form,
-        required: false,
-        args: BodyArgs::Fields(
-            &[("email", "email"), ("name", "name"), ("description", "description")],
-        ),
-        file_fields: &[],
-        min_fields: 0u32,
-    }),
-    responses: &[
-        ResponseDef {
-            status: "200",
-            content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_D5A8CDBCAB9134F1", &crate::schemas::ALL)),
-        },
-        ResponseDef {
-            status: "default",
-            content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_0AFF4830C0C584F3", &crate::schemas::ALL)),
-        },
-    ],
-    envelope: Envelope::None,
-    deprecated: false,
-    security: &[&[0], &[1]],
-    ts_declaration: SharedText::Marked(
-        "/** Creates a customer; every field is optional. (POST /customers) */\npost_customers(args: { email?: string; name?: string; description?: string }): Promise<{\"x-toolforge-chunk\":\"S_ED732C2963C2CA93\"}>;",
-        &crate::schemas::ALL,
-    ),
-};
-/// Builds the upstream request of [`POST_CUSTOMERS`] from validated arguments.
-pub fn post_customers(args: &Args) -> Result<HttpRequest, BuildError> {
-    build_request(&POST_CUSTOMERS, args)
+/// Builds the upstream request of [`CUSTOMERS_SOURCES_LIST`] from validated arguments.
+pub fn customers_sources_list(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&CUSTOMERS_SOURCES_LIST, args)
 }
 /// `POST /customers/{customer}`: Update a customer
-pub static POST_CUSTOMERS_CUSTOMER: ToolDef = ToolDef {
-    name: "post_customers_customer",
+pub static CUSTOMERS_UPDATE: ToolDef = ToolDef {
+    name: "customers_update",
     operation_id: "PostCustomersCustomer",
     product: "customers",
     title: "Update a customer",
@@ -420,76 +485,11 @@ pub static POST_CUSTOMERS_CUSTOMER: ToolDef = ToolDef {
     deprecated: false,
     security: &[&[0], &[1]],
     ts_declaration: SharedText::Marked(
-        "/** Changes the fields given and leaves the others as they are. (POST /customers/{customer}) */\npost_customers_customer(args: { customer: string; email?: string; name?: string; description?: string }): Promise<{\"x-toolforge-chunk\":\"S_ED732C2963C2CA93\"}>;",
+        "/** Changes the fields given and leaves the others as they are. (POST /customers/{customer}) */\ncustomers_update(args: { customer: string; email?: string; name?: string; description?: string }): Promise<{\"x-toolforge-chunk\":\"S_ED732C2963C2CA93\"}>;",
         &crate::schemas::ALL,
     ),
 };
-/// Builds the upstream request of [`POST_CUSTOMERS_CUSTOMER`] from validated arguments.
-pub fn post_customers_customer(args: &Args) -> Result<HttpRequest, BuildError> {
-    build_request(&POST_CUSTOMERS_CUSTOMER, args)
-}
-/// `POST /customers/{customer}/sources`: Attach a payment source
-pub static POST_CUSTOMERS_CUSTOMER_SOURCES: ToolDef = ToolDef {
-    name: "post_customers_customer_sources",
-    operation_id: "PostCustomersCustomerSources",
-    product: "customers",
-    title: "Attach a payment source",
-    description: "Saves a payment source, given as a token made by the client library, on a customer.",
-    input_schema: SharedText::Entry("S_1E63023D06C17650", &crate::schemas::ALL),
-    output_schema: Some(SharedText::Entry("S_596EC56590479653", &crate::schemas::ALL)),
-    annotations: Annotations {
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: true,
-    },
-    permissions: &[],
-    method: Method::Post,
-    routes: &[
-        Route {
-            when: None,
-            template: "/customers/{customer}/sources",
-        },
-    ],
-    params: &[
-        ParamDef {
-            arg: "customer",
-            name: "customer",
-            location: ParamLocation::Path,
-            style: ParamStyle::Simple,
-            explode: false,
-            required: true,
-            allow_reserved: false,
-        },
-    ],
-    body: Some(BodyDef {
-        content_type: "application/x-www-form-urlencoded",
-        kind: BodyKind::Form,
-        required: true,
-        args: BodyArgs::Fields(&[("source", "source")]),
-        file_fields: &[],
-        min_fields: 0u32,
-    }),
-    responses: &[
-        ResponseDef {
-            status: "200",
-            content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_596EC56590479653", &crate::schemas::ALL)),
-        },
-        ResponseDef {
-            status: "default",
-            content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_0AFF4830C0C584F3", &crate::schemas::ALL)),
-        },
-    ],
-    envelope: Envelope::None,
-    deprecated: false,
-    security: &[&[0], &[1]],
-    ts_declaration: SharedText::Text(
-        "/** Saves a payment source, given as a token made by the client library, on a customer. (POST /customers/{customer}/sources) */\npost_customers_customer_sources(args: { customer: string; source: string }): Promise<{ id: string; object: \"card\" | \"bank_account\"; last4?: string; brand?: string | null; customer?: string }>;",
-    ),
-};
-/// Builds the upstream request of [`POST_CUSTOMERS_CUSTOMER_SOURCES`] from validated arguments.
-pub fn post_customers_customer_sources(args: &Args) -> Result<HttpRequest, BuildError> {
-    build_request(&POST_CUSTOMERS_CUSTOMER_SOURCES, args)
+/// Builds the upstream request of [`CUSTOMERS_UPDATE`] from validated arguments.
+pub fn customers_update(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&CUSTOMERS_UPDATE, args)
 }

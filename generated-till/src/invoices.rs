@@ -7,14 +7,135 @@ use toolforge_runtime::catalogue::{
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 4 tools of this product, by name.
 pub const TOOLS: &[&ToolDef] = &[
-    &GET_INVOICES,
-    &GET_INVOICES_INVOICE,
-    &POST_INVOICES,
-    &POST_INVOICES_INVOICE_PAY,
+    &INVOICES_CREATE,
+    &INVOICES_GET,
+    &INVOICES_LIST,
+    &INVOICES_PAY,
 ];
+/// `POST /invoices`: Create an invoice
+pub static INVOICES_CREATE: ToolDef = ToolDef {
+    name: "invoices_create",
+    operation_id: "PostInvoices",
+    product: "invoices",
+    title: "Create an invoice",
+    description: "Drafts an invoice for a customer; it is paid with the pay operation.",
+    input_schema: SharedText::Entry("S_889AD56E9BFC687F", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_0220AFA804B465D2", &crate::schemas::ALL)),
+    annotations: Annotations {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    },
+    permissions: &[],
+    method: Method::Post,
+    routes: &[
+        Route {
+            when: None,
+            template: "/invoices",
+        },
+    ],
+    params: &[],
+    body: Some(BodyDef {
+        content_type: "application/x-www-form-urlencoded",
+        kind: BodyKind::Form,
+        required: true,
+        args: BodyArgs::Fields(
+            &[
+                ("customer", "customer"),
+                ("description", "description"),
+                ("days_until_due", "days_until_due"),
+            ],
+        ),
+        file_fields: &[],
+        min_fields: 0u32,
+    }),
+    responses: &[
+        ResponseDef {
+            status: "200",
+            content_type: Some("application/json"),
+            schema: Some(SharedText::Entry("S_0220AFA804B465D2", &crate::schemas::ALL)),
+        },
+        ResponseDef {
+            status: "default",
+            content_type: Some("application/json"),
+            schema: Some(SharedText::Entry("S_0AFF4830C0C584F3", &crate::schemas::ALL)),
+        },
+    ],
+    envelope: Envelope::None,
+    deprecated: false,
+    security: &[&[0], &[1]],
+    ts_declaration: SharedText::Marked(
+        "/** Drafts an invoice for a customer; it is paid with the pay operation. (POST /invoices) */\ninvoices_create(args: { customer: string; description?: string; days_until_due?: number }): Promise<{\"x-toolforge-chunk\":\"S_7CEF939AC9EE0D64\"}>;",
+        &crate::schemas::ALL,
+    ),
+};
+/// Builds the upstream request of [`INVOICES_CREATE`] from validated arguments.
+pub fn invoices_create(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&INVOICES_CREATE, args)
+}
+/// `GET /invoices/{invoice}`: Retrieve an invoice
+pub static INVOICES_GET: ToolDef = ToolDef {
+    name: "invoices_get",
+    operation_id: "GetInvoicesInvoice",
+    product: "invoices",
+    title: "Retrieve an invoice",
+    description: "Returns one invoice.",
+    input_schema: SharedText::Entry("S_6DF77982F8573D33", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_0220AFA804B465D2", &crate::schemas::ALL)),
+    annotations: Annotations {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: true,
+    },
+    permissions: &[],
+    method: Method::Get,
+    routes: &[
+        Route {
+            when: None,
+            template: "/invoices/{invoice}",
+        },
+    ],
+    params: &[
+        ParamDef {
+            arg: "invoice",
+            name: "invoice",
+            location: ParamLocation::Path,
+            style: ParamStyle::Simple,
+            explode: false,
+            required: true,
+            allow_reserved: false,
+        },
+    ],
+    body: None,
+    responses: &[
+        ResponseDef {
+            status: "200",
+            content_type: Some("application/json"),
+            schema: Some(SharedText::Entry("S_0220AFA804B465D2", &crate::schemas::ALL)),
+        },
+        ResponseDef {
+            status: "default",
+            content_type: Some("application/json"),
+            schema: Some(SharedText::Entry("S_0AFF4830C0C584F3", &crate::schemas::ALL)),
+        },
+    ],
+    envelope: Envelope::None,
+    deprecated: false,
+    security: &[&[0], &[1]],
+    ts_declaration: SharedText::Marked(
+        "/** Returns one invoice. (GET /invoices/{invoice}) */\ninvoices_get(args: { invoice: string }): Promise<{\"x-toolforge-chunk\":\"S_7CEF939AC9EE0D64\"}>;",
+        &crate::schemas::ALL,
+    ),
+};
+/// Builds the upstream request of [`INVOICES_GET`] from validated arguments.
+pub fn invoices_get(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&INVOICES_GET, args)
+}
 /// `GET /invoices`: List invoices
-pub static GET_INVOICES: ToolDef = ToolDef {
-    name: "get_invoices",
+pub static INVOICES_LIST: ToolDef = ToolDef {
+    name: "invoices_list",
     operation_id: "GetInvoices",
     product: "invoices",
     title: "List invoices",
@@ -99,137 +220,16 @@ pub static GET_INVOICES: ToolDef = ToolDef {
     deprecated: false,
     security: &[&[0], &[1]],
     ts_declaration: SharedText::Text(
-        "/** Returns invoices, newest first, paged like every list. (GET /invoices) */\nget_invoices(args: { limit?: number; starting_after?: string; ending_before?: string; customer?: string; status?: \"draft\" | \"open\" | \"paid\" | \"void\" }): Promise<{ object: \"list\"; data: Array<{ id: string; object: \"invoice\"; customer: string; status: \"draft\" | \"open\" | \"paid\" | \"void\"; amount_due: number; description?: string | null; due_date?: number | null }>; has_more: boolean; url: string }>;",
+        "/** Returns invoices, newest first, paged like every list. (GET /invoices) */\ninvoices_list(args: { limit?: number; starting_after?: string; ending_before?: string; customer?: string; status?: \"draft\" | \"open\" | \"paid\" | \"void\" }): Promise<{ object: \"list\"; data: Array<{ id: string; object: \"invoice\"; customer: string; status: \"draft\" | \"open\" | \"paid\" | \"void\"; amount_due: number; description?: string | null; due_date?: number | null }>; has_more: boolean; url: string }>;",
     ),
 };
-/// Builds the upstream request of [`GET_INVOICES`] from validated arguments.
-pub fn get_invoices(args: &Args) -> Result<HttpRequest, BuildError> {
-    build_request(&GET_INVOICES, args)
-}
-/// `GET /invoices/{invoice}`: Retrieve an invoice
-pub static GET_INVOICES_INVOICE: ToolDef = ToolDef {
-    name: "get_invoices_invoice",
-    operation_id: "GetInvoicesInvoice",
-    product: "invoices",
-    title: "Retrieve an invoice",
-    description: "Returns one invoice.",
-    input_schema: SharedText::Entry("S_6DF77982F8573D33", &crate::schemas::ALL),
-    output_schema: Some(SharedText::Entry("S_0220AFA804B465D2", &crate::schemas::ALL)),
-    annotations: Annotations {
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: true,
-    },
-    permissions: &[],
-    method: Method::Get,
-    routes: &[
-        Route {
-            when: None,
-            template: "/invoices/{invoice}",
-        },
-    ],
-    params: &[
-        ParamDef {
-            arg: "invoice",
-            name: "invoice",
-            location: ParamLocation::Path,
-            style: ParamStyle::Simple,
-            explode: false,
-            required: true,
-            allow_reserved: false,
-        },
-    ],
-    body: None,
-    responses: &[
-        ResponseDef {
-            status: "200",
-            content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_0220AFA804B465D2", &crate::schemas::ALL)),
-        },
-        ResponseDef {
-            status: "default",
-            content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_0AFF4830C0C584F3", &crate::schemas::ALL)),
-        },
-    ],
-    envelope: Envelope::None,
-    deprecated: false,
-    security: &[&[0], &[1]],
-    ts_declaration: SharedText::Marked(
-        "/** Returns one invoice. (GET /invoices/{invoice}) */\nget_invoices_invoice(args: { invoice: string }): Promise<{\"x-toolforge-chunk\":\"S_7CEF939AC9EE0D64\"}>;",
-        &crate::schemas::ALL,
-    ),
-};
-/// Builds the upstream request of [`GET_INVOICES_INVOICE`] from validated arguments.
-pub fn get_invoices_invoice(args: &Args) -> Result<HttpRequest, BuildError> {
-    build_request(&GET_INVOICES_INVOICE, args)
-}
-/// `POST /invoices`: Create an invoice
-pub static POST_INVOICES: ToolDef = ToolDef {
-    name: "post_invoices",
-    operation_id: "PostInvoices",
-    product: "invoices",
-    title: "Create an invoice",
-    description: "Drafts an invoice for a customer; it is paid with the pay operation.",
-    input_schema: SharedText::Entry("S_889AD56E9BFC687F", &crate::schemas::ALL),
-    output_schema: Some(SharedText::Entry("S_0220AFA804B465D2", &crate::schemas::ALL)),
-    annotations: Annotations {
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: true,
-    },
-    permissions: &[],
-    method: Method::Post,
-    routes: &[
-        Route {
-            when: None,
-            template: "/invoices",
-        },
-    ],
-    params: &[],
-    body: Some(BodyDef {
-        content_type: "application/x-www-form-urlencoded",
-        kind: BodyKind::Form,
-        required: true,
-        args: BodyArgs::Fields(
-            &[
-                ("customer", "customer"),
-                ("description", "description"),
-                ("days_until_due", "days_until_due"),
-            ],
-        ),
-        file_fields: &[],
-        min_fields: 0u32,
-    }),
-    responses: &[
-        ResponseDef {
-            status: "200",
-            content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_0220AFA804B465D2", &crate::schemas::ALL)),
-        },
-        ResponseDef {
-            status: "default",
-            content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_0AFF4830C0C584F3", &crate::schemas::ALL)),
-        },
-    ],
-    envelope: Envelope::None,
-    deprecated: false,
-    security: &[&[0], &[1]],
-    ts_declaration: SharedText::Marked(
-        "/** Drafts an invoice for a customer; it is paid with the pay operation. (POST /invoices) */\npost_invoices(args: { customer: string; description?: string; days_until_due?: number }): Promise<{\"x-toolforge-chunk\":\"S_7CEF939AC9EE0D64\"}>;",
-        &crate::schemas::ALL,
-    ),
-};
-/// Builds the upstream request of [`POST_INVOICES`] from validated arguments.
-pub fn post_invoices(args: &Args) -> Result<HttpRequest, BuildError> {
-    build_request(&POST_INVOICES, args)
+/// Builds the upstream request of [`INVOICES_LIST`] from validated arguments.
+pub fn invoices_list(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&INVOICES_LIST, args)
 }
 /// `POST /invoices/{invoice}/pay`: Pay an invoice
-pub static POST_INVOICES_INVOICE_PAY: ToolDef = ToolDef {
-    name: "post_invoices_invoice_pay",
+pub static INVOICES_PAY: ToolDef = ToolDef {
+    name: "invoices_pay",
     operation_id: "PostInvoicesInvoicePay",
     product: "invoices",
     title: "Pay an invoice",
@@ -285,11 +285,11 @@ pub static POST_INVOICES_INVOICE_PAY: ToolDef = ToolDef {
     deprecated: false,
     security: &[&[0], &[1]],
     ts_declaration: SharedText::Marked(
-        "/** Charges the customer's default payment source for the amount due. (POST /invoices/{invoice}/pay) */\npost_invoices_invoice_pay(args: { invoice: string; source?: string }): Promise<{\"x-toolforge-chunk\":\"S_7CEF939AC9EE0D64\"}>;",
+        "/** Charges the customer's default payment source for the amount due. (POST /invoices/{invoice}/pay) */\ninvoices_pay(args: { invoice: string; source?: string }): Promise<{\"x-toolforge-chunk\":\"S_7CEF939AC9EE0D64\"}>;",
         &crate::schemas::ALL,
     ),
 };
-/// Builds the upstream request of [`POST_INVOICES_INVOICE_PAY`] from validated arguments.
-pub fn post_invoices_invoice_pay(args: &Args) -> Result<HttpRequest, BuildError> {
-    build_request(&POST_INVOICES_INVOICE_PAY, args)
+/// Builds the upstream request of [`INVOICES_PAY`] from validated arguments.
+pub fn invoices_pay(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&INVOICES_PAY, args)
 }

@@ -6,10 +6,132 @@ use toolforge_runtime::catalogue::{
 };
 use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 /// The 3 tools of this product, by name.
-pub const TOOLS: &[&ToolDef] = &[&GET_PRODUCTS, &GET_PRODUCTS_PRODUCT, &POST_PRODUCTS];
+pub const TOOLS: &[&ToolDef] = &[&PRODUCTS_CREATE, &PRODUCTS_GET, &PRODUCTS_LIST];
+/// `POST /products`: Create a product
+pub static PRODUCTS_CREATE: ToolDef = ToolDef {
+    name: "products_create",
+    operation_id: "PostProducts",
+    product: "products",
+    title: "Create a product",
+    description: "Adds a product to the catalogue with its unit price.",
+    input_schema: SharedText::Entry("S_9AE42C0510638E41", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_7BB19F35AC1B6F34", &crate::schemas::ALL)),
+    annotations: Annotations {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    },
+    permissions: &[],
+    method: Method::Post,
+    routes: &[
+        Route {
+            when: None,
+            template: "/products",
+        },
+    ],
+    params: &[],
+    body: Some(BodyDef {
+        content_type: "application/x-www-form-urlencoded",
+        kind: BodyKind::Form,
+        required: true,
+        args: BodyArgs::Fields(
+            &[
+                ("name", "name"),
+                ("unit_amount", "unit_amount"),
+                ("currency", "currency"),
+                ("active", "active"),
+            ],
+        ),
+        file_fields: &[],
+        min_fields: 0u32,
+    }),
+    responses: &[
+        ResponseDef {
+            status: "200",
+            content_type: Some("application/json"),
+            schema: Some(SharedText::Entry("S_7BB19F35AC1B6F34", &crate::schemas::ALL)),
+        },
+        ResponseDef {
+            status: "default",
+            content_type: Some("application/json"),
+            schema: Some(SharedText::Entry("S_0AFF4830C0C584F3", &crate::schemas::ALL)),
+        },
+    ],
+    envelope: Envelope::None,
+    deprecated: false,
+    security: &[&[0], &[1]],
+    ts_declaration: SharedText::Marked(
+        "/** Adds a product to the catalogue with its unit price. (POST /products) */\nproducts_create(args: { name: string; unit_amount: number; currency: string; active?: boolean }): Promise<{\"x-toolforge-chunk\":\"S_A554E08B5AEBA9E6\"}>;",
+        &crate::schemas::ALL,
+    ),
+};
+/// Builds the upstream request of [`PRODUCTS_CREATE`] from validated arguments.
+pub fn products_create(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&PRODUCTS_CREATE, args)
+}
+/// `GET /products/{product}`: Retrieve a product
+pub static PRODUCTS_GET: ToolDef = ToolDef {
+    name: "products_get",
+    operation_id: "GetProductsProduct",
+    product: "products",
+    title: "Retrieve a product",
+    description: "Returns one product.",
+    input_schema: SharedText::Entry("S_D58937734BBA4E6F", &crate::schemas::ALL),
+    output_schema: Some(SharedText::Entry("S_7BB19F35AC1B6F34", &crate::schemas::ALL)),
+    annotations: Annotations {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: true,
+    },
+    permissions: &[],
+    method: Method::Get,
+    routes: &[
+        Route {
+            when: None,
+            template: "/products/{product}",
+        },
+    ],
+    params: &[
+        ParamDef {
+            arg: "product",
+            name: "product",
+            location: ParamLocation::Path,
+            style: ParamStyle::Simple,
+            explode: false,
+            required: true,
+            allow_reserved: false,
+        },
+    ],
+    body: None,
+    responses: &[
+        ResponseDef {
+            status: "200",
+            content_type: Some("application/json"),
+            schema: Some(SharedText::Entry("S_7BB19F35AC1B6F34", &crate::schemas::ALL)),
+        },
+        ResponseDef {
+            status: "default",
+            content_type: Some("application/json"),
+            schema: Some(SharedText::Entry("S_0AFF4830C0C584F3", &crate::schemas::ALL)),
+        },
+    ],
+    envelope: Envelope::None,
+    deprecated: false,
+    security: &[&[0], &[1]],
+    ts_declaration: SharedText::Marked(
+        "/** Returns one product. (GET /products/{product}) */\nproducts_get(args: { product: string }): Promise<{\"x-toolforge-chunk\":\"S_A554E08B5AEBA9E6\"}>;",
+        &crate::schemas::ALL,
+    ),
+};
+/// Builds the upstream request of [`PRODUCTS_GET`] from validated arguments.
+pub fn products_get(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&PRODUCTS_GET, args)
+}
 /// `GET /products`: List products
-pub static GET_PRODUCTS: ToolDef = ToolDef {
-    name: "get_products",
+pub static PRODUCTS_LIST: ToolDef = ToolDef {
+    name: "products_list",
     operation_id: "GetProducts",
     product: "products",
     title: "List products",
@@ -85,132 +207,10 @@ pub static GET_PRODUCTS: ToolDef = ToolDef {
     deprecated: false,
     security: &[&[0], &[1]],
     ts_declaration: SharedText::Text(
-        "/** Returns products, newest first, paged like every list. (GET /products) */\nget_products(args: { limit?: number; starting_after?: string; ending_before?: string; active?: boolean }): Promise<{ object: \"list\"; data: Array<{ id: string; object: \"product\"; name: string; active: boolean; unit_amount?: number; currency?: string }>; has_more: boolean; url: string }>;",
+        "/** Returns products, newest first, paged like every list. (GET /products) */\nproducts_list(args: { limit?: number; starting_after?: string; ending_before?: string; active?: boolean }): Promise<{ object: \"list\"; data: Array<{ id: string; object: \"product\"; name: string; active: boolean; unit_amount?: number; currency?: string }>; has_more: boolean; url: string }>;",
     ),
 };
-/// Builds the upstream request of [`GET_PRODUCTS`] from validated arguments.
-pub fn get_products(args: &Args) -> Result<HttpRequest, BuildError> {
-    build_request(&GET_PRODUCTS, args)
-}
-/// `GET /products/{product}`: Retrieve a product
-pub static GET_PRODUCTS_PRODUCT: ToolDef = ToolDef {
-    name: "get_products_product",
-    operation_id: "GetProductsProduct",
-    product: "products",
-    title: "Retrieve a product",
-    description: "Returns one product.",
-    input_schema: SharedText::Entry("S_D58937734BBA4E6F", &crate::schemas::ALL),
-    output_schema: Some(SharedText::Entry("S_7BB19F35AC1B6F34", &crate::schemas::ALL)),
-    annotations: Annotations {
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: true,
-    },
-    permissions: &[],
-    method: Method::Get,
-    routes: &[
-        Route {
-            when: None,
-            template: "/products/{product}",
-        },
-    ],
-    params: &[
-        ParamDef {
-            arg: "product",
-            name: "product",
-            location: ParamLocation::Path,
-            style: ParamStyle::Simple,
-            explode: false,
-            required: true,
-            allow_reserved: false,
-        },
-    ],
-    body: None,
-    responses: &[
-        ResponseDef {
-            status: "200",
-            content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_7BB19F35AC1B6F34", &crate::schemas::ALL)),
-        },
-        ResponseDef {
-            status: "default",
-            content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_0AFF4830C0C584F3", &crate::schemas::ALL)),
-        },
-    ],
-    envelope: Envelope::None,
-    deprecated: false,
-    security: &[&[0], &[1]],
-    ts_declaration: SharedText::Marked(
-        "/** Returns one product. (GET /products/{product}) */\nget_products_product(args: { product: string }): Promise<{\"x-toolforge-chunk\":\"S_A554E08B5AEBA9E6\"}>;",
-        &crate::schemas::ALL,
-    ),
-};
-/// Builds the upstream request of [`GET_PRODUCTS_PRODUCT`] from validated arguments.
-pub fn get_products_product(args: &Args) -> Result<HttpRequest, BuildError> {
-    build_request(&GET_PRODUCTS_PRODUCT, args)
-}
-/// `POST /products`: Create a product
-pub static POST_PRODUCTS: ToolDef = ToolDef {
-    name: "post_products",
-    operation_id: "PostProducts",
-    product: "products",
-    title: "Create a product",
-    description: "Adds a product to the catalogue with its unit price.",
-    input_schema: SharedText::Entry("S_9AE42C0510638E41", &crate::schemas::ALL),
-    output_schema: Some(SharedText::Entry("S_7BB19F35AC1B6F34", &crate::schemas::ALL)),
-    annotations: Annotations {
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: true,
-    },
-    permissions: &[],
-    method: Method::Post,
-    routes: &[
-        Route {
-            when: None,
-            template: "/products",
-        },
-    ],
-    params: &[],
-    body: Some(BodyDef {
-        content_type: "application/x-www-form-urlencoded",
-        kind: BodyKind::Form,
-        required: true,
-        args: BodyArgs::Fields(
-            &[
-                ("name", "name"),
-                ("unit_amount", "unit_amount"),
-                ("currency", "currency"),
-                ("active", "active"),
-            ],
-        ),
-        file_fields: &[],
-        min_fields: 0u32,
-    }),
-    responses: &[
-        ResponseDef {
-            status: "200",
-            content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_7BB19F35AC1B6F34", &crate::schemas::ALL)),
-        },
-        ResponseDef {
-            status: "default",
-            content_type: Some("application/json"),
-            schema: Some(SharedText::Entry("S_0AFF4830C0C584F3", &crate::schemas::ALL)),
-        },
-    ],
-    envelope: Envelope::None,
-    deprecated: false,
-    security: &[&[0], &[1]],
-    ts_declaration: SharedText::Marked(
-        "/** Adds a product to the catalogue with its unit price. (POST /products) */\npost_products(args: { name: string; unit_amount: number; currency: string; active?: boolean }): Promise<{\"x-toolforge-chunk\":\"S_A554E08B5AEBA9E6\"}>;",
-        &crate::schemas::ALL,
-    ),
-};
-/// Builds the upstream request of [`POST_PRODUCTS`] from validated arguments.
-pub fn post_products(args: &Args) -> Result<HttpRequest, BuildError> {
-    build_request(&POST_PRODUCTS, args)
+/// Builds the upstream request of [`PRODUCTS_LIST`] from validated arguments.
+pub fn products_list(args: &Args) -> Result<HttpRequest, BuildError> {
+    build_request(&PRODUCTS_LIST, args)
 }

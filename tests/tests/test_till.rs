@@ -88,7 +88,7 @@ async fn lists_errors_and_identity_follow_the_forge_json_envelope() {
     let upstream = fake_till();
     let core = core(&CATALOGUE, &upstream);
 
-    let list = call(&core, "get_customers", json!({"limit": 2})).await;
+    let list = call(&core, "customers_list", json!({"limit": 2})).await;
     assert_eq!(list["isError"], false, "{list}");
     assert_eq!(
         list["structuredContent"]["data"][1]["id"], "cus_2",
@@ -96,12 +96,7 @@ async fn lists_errors_and_identity_follow_the_forge_json_envelope() {
     );
     assert_eq!(list["structuredContent"]["has_more"], false, "{list}");
 
-    let missing = call(
-        &core,
-        "get_customers_customer",
-        json!({"customer": "cus_404"}),
-    )
-    .await;
+    let missing = call(&core, "customers_get", json!({"customer": "cus_404"})).await;
     assert_eq!(missing["isError"], true, "{missing}");
     let text = missing["content"][0]["text"].as_str().unwrap();
     assert!(
