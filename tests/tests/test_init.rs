@@ -29,8 +29,8 @@ use toolforge_tests::with_deadline;
 const CORPUS_MEMBER: &str = "package/api/1forge.com.json";
 /// The spec copy inside the project.
 const SPEC_COPY: &str = "specs/1forge.com.json";
-/// The tool called: `GET /symbols`.
-const TOOL: &str = "get_symbols";
+/// The tool called: `GET /symbols` (its operationId `getSymbols` is a path mashup, so the name is `resource_action`).
+const TOOL: &str = "symbols_list";
 /// A symbol of the spec's example response.
 const EXAMPLE_SYMBOL: &str = "GBPJPY";
 /// Bound on extracting one file (the tarball is streamed to the end).
