@@ -53,7 +53,8 @@ impl Signals {
         tracing::info!("signal received, shutting down");
     }
 
-    /// Resolves on the second signal.
+    /// Resolves on the second signal (only the HTTP drain listens for it).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) async fn second(self) {
         self.nth(2).await;
     }
