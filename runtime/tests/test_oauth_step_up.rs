@@ -191,3 +191,33 @@ async fn a_step_up_keeps_the_approved_exposure() {
         "still read only"
     );
 }
+
+/// Asking for every catalogue scope (what clients take from
+/// `scopes_supported` on a first sign-in) is no particular choice: the
+/// page keeps its default, and a remembered approval still applies.
+#[tokio::test]
+async fn asking_for_every_scope_keeps_the_default_page() {
+    let h = start(Options::default()).await;
+    let client = h.register(&[REDIRECT]).await;
+    let mut browser = Browser::default();
+    let all: Vec<String> = serde_json::from_str::<serde_json::Value>(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/oauth/cloudflare-scopes.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap()
+    .as_array()
+    .unwrap()
+    .iter()
+    .map(|s| s["id"].as_str().unwrap().to_owned())
+    .collect();
+    let challenge_s256 = toolforge_runtime::oauth::crypto::s256_challenge(VERIFIER);
+    let mut params = h.standard_params(&client, &challenge_s256);
+    params.push(("scope", all.join(" ")));
+    let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let page = browser.get(&h.authorize_url(&params)).await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("value=\"all\" checked"), "{}", page.body);
+}
