@@ -221,3 +221,58 @@ async fn asking_for_every_scope_keeps_the_default_page() {
     assert_eq!(page.status, 200);
     assert!(page.body.contains("value=\"all\" checked"), "{}", page.body);
 }
+
+/// ChatGPT (a registered chatgpt.com redirect URI) steps up on a tool
+/// result: the challenge comes in `_meta["mcp/www_authenticate"]`, unless
+/// the query asks for the HTTP one.
+#[tokio::test]
+async fn a_chatgpt_client_gets_the_challenge_in_the_tool_result() {
+    const CHATGPT: &str = "https://chatgpt.com/connector_platform_oauth_redirect";
+    let h = start(Options::default()).await;
+    let client = h.register(&[CHATGPT]).await;
+    let mut browser = Browser::default();
+    let challenge_s256 = toolforge_runtime::oauth::crypto::s256_challenge(VERIFIER);
+    let params: Vec<(&str, String)> = h
+        .standard_params(&client, &challenge_s256)
+        .into_iter()
+        .map(|(k, v)| {
+            if k == "redirect_uri" {
+                (k, CHATGPT.to_owned())
+            } else {
+                (k, v)
+            }
+        })
+        .collect();
+    let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let consent = browser.get(&h.authorize_url(&params)).await;
+    assert_eq!(consent.status, 200, "{}", consent.body);
+    let to_provider = h.approve_with(&mut browser, &consent, "minimal", &[]).await;
+    let back = browser.get(to_provider.location.as_deref().unwrap()).await;
+    let done = browser.get(back.location.as_deref().unwrap()).await;
+    let code = query_of(&done.location.unwrap())["code"].clone();
+    let resource = h.resource();
+    let (status, tokens) = h
+        .token(&[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("client_id", &client),
+            ("redirect_uri", CHATGPT),
+            ("code_verifier", VERIFIER),
+            ("resource", &resource),
+        ])
+        .await;
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap();
+
+    let (status, header, body) = h.list_records(access, "", "forbidden").await;
+    assert_eq!((status, header), (200, None), "{body}");
+    let carried = body["result"]["_meta"]["mcp/www_authenticate"][0]
+        .as_str()
+        .unwrap_or_default();
+    assert!(carried.contains("error=\"insufficient_scope\""), "{body}");
+    let (status, header, _) = h
+        .list_records(access, "scopeChallenge=http", "forbidden")
+        .await;
+    assert_eq!(status, 403);
+    assert_eq!(header.as_deref(), Some(carried));
+}
