@@ -112,3 +112,67 @@ fn read_only_consent_limits_tools_and_the_upstream_scope() {
     })
     .unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// The consent page driven in headless Chromium: choosing the *read only*
+/// template narrows the session the same way.
+#[test]
+fn a_template_chosen_in_chromium_narrows_the_session() {
+    let label = "a_template_chosen_in_chromium_narrows_the_session";
+    if !require_node(label)
+        || !toolforge_tests::webdriver::require_browser(label).unwrap_or_else(|e| panic!("{e}"))
+    {
+        return;
+    }
+    with_deadline(Duration::from_secs(300), move || {
+        let up = OAuthUpstream::start(&UpstreamOptions::default()).unwrap();
+        let server = OAuthServer::start(&up, &OAuthOptions::default())
+            .unwrap_or_else(|e| panic!("{label}: {e}\nupstream log:\n{}", up.log()));
+        let catcher = toolforge_tests::upstream::Upstream::start(|_| {
+            toolforge_tests::upstream::Reply::text(200, "text/html", "<p>signed in</p>")
+        })
+        .unwrap();
+        let redirect = format!("{}/callback", catcher.url());
+        let client_id = oauth_flow::register(&server, &redirect, "chromium e2e client").unwrap();
+        let pkce = Pkce::new();
+        let start = oauth_flow::authorize_url(&server, &client_id, &redirect, &pkce, "s-chromium");
+        let driver = toolforge_tests::webdriver::ChromeDriver::start().unwrap();
+        let session = driver.session().unwrap();
+        let signed = toolforge_tests::webdriver::sign_in_choosing(
+            &session,
+            &start,
+            &redirect,
+            LOGIN,
+            PASSWORD,
+            Some("read_only"),
+        )
+        .unwrap_or_else(|e| panic!("{label}: {e}\nserver log:\n{}", server.server.log()));
+        for template in ["minimal", "read_only", "products", "all", "advanced"] {
+            assert!(
+                signed
+                    .consent_html
+                    .contains(&format!("id=\"exposure-{template}\"")),
+                "{label}: no {template} template"
+            );
+        }
+        let code = query_param(&signed.final_url, "code").expect("a code");
+        let tokens =
+            oauth_flow::exchange(&server, &client_id, &code, &redirect, &pkce.verifier).unwrap();
+        let client = RawClient::new(server.server.addr(), &tokens.access);
+        client.initialize().unwrap();
+        let listed: Vec<String> = client
+            .list_tools()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect();
+        assert!(
+            listed.iter().any(|n| n == "zones_list"),
+            "{label}: {listed:?}"
+        );
+        assert!(
+            !listed.iter().any(|n| n == "dns_records_create"),
+            "{label}: the read-only template lists a write tool: {listed:?}"
+        );
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+}
