@@ -276,3 +276,32 @@ async fn a_chatgpt_client_gets_the_challenge_in_the_tool_result() {
     assert_eq!(status, 403);
     assert_eq!(header.as_deref(), Some(carried));
 }
+
+/// The 2026-07-28 era gets the same challenge, either way it is delivered.
+#[tokio::test]
+async fn the_2026_era_is_challenged_the_same_way() {
+    let h = start(Options::default()).await;
+    let (_, tokens) = h.tokens_choosing("minimal").await;
+    let access = tokens["access_token"].as_str().unwrap();
+    let (status, header, body) = h
+        .list_records_in("2026-07-28", access, "", "forbidden")
+        .await;
+    assert_eq!(status, 403, "{body}");
+    let header = header.unwrap();
+    assert!(
+        header.contains("scope=\"dns_records:read offline_access\""),
+        "{header}"
+    );
+    let (status, _, body) = h
+        .list_records_in("2026-07-28", access, "scopeChallenge=tool", "forbidden")
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["_meta"]["mcp/www_authenticate"][0],
+        header.as_str(),
+        "{body}"
+    );
+    let (status, header, body) = h.list_records_in("2026-07-28", access, "", "z1").await;
+    assert_eq!((status, header), (200, None), "{body}");
+    assert_eq!(body["result"]["isError"], false, "{body}");
+}
