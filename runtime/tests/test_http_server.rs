@@ -106,7 +106,8 @@ async fn records(
     Path(zone): Path<String>,
     headers: HeaderMap,
     uri: axum::http::Uri,
-) -> axum::Json<Value> {
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
     let auth = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
@@ -115,11 +116,19 @@ async fn records(
     if let Ok(mut s) = seen.lock() {
         s.push((auth, uri.to_string()));
     }
+    if zone == "forbidden" {
+        return (
+            axum::http::StatusCode::FORBIDDEN,
+            axum::Json(json!({"success": false, "errors": [{"code": 9109, "message": "Unauthorized to access requested resource"}]})),
+        )
+            .into_response();
+    }
     axum::Json(json!({
         "success": true, "errors": [], "messages": [],
         "result": [{"id": "r1", "zone": zone, "type": "A"}],
         "result_info": {"page": 1, "per_page": 2, "count": 1, "total_count": 1}
     }))
+    .into_response()
 }
 
 async fn serve(listener: TcpListener, app: Router) {
@@ -520,4 +529,37 @@ impl JsonValue for reqwest::Response {
         let bytes = self.bytes().await.unwrap();
         serde_json::from_slice(&bytes).unwrap()
     }
+}
+
+/// A static client token's refused call is a tool error naming what the
+/// operator must grant, never an `insufficient_scope` challenge.
+#[tokio::test]
+async fn a_static_token_is_never_challenged() {
+    let server = start().await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "dns_records_list", "arguments": {"zone_id": "forbidden"}}});
+    let resp = client()
+        .post(&server.url)
+        .header("authorization", format!("Bearer {CLIENT_TOKEN}"))
+        .header("accept", ACCEPT)
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    assert!(resp.headers().get("www-authenticate").is_none());
+    let value: Value = serde_json::from_slice(&resp.bytes().await.unwrap()).unwrap();
+    assert_eq!(value["result"]["isError"], true, "{value}");
+    let text = value["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("403"), "{text}");
+    assert!(text.contains("ask the operator"), "{text}");
+    assert!(
+        value["result"]["_meta"]
+            .get("mcp/www_authenticate")
+            .is_none(),
+        "{value}"
+    );
 }

@@ -191,3 +191,117 @@ async fn a_step_up_keeps_the_approved_exposure() {
         "still read only"
     );
 }
+
+/// Asking for every catalogue scope (what clients take from
+/// `scopes_supported` on a first sign-in) is no particular choice: the
+/// page keeps its default, and a remembered approval still applies.
+#[tokio::test]
+async fn asking_for_every_scope_keeps_the_default_page() {
+    let h = start(Options::default()).await;
+    let client = h.register(&[REDIRECT]).await;
+    let mut browser = Browser::default();
+    let all: Vec<String> = serde_json::from_str::<serde_json::Value>(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/oauth/cloudflare-scopes.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap()
+    .as_array()
+    .unwrap()
+    .iter()
+    .map(|s| s["id"].as_str().unwrap().to_owned())
+    .collect();
+    let challenge_s256 = toolforge_runtime::oauth::crypto::s256_challenge(VERIFIER);
+    let mut params = h.standard_params(&client, &challenge_s256);
+    params.push(("scope", all.join(" ")));
+    let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let page = browser.get(&h.authorize_url(&params)).await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("value=\"all\" checked"), "{}", page.body);
+}
+
+/// ChatGPT (a registered chatgpt.com redirect URI) steps up on a tool
+/// result: the challenge comes in `_meta["mcp/www_authenticate"]`, unless
+/// the query asks for the HTTP one.
+#[tokio::test]
+async fn a_chatgpt_client_gets_the_challenge_in_the_tool_result() {
+    const CHATGPT: &str = "https://chatgpt.com/connector_platform_oauth_redirect";
+    let h = start(Options::default()).await;
+    let client = h.register(&[CHATGPT]).await;
+    let mut browser = Browser::default();
+    let challenge_s256 = toolforge_runtime::oauth::crypto::s256_challenge(VERIFIER);
+    let params: Vec<(&str, String)> = h
+        .standard_params(&client, &challenge_s256)
+        .into_iter()
+        .map(|(k, v)| {
+            if k == "redirect_uri" {
+                (k, CHATGPT.to_owned())
+            } else {
+                (k, v)
+            }
+        })
+        .collect();
+    let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let consent = browser.get(&h.authorize_url(&params)).await;
+    assert_eq!(consent.status, 200, "{}", consent.body);
+    let to_provider = h.approve_with(&mut browser, &consent, "minimal", &[]).await;
+    let back = browser.get(to_provider.location.as_deref().unwrap()).await;
+    let done = browser.get(back.location.as_deref().unwrap()).await;
+    let code = query_of(&done.location.unwrap())["code"].clone();
+    let resource = h.resource();
+    let (status, tokens) = h
+        .token(&[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("client_id", &client),
+            ("redirect_uri", CHATGPT),
+            ("code_verifier", VERIFIER),
+            ("resource", &resource),
+        ])
+        .await;
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap();
+
+    let (status, header, body) = h.list_records(access, "", "forbidden").await;
+    assert_eq!((status, header), (200, None), "{body}");
+    let carried = body["result"]["_meta"]["mcp/www_authenticate"][0]
+        .as_str()
+        .unwrap_or_default();
+    assert!(carried.contains("error=\"insufficient_scope\""), "{body}");
+    let (status, header, _) = h
+        .list_records(access, "scopeChallenge=http", "forbidden")
+        .await;
+    assert_eq!(status, 403);
+    assert_eq!(header.as_deref(), Some(carried));
+}
+
+/// The 2026-07-28 era gets the same challenge, either way it is delivered.
+#[tokio::test]
+async fn the_2026_era_is_challenged_the_same_way() {
+    let h = start(Options::default()).await;
+    let (_, tokens) = h.tokens_choosing("minimal").await;
+    let access = tokens["access_token"].as_str().unwrap();
+    let (status, header, body) = h
+        .list_records_in("2026-07-28", access, "", "forbidden")
+        .await;
+    assert_eq!(status, 403, "{body}");
+    let header = header.unwrap();
+    assert!(
+        header.contains("scope=\"dns_records:read offline_access\""),
+        "{header}"
+    );
+    let (status, _, body) = h
+        .list_records_in("2026-07-28", access, "scopeChallenge=tool", "forbidden")
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["_meta"]["mcp/www_authenticate"][0],
+        header.as_str(),
+        "{body}"
+    );
+    let (status, header, body) = h.list_records_in("2026-07-28", access, "", "z1").await;
+    assert_eq!((status, header), (200, None), "{body}");
+    assert_eq!(body["result"]["isError"], false, "{body}");
+}

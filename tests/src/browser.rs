@@ -345,7 +345,7 @@ struct Cookie {
 pub struct Consent {
     /// `approve` or `deny`.
     pub decision: String,
-    /// `read_only`, `products` or `all`.
+    /// `minimal`, `read_only`, `products`, `all` or `advanced`.
     pub exposure: String,
     /// Products ticked when `exposure` is `products`.
     pub products: Vec<String>,
@@ -583,6 +583,11 @@ impl Browser {
                 out.consent_headers = response.headers.clone();
                 let mut fields = form.hidden();
                 fields.push(("exposure".to_owned(), consent.exposure.clone()));
+                // The advanced template's text field goes with its value,
+                // as a browser sends it.
+                if let Some(scopes) = form.input_by_id("scopes").and_then(|i| i.get("value")) {
+                    fields.push(("scopes".to_owned(), scopes.clone()));
+                }
                 for product in &consent.products {
                     fields.push(("products".to_owned(), product.clone()));
                 }

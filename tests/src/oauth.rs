@@ -462,6 +462,9 @@ pub struct OAuthOptions {
     pub public_url: Option<String>,
     /// More server arguments.
     pub extra_args: Vec<String>,
+    /// The scope catalogue; `None`: `api:read` / `api:write` mapping no
+    /// permissions.
+    pub scope_catalogue: Option<Value>,
 }
 
 impl Default for OAuthOptions {
@@ -476,6 +479,7 @@ impl Default for OAuthOptions {
             code_secs: 60,
             public_url: None,
             extra_args: Vec::new(),
+            scope_catalogue: None,
         }
     }
 }
@@ -501,10 +505,10 @@ pub fn config_json(upstream: &OAuthUpstream, options: &OAuthOptions, store: &str
             // authorization request has prompt=consent (OIDC Core §11).
             "extra_authorize_params": {"prompt": "consent"},
         },
-        "scope_catalogue": [
+        "scope_catalogue": options.scope_catalogue.clone().unwrap_or_else(|| json!([
             {"id": "api:read", "description": "Read", "read_only": true, "permissions": []},
             {"id": "api:write", "description": "Write", "read_only": false, "permissions": []},
-        ],
+        ])),
         "lifetimes": {
             "access_token_secs": options.access_token_secs,
             "refresh_token_secs": options.refresh_token_secs,

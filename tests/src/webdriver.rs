@@ -389,12 +389,39 @@ pub fn sign_in(
     login: &str,
     password: &str,
 ) -> Result<BrowserSignIn, String> {
+    sign_in_choosing(
+        session,
+        authorize_url,
+        redirect_prefix,
+        login,
+        password,
+        None,
+    )
+}
+
+/// [`sign_in`], first clicking the consent template `#exposure-{choice}`
+/// (`read_only`, `minimal`, …) when `choice` is given.
+///
+/// # Errors
+///
+/// As [`sign_in`], or the template is not on the page.
+pub fn sign_in_choosing(
+    session: &Session<'_>,
+    authorize_url: &str,
+    redirect_prefix: &str,
+    login: &str,
+    password: &str,
+    choice: Option<&str>,
+) -> Result<BrowserSignIn, String> {
     let step = Duration::from_secs(30);
     session.goto(authorize_url)?;
     let approve = session.wait_for("#approve", step)?;
     let all = session.wait_for("#exposure-all", step)?;
     let all_checked_by_default = session.property(&all, "checked")? == Value::Bool(true);
     let consent_html = session.source()?;
+    if let Some(choice) = choice {
+        session.click(&session.wait_for(&format!("#exposure-{choice}"), step)?)?;
+    }
     session.click(&approve)?;
     let login_box = session.wait_for("#login", step)?;
     session.type_text(&login_box, login)?;

@@ -65,8 +65,11 @@ fn read_only_consent_limits_tools_and_the_upstream_scope() {
             .filter_map(|t| t["name"].as_str().map(str::to_owned))
             .collect();
         assert!(listed.iter().any(|n| n == "zones_list"), "{label}: {listed:?}");
-        // (Which tools a grant lists is the next issue's "exposure per
-        // grant"; here the choice narrows the upstream scope.)
+        // The grant's exposure narrows the listing: no write tool.
+        assert!(
+            !listed.iter().any(|n| n == "dns_records_create"),
+            "{label}: a read-only grant lists a write tool: {listed:?}"
+        );
         let result = client.call_tool("zones_list", json!({})).unwrap();
         assert_ne!(result["isError"], true, "{label}: {result}");
         let check_scope = |what: &str| {
@@ -87,19 +90,89 @@ fn read_only_consent_limits_tools_and_the_upstream_scope() {
         let reply = client
             .call_tool_raw("dns_records_create", json!({"zone_id": "023e105f4ecef8ad9ca31a8372d0c353", "body": {"type": "A", "name": "x", "content": "192.0.2.1"}}))
             .unwrap();
-        let refused = reply.get("error").is_some() || reply["result"]["isError"] == true;
-        assert!(refused, "{label}: a write tool ran under read-only consent: {reply}");
-        for request in up.requests().unwrap().iter().skip(before) {
-            assert_eq!(request["status"], 403, "{label}: a write reached the API and was not refused: {request}");
-        }
+        assert_eq!(reply["result"]["isError"], true, "{label}: a write tool ran under read-only consent: {reply}");
+        let text = reply["result"]["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("outside what this session was authorized for"), "{label}: {text}");
+        assert_eq!(up.requests().unwrap().len(), before, "{label}: a hidden write reached the API");
         // Refresh never widens: the new token's upstream scope is the same.
         let renewed = oauth_flow::refresh(&server, &client_id, tokens.refresh.as_deref().unwrap()).unwrap();
         assert_eq!(renewed.body["scope"], tokens.body["scope"], "{label}: the refresh changed the scope");
         let again = RawClient::new(server.server.addr(), &renewed.access);
         again.initialize().unwrap();
+        let relisted: Vec<String> = again
+            .list_tools()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect();
+        assert_eq!(relisted, listed, "{label}: the refresh widened the listing");
         let result = again.call_tool("zones_list", json!({})).unwrap();
         assert_ne!(result["isError"], true, "{label}: {result}");
         check_scope("after the refresh");
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The consent page driven in headless Chromium: choosing the *read only*
+/// template narrows the session the same way.
+#[test]
+fn a_template_chosen_in_chromium_narrows_the_session() {
+    let label = "a_template_chosen_in_chromium_narrows_the_session";
+    if !require_node(label)
+        || !toolforge_tests::webdriver::require_browser(label).unwrap_or_else(|e| panic!("{e}"))
+    {
+        return;
+    }
+    with_deadline(Duration::from_secs(300), move || {
+        let up = OAuthUpstream::start(&UpstreamOptions::default()).unwrap();
+        let server = OAuthServer::start(&up, &OAuthOptions::default())
+            .unwrap_or_else(|e| panic!("{label}: {e}\nupstream log:\n{}", up.log()));
+        let catcher = toolforge_tests::upstream::Upstream::start(|_| {
+            toolforge_tests::upstream::Reply::text(200, "text/html", "<p>signed in</p>")
+        })
+        .unwrap();
+        let redirect = format!("{}/callback", catcher.url());
+        let client_id = oauth_flow::register(&server, &redirect, "chromium e2e client").unwrap();
+        let pkce = Pkce::new();
+        let start = oauth_flow::authorize_url(&server, &client_id, &redirect, &pkce, "s-chromium");
+        let driver = toolforge_tests::webdriver::ChromeDriver::start().unwrap();
+        let session = driver.session().unwrap();
+        let signed = toolforge_tests::webdriver::sign_in_choosing(
+            &session,
+            &start,
+            &redirect,
+            LOGIN,
+            PASSWORD,
+            Some("read_only"),
+        )
+        .unwrap_or_else(|e| panic!("{label}: {e}\nserver log:\n{}", server.server.log()));
+        for template in ["minimal", "read_only", "products", "all", "advanced"] {
+            assert!(
+                signed
+                    .consent_html
+                    .contains(&format!("id=\"exposure-{template}\"")),
+                "{label}: no {template} template"
+            );
+        }
+        let code = query_param(&signed.final_url, "code").expect("a code");
+        let tokens =
+            oauth_flow::exchange(&server, &client_id, &code, &redirect, &pkce.verifier).unwrap();
+        let client = RawClient::new(server.server.addr(), &tokens.access);
+        client.initialize().unwrap();
+        let listed: Vec<String> = client
+            .list_tools()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect();
+        assert!(
+            listed.iter().any(|n| n == "zones_list"),
+            "{label}: {listed:?}"
+        );
+        assert!(
+            !listed.iter().any(|n| n == "dns_records_create"),
+            "{label}: the read-only template lists a write tool: {listed:?}"
+        );
     })
     .unwrap_or_else(|e| panic!("{e}"));
 }

@@ -76,17 +76,39 @@ impl Harness {
         query: &str,
         zone: &str,
     ) -> (u16, Option<String>, Value) {
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "dns_records_list", "arguments": {"zone_id": zone}}});
-        let response = http()
+        self.list_records_in("2025-11-25", bearer, query, zone)
+            .await
+    }
+
+    /// [`Harness::list_records`] in protocol era `version` (2026-07-28
+    /// carries its version in `_meta` and mirrors method and name in
+    /// headers).
+    pub async fn list_records_in(
+        &self,
+        version: &str,
+        bearer: &str,
+        query: &str,
+        zone: &str,
+    ) -> (u16, Option<String>, Value) {
+        let mut params = json!({"name": "dns_records_list", "arguments": {"zone_id": zone}});
+        let mut request = http()
             .post(format!("{}/mcp?{query}", self.bound))
             .header("authorization", format!("Bearer {bearer}"))
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
-            .header("mcp-protocol-version", "2025-11-25")
-            .body(body.to_string())
-            .send()
-            .await
-            .unwrap();
+            .header("mcp-protocol-version", version);
+        if version >= "2026-07-28" {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": version,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "step-up-test", "version": "1"}
+            });
+            request = request
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "dns_records_list");
+        }
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+        let response = request.body(body.to_string()).send().await.unwrap();
         let status = response.status().as_u16();
         let challenge = response
             .headers()

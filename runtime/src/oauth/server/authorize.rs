@@ -504,14 +504,18 @@ pub(super) async fn decide(
 }
 
 /// The catalogue scopes among a `scope=` parameter's (others, such as
-/// `offline_access`, are asked for anyway); `None` when it names none.
+/// `offline_access`, are asked for anyway); `None` when it names none, or
+/// every one (clients ask for the metadata's `scopes_supported` on their
+/// first sign-in: that is no particular choice, so the page stays as is).
 fn asked_scopes(server: &OAuthServer, scope: Option<&str>) -> Option<Vec<String>> {
+    let catalogue = &server.setup.scopes;
     let asked: BTreeSet<String> = scope?
         .split(' ')
-        .filter(|id| server.setup.scopes.iter().any(|s| s.id == *id))
+        .filter(|id| catalogue.iter().any(|s| s.id == *id))
         .map(str::to_owned)
         .collect();
-    (!asked.is_empty()).then(|| asked.into_iter().collect())
+    let all = catalogue.iter().all(|s| asked.contains(&s.id));
+    (!asked.is_empty() && !all).then(|| asked.into_iter().collect())
 }
 
 /// The advanced template's scope list (space or comma separated), each a
