@@ -7,7 +7,10 @@
 
 pub mod cloudflare;
 pub mod generic;
+pub mod registry;
 pub mod versions;
+
+pub use registry::REGISTRY;
 
 use serde_json::Value;
 
