@@ -109,3 +109,50 @@ fn schema_and_parser_agree_on_refusals() {
     assert!(v.is_valid(&minimal));
     ForgeConfig::parse(&minimal.to_string(), Path::new("forge.json")).unwrap();
 }
+
+/// The policy enum of the schema, forge.json's accepted values and the
+/// CLI's `--policy` values are all the policy registry's names.
+#[test]
+fn policy_values_come_from_the_registry() {
+    use toolforge_generator::config::PolicyKind;
+    use toolforge_generator::policy::REGISTRY;
+    let names: Vec<&str> = REGISTRY.iter().map(|r| r.name).collect();
+    let schema: Value = serde_json::from_str(&committed_text()).unwrap();
+    let consts: Vec<&str> = schema["$defs"]["PolicyKind"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["const"].as_str().unwrap())
+        .collect();
+    assert_eq!(consts, names);
+    for name in &names {
+        let kind = PolicyKind::from_name(name).unwrap();
+        assert_eq!(kind.name(), *name);
+        assert_eq!(
+            serde_json::to_value(kind).unwrap(),
+            json!(name),
+            "serialised as its name"
+        );
+    }
+    // An unregistered name is refused, naming the registered ones.
+    let mut forge = repo_forge_json();
+    forge["policy"] = json!("stripe-ish");
+    let path = Path::new("forge.json");
+    let err = ForgeConfig::parse(&forge.to_string(), path)
+        .unwrap_err()
+        .to_string();
+    for name in &names {
+        assert!(err.contains(&format!("`{name}`")), "{err}");
+    }
+    assert!(!validator().is_valid(&forge));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolforge"))
+        .args(["generate", "--policy", "stripe-ish"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(&format!("[possible values: {}]", names.join(", "))),
+        "{stderr}"
+    );
+}

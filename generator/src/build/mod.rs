@@ -4,7 +4,7 @@
 mod body;
 mod params;
 mod responses;
-mod text;
+pub(crate) mod text;
 
 use rustc_hash::FxHashMap as HashMap;
 use std::hash::Hasher;

@@ -6,6 +6,7 @@
 //! spec's peak memory is measured on its own, and renders the [`Summary`].
 
 pub mod coverage;
+mod naming_figures;
 mod report;
 pub mod source;
 
@@ -82,6 +83,17 @@ pub struct SpecReport {
     pub hashed_names: usize,
     /// Tool names breaking `^[a-z0-9_]{1,64}$` (must be 0).
     pub bad_names: usize,
+    /// Tools named `resource_action` by the generic naming rule: their
+    /// operationId is missing or a path mashup, so the name changed from
+    /// `snake(operationId)` or `method_path_words`.
+    #[serde(default)]
+    pub resource_names: usize,
+    /// Tool names given to more than one tool (must be 0).
+    #[serde(default)]
+    pub name_collisions: usize,
+    /// Tool descriptions converted from HTML to Markdown.
+    #[serde(default)]
+    pub html_descriptions: usize,
     /// Bytes of all generated files.
     pub output_bytes: u64,
     /// `GenerateError` variant of a refusal.
@@ -129,6 +141,9 @@ impl SpecReport {
             api_products: 0,
             hashed_names: 0,
             bad_names: 0,
+            resource_names: 0,
+            name_collisions: 0,
+            html_descriptions: 0,
             output_bytes: 0,
             error_kind: None,
             error_pointer: None,
@@ -235,7 +250,10 @@ pub fn run_spec(bytes: &[u8], name: &str, options: &RunOptions) -> (SpecReport, 
                 r.strict
                     .add(Features::of(&strict_input_schema(&tool.input_schema)));
             }
+            r.name_collisions = naming_figures::collisions(cat);
+            r.resource_names = naming_figures::resource_names(cat);
             if let Ok(doc) = crate::load::load(bytes, name) {
+                r.html_descriptions = naming_figures::html_descriptions(&doc, cat);
                 let lost = coverage::lost_inputs(&doc, cat);
                 r.lost_inputs = lost.len();
                 r.lost_examples = lost.into_iter().take(3).collect();

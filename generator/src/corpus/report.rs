@@ -29,6 +29,21 @@ pub struct Summary {
     pub hashed_names: usize,
     /// Names breaking the MCP rule (must be 0).
     pub bad_names: usize,
+    /// Tools named `resource_action` (operationId missing or a path mashup).
+    #[serde(default)]
+    pub resource_names: usize,
+    /// Specs with such tools.
+    #[serde(default)]
+    pub specs_with_resource_names: usize,
+    /// Tool names given to more than one tool (must be 0).
+    #[serde(default)]
+    pub name_collisions: usize,
+    /// Tool descriptions converted from HTML to Markdown.
+    #[serde(default)]
+    pub html_descriptions: usize,
+    /// Specs with such descriptions.
+    #[serde(default)]
+    pub specs_with_html_descriptions: usize,
     /// Input schema features, as generated.
     pub input: FeatureCounts,
     /// Input schema features under the `strict` profile.
@@ -105,6 +120,11 @@ impl Summary {
             s.skipped += r.skipped;
             s.hashed_names += r.hashed_names;
             s.bad_names += r.bad_names;
+            s.resource_names += r.resource_names;
+            s.specs_with_resource_names += usize::from(r.resource_names > 0);
+            s.name_collisions += r.name_collisions;
+            s.html_descriptions += r.html_descriptions;
+            s.specs_with_html_descriptions += usize::from(r.html_descriptions > 0);
             s.input.merge(&r.input);
             s.strict.merge(&r.strict);
             s.total_millis += r.millis;
@@ -214,6 +234,15 @@ pub fn render_markdown(
         o,
         "Tools: {} generated, {} operations listed without a tool. Tool names needing the hash fallback: {}; names breaking `^[a-z0-9_]{{1,64}}$`: {}.\n",
         s.tools, s.skipped, s.hashed_names, s.bad_names
+    );
+    let _ = writeln!(
+        o,
+        "Tools named `resource_action` because their operationId is missing or a path mashup: {} (in {} specs); tool names shared by two tools: {} (target 0); descriptions converted from HTML to Markdown: {} (in {} specs).\n",
+        s.resource_names,
+        s.specs_with_resource_names,
+        s.name_collisions,
+        s.html_descriptions,
+        s.specs_with_html_descriptions
     );
     let _ = writeln!(
         o,
@@ -410,6 +439,27 @@ fn render_details(o: &mut String, reports: &[SpecReport]) {
             r.peak_rss_kb.unwrap_or(0) as f64 / 1024.0
         );
     }
+    let mut renamed: Vec<&SpecReport> = reports
+        .iter()
+        .filter(|r| r.resource_names > 0 || r.html_descriptions > 0)
+        .collect();
+    renamed.sort_by(|a, b| {
+        (b.resource_names + b.html_descriptions)
+            .cmp(&(a.resource_names + a.html_descriptions))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    let _ = writeln!(
+        o,
+        "\n## Specs most changed by the naming and text rules ({} in all)\n\n| spec | tools | `resource_action` names | HTML descriptions | name collisions |\n|---|---:|---:|---:|---:|",
+        renamed.len()
+    );
+    for r in renamed.iter().take(15) {
+        let _ = writeln!(
+            o,
+            "| `{}` | {} | {} | {} | {} |",
+            r.name, r.tools, r.resource_names, r.html_descriptions, r.name_collisions
+        );
+    }
     let hashed: Vec<&SpecReport> = reports.iter().filter(|r| r.hashed_names > 0).collect();
     let _ = writeln!(
         o,
@@ -432,6 +482,8 @@ mod tests {
         a.peak_rss_kb = Some(2048);
         a.products = 2;
         a.versioned_products = 1;
+        a.resource_names = 2;
+        a.html_descriptions = 1;
         let mut b = SpecReport::new("b.json", 10, Outcome::Refused);
         b.error_kind = Some("DanglingRef".into());
         b.error_pointer = Some("/paths/~1x".into());
@@ -466,6 +518,11 @@ mod tests {
             "{short}"
         );
         assert!(short.contains("## Security schemes"), "{short}");
+        assert_eq!((s.resource_names, s.specs_with_resource_names), (2, 1));
+        assert!(
+            short.contains("operationId is missing or a path mashup: 2 (in 1 specs); tool names shared by two tools: 0 (target 0); descriptions converted from HTML to Markdown: 1 (in 1 specs)"),
+            "{short}"
+        );
         let long = render_markdown("Corpus", "toolforge corpus x", &s, &reports, true);
         assert!(long.contains("dangling \\| ref"), "{long}");
     }

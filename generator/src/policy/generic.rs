@@ -79,16 +79,32 @@ pub fn name_candidates(op: &OpRef<'_>, product: &str) -> Vec<String> {
         .filter(|id| !is_path_mashup(id, op.method, op.path))
         .map(snake)
         .filter(|s| !s.is_empty());
-    let base = match id.or_else(|| resource_action_name(op.method, op.path)) {
-        Some(name) => name,
-        None => {
-            let mut w = vec![op.method.key().to_string()];
-            w.extend(path_words(op.path));
-            if op.path.trim_end_matches('/').ends_with('}') {
-                w.push("by_id".into());
-            }
-            w.join("_")
+    let method_path = || {
+        let mut w = vec![op.method.key().to_string()];
+        w.extend(path_words(op.path));
+        if op.path.trim_end_matches('/').ends_with('}') {
+            w.push("by_id".into());
         }
+        w.join("_")
+    };
+    // The name the rule before `resource_action` gave, tried last: it
+    // tells apart operations whose resource names collide (paths that
+    // differ only in a parameter) before a hash has to.
+    let mut before_rule = None;
+    let base = match id {
+        Some(name) => name,
+        None => match resource_action_name(op.method, op.path) {
+            Some(name) => {
+                before_rule = Some(
+                    op.operation_id()
+                        .map(snake)
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or_else(method_path),
+                );
+                name
+            }
+            None => method_path(),
+        },
     };
     let first = fit_tool_name(&base, &key);
     let mut out = vec![first];
@@ -98,7 +114,8 @@ pub fn name_candidates(op: &OpRef<'_>, product: &str) -> Vec<String> {
     out.push(fit_tool_name(&format!("{base}_{}", op.method.key()), &key));
     // Tried only when every choice above is taken: readable names for long
     // dotted operationIds that collide once shortened (Microsoft Graph).
-    for candidate in fallback_candidates(op, &key) {
+    let before_rule = before_rule.map(|name| fit_tool_name(&name, &key));
+    for candidate in fallback_candidates(op, &key).into_iter().chain(before_rule) {
         if !out.contains(&candidate) {
             out.push(candidate);
         }
@@ -370,6 +387,63 @@ mod tests {
             assert!(!name.ends_with(&short_hash(&request.key)), "{name}");
             assert!(name.contains("dismiss_reminder"), "{name}");
         }
+    }
+
+    #[test]
+    fn resource_names_that_collide_fall_back_to_the_old_names_not_hashes() {
+        // Two paths that differ only in a parameter name and its position
+        // give one resource name; the method-and-path name tells them apart.
+        let item = json!({});
+        let none = json!({});
+        let paths = ["/pets/{id}/owner", "/pets/owner/{id}"];
+        let requests: Vec<NameRequest> = paths
+            .iter()
+            .map(|path| {
+                let op = OpRef {
+                    path,
+                    method: HttpMethod::Get,
+                    op: &none,
+                    path_item: &item,
+                };
+                NameRequest {
+                    key: op.key(),
+                    candidates: name_candidates(&op, &product(&op)),
+                }
+            })
+            .collect();
+        assert_eq!(requests[0].candidates[0], "pets_owner_get");
+        assert_eq!(requests[1].candidates[0], "pets_owner_get");
+        assert_eq!(
+            requests[0].candidates.last().map(String::as_str),
+            Some("get_pets_owner")
+        );
+        assert_eq!(
+            requests[1].candidates.last().map(String::as_str),
+            Some("get_pets_owner_by_id")
+        );
+        // A third operation takes the `_get` variant first: only the old
+        // name is left for the second, where it used to get a hash.
+        let mut requests = requests;
+        let none = json!({});
+        let op = OpRef {
+            path: "/pets/owner",
+            method: HttpMethod::Get,
+            op: &none,
+            path_item: &item,
+        };
+        requests.push(NameRequest {
+            key: op.key(),
+            candidates: vec!["pets_owner_get_get".into()],
+        });
+        let names = assign_unique(&requests, &Default::default());
+        assert_eq!(
+            names,
+            [
+                "get_pets_owner",
+                "get_pets_owner_by_id",
+                "pets_owner_get_get"
+            ]
+        );
     }
 
     #[test]

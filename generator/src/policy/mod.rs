@@ -7,7 +7,10 @@
 
 pub mod cloudflare;
 pub mod generic;
+pub mod registry;
 pub mod versions;
+
+pub use registry::REGISTRY;
 
 use serde_json::Value;
 
@@ -74,7 +77,7 @@ pub struct MergedRoute {
 /// API's policy overrides only what its spec does differently, as
 /// prost-build's `ServiceGenerator` does for services. [`cloudflare`] is
 /// the worked example: a new API gets a module like it and a
-/// [`PolicyKind`] variant.
+/// [`REGISTRY`] line.
 pub trait ApiPolicy: Sync + std::fmt::Debug {
     /// The product an operation belongs to (`^[a-z0-9_]+$`).
     fn product(&self, op: &OpRef<'_>) -> String {
@@ -158,13 +161,12 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// Policy of the given kind.
+    /// Policy of the given kind (its [`REGISTRY`] entry's rules).
     pub fn new(kind: PolicyKind) -> Self {
-        let rules: &'static dyn ApiPolicy = match kind {
-            PolicyKind::Cloudflare => &cloudflare::Cloudflare,
-            PolicyKind::Generic => &generic::Generic,
-        };
-        Self { kind, rules }
+        Self {
+            kind,
+            rules: kind.registered().rules,
+        }
     }
 
     /// Which kind.

@@ -15,8 +15,6 @@ use toolforge_generator::diff::{
 };
 use toolforge_generator::fs_out;
 
-use super::PolicyArg;
-
 /// Regenerations `--write-lock` may run before it gives up on a cascade.
 const MAX_LOCK_ROUNDS: usize = 8;
 
@@ -35,8 +33,8 @@ pub struct DiffArgs {
     #[arg(long)]
     config: Option<PathBuf>,
     /// Override the policy.
-    #[arg(long, value_enum)]
-    policy: Option<PolicyArg>,
+    #[arg(long, value_parser = super::policy_parser())]
+    policy: Option<PolicyKind>,
     /// Write the markdown summary here (else it goes to stdout).
     #[arg(long)]
     markdown: Option<PathBuf>,
@@ -87,10 +85,7 @@ fn config_for(args: &DiffArgs) -> Result<(ForgeConfig, Option<PathBuf>)> {
         None => ForgeConfig::generic("api", Path::new(""), ""),
     };
     if let Some(p) = args.policy {
-        config.policy = match p {
-            PolicyArg::Cloudflare => PolicyKind::Cloudflare,
-            PolicyArg::Generic => PolicyKind::Generic,
-        };
+        config.policy = p;
     }
     Ok((config, path))
 }

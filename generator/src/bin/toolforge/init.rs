@@ -11,7 +11,7 @@ use toolforge_generator::init::{
 
 use toolforge_generator::fs_out::{self, Replace};
 
-use crate::{Common, PolicyArg, check_output_dir, run_pipeline, write_if_changed};
+use crate::{Common, check_output_dir, policy_parser, run_pipeline, write_if_changed};
 
 /// Arguments of `toolforge init`.
 #[derive(clap::Args)]
@@ -24,8 +24,8 @@ pub struct InitArgs {
     #[arg(long)]
     name: String,
     /// The API policy.
-    #[arg(long, value_enum, default_value = "generic")]
-    policy: PolicyArg,
+    #[arg(long, value_parser = policy_parser(), default_value = "generic")]
+    policy: PolicyKind,
     /// Build against this local `toolforge-runtime` crate (a path override
     /// beside the version; for local development and toolforge's tests).
     #[arg(long)]
@@ -62,10 +62,7 @@ pub fn run(args: InitArgs) -> Result<ExitCode> {
     }
     let opts = InitOptions {
         name: args.name.clone(),
-        policy: match args.policy {
-            PolicyArg::Cloudflare => PolicyKind::Cloudflare,
-            PolicyArg::Generic => PolicyKind::Generic,
-        },
+        policy: args.policy,
         spec_file: spec_file.clone(),
         sha256: sha256_hex(&bytes),
         runtime_path,

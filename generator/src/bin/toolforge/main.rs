@@ -13,6 +13,7 @@ use toolforge_generator::config::{
 };
 use toolforge_generator::fs_out::{self, EntryKind, Replace};
 use toolforge_generator::ir::Catalogue;
+use toolforge_generator::policy::REGISTRY;
 use toolforge_generator::{CrateLayout, OutputFile, generate_into};
 
 mod corpus;
@@ -46,8 +47,8 @@ struct Common {
     #[arg(long)]
     spec: Option<PathBuf>,
     /// Override the policy of forge.json.
-    #[arg(long, value_enum)]
-    policy: Option<PolicyArg>,
+    #[arg(long, value_parser = policy_parser())]
+    policy: Option<PolicyKind>,
     /// Override `options.schema_profile` of forge.json: `strict` inlines and
     /// simplifies input schemas for strict clients (OpenAI strict, Gemini).
     #[arg(long, value_enum)]
@@ -60,10 +61,12 @@ enum ProfileArg {
     Strict,
 }
 
-#[derive(clap::ValueEnum, Clone, Copy)]
-enum PolicyArg {
-    Cloudflare,
-    Generic,
+/// `--policy`: one of the policy registry's names
+/// (`toolforge_generator::policy::REGISTRY`).
+fn policy_parser() -> impl clap::builder::TypedValueParser<Value = PolicyKind> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(REGISTRY.iter().map(|r| r.name))
+        .try_map(|name: String| PolicyKind::from_name(&name).ok_or("not a registered policy"))
 }
 
 #[derive(Subcommand)]
@@ -194,10 +197,7 @@ fn run_pipeline(
 ) -> Result<(Loaded, PathBuf, Catalogue, f64)> {
     let mut loaded = load_config(&common.config)?;
     if let Some(p) = common.policy {
-        loaded.config.policy = match p {
-            PolicyArg::Cloudflare => PolicyKind::Cloudflare,
-            PolicyArg::Generic => PolicyKind::Generic,
-        };
+        loaded.config.policy = p;
     }
     if let Some(p) = common.schema_profile {
         loaded.config.options.schema_profile = match p {
