@@ -413,6 +413,8 @@ pub struct Profile {
     /// Where payload, failure flag, errors and page metadata are in the
     /// API's response bodies.
     pub envelope: BodyEnvelope,
+    /// How the API pages its lists.
+    pub pagination: Pagination,
     /// Refusal texts, when not the generic ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refusals: Option<Refusals>,
@@ -459,6 +461,7 @@ impl Profile {
             base_url: None,
             server_vars: Vec::new(),
             envelope: BodyEnvelope::bare(),
+            pagination: Pagination::None,
             refusals: None,
             accounts: None,
             merged: None,
@@ -691,6 +694,74 @@ pub struct ServerVar {
     /// The allowed values (the spec's `enum`); empty: any.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allowed: Vec<String>,
+}
+
+/// How an API pages its lists (`toolforge_runtime::profile::Pagination`):
+/// inferred from the spec, or forge.json `pagination`. Pointers are JSON
+/// pointers into the raw answer.
+#[derive(
+    Debug, Clone, Default, Serialize, serde::Deserialize, schemars::JsonSchema, PartialEq, Eq,
+)]
+#[serde(tag = "convention", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Pagination {
+    /// Lists are not paged, or the convention is unknown.
+    #[default]
+    None,
+    /// The cursor is the last item's ID, sent while `more` is true:
+    /// `{"convention": "last_item_id", "param": "starting_after", "more": "/has_more", "id": "/id"}`.
+    LastItemId {
+        /// Query parameter taking the cursor.
+        param: String,
+        /// Boolean saying another page follows.
+        #[schemars(regex(pattern = r"^(/.*)?$"))]
+        more: String,
+        /// In an item, its ID.
+        #[schemars(regex(pattern = r"^(/.*)?$"))]
+        id: String,
+    },
+    /// The answer holds the next cursor (empty on the last page):
+    /// `{"convention": "cursor_field", "param": "cursor", "cursor": "/response_metadata/next_cursor"}`.
+    CursorField {
+        /// Query parameter taking the cursor.
+        param: String,
+        /// The next cursor in the answer.
+        #[schemars(regex(pattern = r"^(/.*)?$"))]
+        cursor: String,
+    },
+    /// The answer holds the next page's URL (absent or null on the last
+    /// page): `{"convention": "next_url", "next": "/@odata.nextLink"}`.
+    NextUrl {
+        /// The next page's URL in the answer.
+        #[schemars(regex(pattern = r"^(/.*)?$"))]
+        next: String,
+    },
+    /// Numbered pages while `page < total_pages`:
+    /// `{"convention": "page_number", "param": "page", "page": "/meta/page", "total_pages": "/meta/pages"}`.
+    PageNumber {
+        /// Query parameter taking the page number.
+        param: String,
+        /// The current page number in the answer.
+        #[schemars(regex(pattern = r"^(/.*)?$"))]
+        page: String,
+        /// The number of pages in the answer.
+        #[schemars(regex(pattern = r"^(/.*)?$"))]
+        total_pages: String,
+    },
+}
+
+impl Pagination {
+    /// Its JSON pointers, to check them.
+    pub fn pointers(&self) -> Vec<&str> {
+        match self {
+            Self::None => Vec::new(),
+            Self::LastItemId { more, id, .. } => vec![more, id],
+            Self::CursorField { cursor, .. } => vec![cursor],
+            Self::NextUrl { next } => vec![next],
+            Self::PageNumber {
+                page, total_pages, ..
+            } => vec![page, total_pages],
+        }
+    }
 }
 
 /// Where things are in an API's response bodies, as JSON pointers

@@ -186,13 +186,21 @@ impl Direct {
                     checks.submit(tool, resp.status.as_u16(), &resp.body);
                 }
                 let refused = matches!(resp.status.as_u16(), 401 | 403);
+                let next = resp
+                    .status
+                    .is_success()
+                    .then(|| super::paging::next_page(self.profile(), tool, &args, &resp.body))
+                    .flatten();
                 let call = Call {
                     tool,
                     path: path_only(&request.path_and_query),
                     credential: Some(credential),
                     profile: self.profile(),
                 };
-                let result = map_response(call, resp);
+                let mut result = map_response(call, resp);
+                if let Some(next) = next {
+                    super::paging::annotate(&mut result, tool, next);
+                }
                 let outcome = match CallOutcome::of(&result) {
                     CallOutcome::ToolError if refused => CallOutcome::Refused,
                     other => other,
