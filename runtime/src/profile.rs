@@ -91,7 +91,9 @@ pub struct Profile {
     /// The selector argument of merged-path tools, when the API has them.
     pub merged: Option<MergedSelector>,
     /// Code Mode: the example ending the `execute` tool's description (an
-    /// async arrow function calling `api.request`).
+    /// async arrow function calling `api.request`). The generic value
+    /// means "none given": the runtime then builds one from the served
+    /// tools (`codemode::examples`).
     pub execute_example: &'static str,
     /// The API's credential schemes (`components.securitySchemes`); empty
     /// means one bearer token from [`Profile::token_env`] for every call.

@@ -8,6 +8,12 @@
 //! must read every customer exactly once, in three calls, and the last
 //! result must say it is the last page. A failing page stops the walk
 //! with the items read so far and the API's error.
+//!
+//! Code Mode on the same server (`--mode codemode`): `api.paginate`
+//! returns all seven, stops at `maxPages` with the next query, returns the
+//! items so far and the error (with `status` and the API's `code`) when a
+//! page fails; a thrown API error carries `status` and `code`; the
+//! `search`/`execute` descriptions quote this API's paths, not another's.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -57,6 +63,12 @@ fn fake_till(fail_after: Option<&'static str>) -> Upstream {
         if req.header("authorization") != Some(format!("Bearer {KEY}").as_str()) {
             return Reply::json(401, &json!({"error": {"type": "invalid_request_error", "message": "Invalid API key"}}));
         }
+        if req.path() != "/customers" {
+            return Reply::json(
+                404,
+                &json!({"error": {"type": "invalid_request_error", "code": "resource_missing", "message": "No such customer"}}),
+            );
+        }
         let after = query(&req.target, "starting_after");
         if after.is_some() && after == fail_after {
             return Reply::json(
@@ -85,16 +97,34 @@ fn fake_till(fail_after: Option<&'static str>) -> Upstream {
 }
 
 fn plan(upstream: &Upstream) -> Value {
+    let steps = json!([{"op": "follow", "name": "get_customers", "arguments": {"limit": 3}, "maxCalls": 10}]);
+    plan_with(upstream, "direct", steps)
+}
+
+fn plan_with(upstream: &Upstream, mode: &str, steps: Value) -> Value {
     json!({
         "client": "client",
         "transport": "stdio",
         "command": till_binary().display().to_string(),
-        "args": ["--transport", "stdio", "--upstream", upstream.url(),
+        "args": ["--transport", "stdio", "--mode", mode, "--upstream", upstream.url(),
                  "--allow-loopback-upstream", "--output-schemas"],
         "env": {"TILL_BEARER_AUTH": KEY},
         "timeoutSeconds": 60,
-        "steps": [{"op": "follow", "name": "get_customers", "arguments": {"limit": 3}, "maxCalls": 10}]
+        "steps": steps
     })
+}
+
+/// An `execute` step running `code`.
+fn execute(code: &str) -> Value {
+    json!({"op": "call", "name": "execute", "arguments": {"code": code}})
+}
+
+/// The value an `execute` step returned (its first text block, JSON).
+fn returned(step: &Value) -> Value {
+    let text = step["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("null");
+    serde_json::from_str(text).unwrap_or_else(|_| panic!("not JSON: {step}"))
 }
 
 /// The calls of the report's one `follow` step, and its error if any.
@@ -179,6 +209,84 @@ fn a_failing_page_stops_with_the_items_so_far_and_the_error() {
     assert_eq!(failed["isError"], true, "{report}");
     assert!(
         texts(&calls[1]).contains("code lock_timeout: Try again later"),
+        "{report}"
+    );
+}
+
+const PAGINATE: &str = r#"async () => { const r = await api.paginate({ method: "GET", path: "/customers", query: { limit: 3 } }, MAX); return { ids: r.items.map(c => c.id), pages: r.pages, next: r.next, error: r.error, status: r.status, code: r.code }; }"#;
+
+#[test]
+fn code_mode_paginates_and_errors_carry_status_and_code() {
+    let test = "code_mode_paginates_and_errors_carry_status_and_code";
+    if !clients::require_python(test).unwrap_or_else(|e| panic!("{e}")) {
+        return;
+    }
+    let upstream = fake_till(None);
+    let steps = json!([
+        {"op": "list"},
+        execute(&PAGINATE.replace("MAX", "{ maxPages: 10 }")),
+        execute(&PAGINATE.replace("MAX", "{ maxPages: 2 }")),
+        execute(r#"async () => { try { await api.request({ method: "GET", path: "/customers/cus_404" }); } catch (e) { return { status: e.status, code: e.code, says: e.message.includes("No such customer") }; } }"#),
+    ]);
+    let report = clients::run_python(&plan_with(&upstream, "codemode", steps), LIMIT).unwrap();
+    let results = report["results"].as_array().unwrap();
+    let all: Vec<String> = (1..=CUSTOMERS).map(|i| format!("cus_{i}")).collect();
+    assert_eq!(
+        returned(&results[1]),
+        json!({"ids": all, "pages": 3, "next": null}),
+        "{report}"
+    );
+    assert_eq!(
+        returned(&results[2]),
+        json!({"ids": all[..6], "pages": 2, "next": {"limit": 3, "starting_after": "cus_6"}}),
+        "{report}"
+    );
+    assert_eq!(
+        returned(&results[3]),
+        json!({"status": 404, "code": "resource_missing", "says": true}),
+        "{report}"
+    );
+    // The descriptions quote this API, not another one.
+    let tools = results[0]["tools"].as_array().unwrap();
+    let described: String = tools
+        .iter()
+        .filter_map(|t| t["description"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(described.contains("/customers"), "{described}");
+    assert!(described.contains("api.paginate"), "{described}");
+    for foreign in ["dns", "zones"] {
+        assert!(!described.contains(foreign), "{foreign} in {described}");
+    }
+}
+
+#[test]
+fn code_mode_paginate_stops_at_a_failing_page_with_the_items_so_far() {
+    let test = "code_mode_paginate_stops_at_a_failing_page_with_the_items_so_far";
+    if !clients::require_python(test).unwrap_or_else(|e| panic!("{e}")) {
+        return;
+    }
+    let upstream = fake_till(Some("cus_3"));
+    let steps = json!([execute(&PAGINATE.replace("MAX", "{ maxPages: 10 }"))]);
+    let report = clients::run_python(&plan_with(&upstream, "codemode", steps), LIMIT).unwrap();
+    let got = returned(&report["results"][0]);
+    assert_eq!(got["ids"], json!(["cus_1", "cus_2", "cus_3"]), "{report}");
+    assert_eq!(got["pages"], 1, "{report}");
+    assert_eq!(
+        (got["status"].clone(), got["code"].clone()),
+        (json!(500), json!("lock_timeout")),
+        "{report}"
+    );
+    assert!(
+        got["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Try again later"),
+        "{report}"
+    );
+    assert_eq!(
+        got["next"],
+        json!({"limit": 3, "starting_after": "cus_3"}),
         "{report}"
     );
 }

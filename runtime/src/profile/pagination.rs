@@ -97,30 +97,72 @@ impl Pagination {
         args: &Args,
         body: &Value,
     ) -> Option<PageNext> {
-        let with = |arg: &str, value: Value| {
-            let mut next = args.clone();
-            next.insert(arg.to_owned(), value);
-            PageNext::Next(next)
-        };
+        Some(match self.step(envelope, tool, body)? {
+            Step::Set(arg, value) => {
+                let mut next = args.clone();
+                next.insert(arg.to_owned(), value);
+                PageNext::Next(next)
+            }
+            Step::Url(url) => return query_args(tool, args, &url),
+            Step::Last => PageNext::Last,
+        })
+    }
+
+    /// As [`Pagination::next`] for Code Mode's `api.request`, whose
+    /// `query` is keyed by parameter name: the next call's query.
+    pub fn next_query(
+        &self,
+        envelope: &BodyEnvelope,
+        tool: &ToolDef,
+        query: &Args,
+        body: &Value,
+    ) -> Option<PageNext> {
+        Some(match self.step(envelope, tool, body)? {
+            Step::Set(arg, value) => {
+                let name = tool
+                    .params
+                    .iter()
+                    .find(|p| p.arg == arg)
+                    .map_or(arg, |p| p.name);
+                let mut next = query.clone();
+                next.insert(name.to_owned(), value);
+                PageNext::Next(next)
+            }
+            Step::Url(url) => {
+                let raw = url.split_once('?').map_or("", |(_, q)| q);
+                let raw = raw.split('#').next().unwrap_or("");
+                let next: Args = url::form_urlencoded::parse(raw.as_bytes())
+                    .map(|(k, v)| (k.into_owned(), Value::String(v.into_owned())))
+                    .collect();
+                PageNext::Next(next)
+            }
+            Step::Last => PageNext::Last,
+        })
+    }
+
+    /// What `body` says about the next page: a value for the argument
+    /// named first, a URL, or the end.
+    fn step(&self, envelope: &BodyEnvelope, tool: &ToolDef, body: &Value) -> Option<Step> {
         match *self {
             Self::None => None,
             Self::LastItemId { more, id, .. } => {
                 let arg = self.param_arg(tool)?;
                 let items = envelope.list(body)?;
                 if body.pointer(more) != Some(&Value::Bool(true)) {
-                    return Some(PageNext::Last);
+                    return Some(Step::Last);
                 }
                 let last = items.last()?.pointer(id)?;
-                matches!(last, Value::String(_) | Value::Number(_)).then(|| with(arg, last.clone()))
+                matches!(last, Value::String(_) | Value::Number(_))
+                    .then(|| Step::Set(arg, last.clone()))
             }
             Self::CursorField { cursor, .. } => {
                 let arg = self.param_arg(tool)?;
                 match body.pointer(cursor) {
                     Some(Value::String(c)) if !c.is_empty() => {
-                        Some(with(arg, Value::String(c.clone())))
+                        Some(Step::Set(arg, Value::String(c.clone())))
                     }
-                    Some(Value::Number(n)) => Some(with(arg, Value::Number(n.clone()))),
-                    _ => Some(PageNext::Last),
+                    Some(Value::Number(n)) => Some(Step::Set(arg, Value::Number(n.clone()))),
+                    _ => Some(Step::Last),
                 }
             }
             Self::PageNumber {
@@ -130,21 +172,31 @@ impl Pagination {
                 let current = body.pointer(page)?.as_f64()?;
                 let total = body.pointer(total_pages)?.as_f64()?;
                 if current >= total || !(1.0..=1e9).contains(&current) {
-                    return Some(PageNext::Last);
+                    return Some(Step::Last);
                 }
                 // Checked range: the page number is a small whole number.
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 let next = current.trunc() as u64 + 1;
-                Some(with(arg, Value::from(next)))
+                Some(Step::Set(arg, Value::from(next)))
             }
             Self::NextUrl { next } => match body.pointer(next) {
-                Some(Value::String(url)) if !url.is_empty() => query_args(tool, args, url),
-                Some(Value::Null) => Some(PageNext::Last),
-                None if envelope.list(body).is_some() => Some(PageNext::Last),
+                Some(Value::String(url)) if !url.is_empty() => Some(Step::Url(url.clone())),
+                Some(Value::Null) => Some(Step::Last),
+                None if envelope.list(body).is_some() => Some(Step::Last),
                 _ => None,
             },
         }
     }
+}
+
+/// One answer's word on the next page.
+enum Step {
+    /// Send the argument with this value.
+    Set(&'static str, Value),
+    /// Fetch this URL.
+    Url(String),
+    /// No next page.
+    Last,
 }
 
 /// The arguments of the page at `url`: the call's path arguments, plus
