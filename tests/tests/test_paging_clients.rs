@@ -7,7 +7,10 @@
 //! `structuredContent.next` until it is `null` (driver op `follow`): it
 //! must read every customer exactly once, in three calls, and the last
 //! result must say it is the last page. A failing page stops the walk
-//! with the items read so far and the API's error.
+//! with the items read so far and the API's error. The same walk reads
+//! every item once on `cloudflare-mcp` (convention "page number":
+//! `page` up to `result_info.total_pages`) and `larder-mcp` ("cursor
+//! field": `cursor` = `next_cursor` until null).
 //!
 //! Code Mode on the same server (`--mode codemode`): `api.paginate`
 //! returns all seven, stops at `maxPages` with the next query, returns the
@@ -29,13 +32,18 @@ const LIMIT: Duration = Duration::from_secs(120);
 
 /// `cargo build -p till-tools --bin till-mcp` (a no-op when up to date).
 fn till_binary() -> PathBuf {
+    binary("till-tools", "till-mcp")
+}
+
+/// `cargo build -p <package> --bin <bin>` (a no-op when up to date).
+fn binary(package: &str, bin: &str) -> PathBuf {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace.join("target"));
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let output = Command::new(cargo)
-        .args(["build", "--quiet", "-p", "till-tools", "--bin", "till-mcp"])
+        .args(["build", "--quiet", "-p", package, "--bin", bin])
         .current_dir(workspace)
         .stdin(Stdio::null())
         .output()
@@ -45,7 +53,7 @@ fn till_binary() -> PathBuf {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    target.join("debug").join("till-mcp")
+    target.join("debug").join(bin)
 }
 
 /// The query parameter `name` of a request target.
@@ -288,5 +296,107 @@ fn code_mode_paginate_stops_at_a_failing_page_with_the_items_so_far() {
         got["next"],
         json!({"limit": 3, "starting_after": "cus_3"}),
         "{report}"
+    );
+}
+
+/// Follows `tool` from `arguments` on `bin` (of `package`) against
+/// `upstream` with the Python SDK; returns the calls.
+fn follow_on(
+    (package, bin): (&str, &str),
+    env: Value,
+    upstream: &Upstream,
+    tool: &str,
+    arguments: Value,
+) -> Vec<Value> {
+    let plan = json!({
+        "client": "client",
+        "transport": "stdio",
+        "command": binary(package, bin).display().to_string(),
+        "args": ["--transport", "stdio", "--upstream", upstream.url(),
+                 "--allow-loopback-upstream", "--output-schemas"],
+        "env": env,
+        "timeoutSeconds": 60,
+        "steps": [{"op": "follow", "name": tool, "arguments": arguments, "maxCalls": 10}]
+    });
+    let report = clients::run_python(&plan, LIMIT).unwrap();
+    let (calls, error) = follow(&report);
+    assert_eq!(error, None, "{report}");
+    calls
+}
+
+/// The `id`s of the items at `pointer` in every call's structuredContent.
+fn ids_at(calls: &[Value], pointer: &str) -> Vec<String> {
+    calls
+        .iter()
+        .flat_map(|c| {
+            c["result"]["structuredContent"]
+                .pointer(pointer)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|i| i["id"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn page_numbers_are_followed_to_the_last_page() {
+    let test = "page_numbers_are_followed_to_the_last_page";
+    if !clients::require_python(test).unwrap_or_else(|e| panic!("{e}")) {
+        return;
+    }
+    // Eleven accounts, five per page, in the `{success, result, result_info}` envelope.
+    let upstream = Upstream::start(|req| {
+        let page: usize = query(&req.target, "page").and_then(|p| p.parse().ok()).unwrap_or(1);
+        let per: usize = query(&req.target, "per_page").and_then(|p| p.parse().ok()).unwrap_or(20);
+        let all: Vec<Value> = (1..=11).map(|i| json!({"id": format!("acc_{i}"), "name": format!("Account {i}")})).collect();
+        let chunk: Vec<Value> = all.iter().skip((page - 1) * per).take(per).cloned().collect();
+        Reply::json(200, &json!({"success": true, "errors": [], "messages": [], "result": chunk,
+            "result_info": {"page": page, "per_page": per, "count": 5, "total_count": 11, "total_pages": 11usize.div_ceil(per)}}))
+    })
+    .unwrap();
+    let calls = follow_on(
+        ("cloudflare-tools", "cloudflare-mcp"),
+        json!({"CLOUDFLARE_API_TOKEN": KEY}),
+        &upstream,
+        "accounts_list",
+        json!({"per_page": 5}),
+    );
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    let want: Vec<String> = (1..=11).map(|i| format!("acc_{i}")).collect();
+    assert_eq!(ids_at(&calls, "/result"), want);
+    assert_eq!(calls[2]["arguments"], json!({"per_page": 5, "page": 3}));
+    assert_eq!(calls[2]["result"]["structuredContent"]["next"], Value::Null);
+}
+
+#[test]
+fn a_cursor_field_is_followed_until_it_is_null() {
+    let test = "a_cursor_field_is_followed_until_it_is_null";
+    if !clients::require_python(test).unwrap_or_else(|e| panic!("{e}")) {
+        return;
+    }
+    // Larder's adjustments: `{data, next_cursor}`, three per page, seven in all.
+    let upstream = Upstream::start(|req| {
+        let start: usize = query(&req.target, "cursor").and_then(|c| c.strip_prefix("c")?.parse().ok()).unwrap_or(0);
+        let data: Vec<Value> = (start..(start + 3).min(7))
+            .map(|i| json!({"id": format!("adj_{i:08}"), "item_id": "itm_ab12cd34", "delta": 1, "reason": "used", "at": "2026-03-02T19:12:00Z"}))
+            .collect();
+        let next = if start + 3 < 7 { json!(format!("c{}", start + 3)) } else { Value::Null };
+        Reply::json(200, &json!({"data": data, "next_cursor": next}))
+    })
+    .unwrap();
+    let calls = follow_on(
+        ("larder-tools", "larder-mcp"),
+        json!({"LARDER_BEARER_AUTH": KEY}),
+        &upstream,
+        "list_stock_adjustments",
+        json!({"pantryId": "pan_00000001", "limit": 3}),
+    );
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    let want: Vec<String> = (0..7).map(|i| format!("adj_{i:08}")).collect();
+    assert_eq!(ids_at(&calls, "/data"), want);
+    assert_eq!(
+        calls[1]["arguments"],
+        json!({"pantryId": "pan_00000001", "limit": 3, "cursor": "c3"})
     );
 }
