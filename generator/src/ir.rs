@@ -750,6 +750,17 @@ pub enum Pagination {
 }
 
 impl Pagination {
+    /// The convention's name, as forge.json spells it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::LastItemId { .. } => "last_item_id",
+            Self::CursorField { .. } => "cursor_field",
+            Self::NextUrl { .. } => "next_url",
+            Self::PageNumber { .. } => "page_number",
+        }
+    }
+
     /// Its JSON pointers, to check them.
     pub fn pointers(&self) -> Vec<&str> {
         match self {
