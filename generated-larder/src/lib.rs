@@ -31,6 +31,7 @@ pub use toolforge_runtime;
 use toolforge_runtime::catalogue::{Catalogue, Product};
 use toolforge_runtime::profile::Identity;
 use toolforge_runtime::profile::IdentityProbe;
+use toolforge_runtime::profile::Pagination;
 use toolforge_runtime::profile::Profile;
 use toolforge_runtime::profile::ServerVar;
 use toolforge_runtime::security::KeyLocation;
@@ -119,6 +120,10 @@ pub static CATALOGUE: Catalogue = Catalogue {
                 allowed: &["v1", "v2"],
             },
         ],
+        pagination: Pagination::CursorField {
+            param: "cursor",
+            cursor: "/next_cursor",
+        },
         identity: Some(Identity {
             probes: IDENTITY_PROBES,
         }),

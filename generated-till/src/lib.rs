@@ -20,6 +20,7 @@ use toolforge_runtime::catalogue::{Catalogue, Product};
 use toolforge_runtime::profile::BodyEnvelope;
 use toolforge_runtime::profile::Identity;
 use toolforge_runtime::profile::IdentityProbe;
+use toolforge_runtime::profile::Pagination;
 use toolforge_runtime::profile::Profile;
 use toolforge_runtime::security::SchemeKind;
 use toolforge_runtime::security::SecurityScheme;
@@ -60,6 +61,11 @@ pub static CATALOGUE: Catalogue = Catalogue {
             errors: "/error",
             items: Some("/data"),
             ..BodyEnvelope::BARE
+        },
+        pagination: Pagination::LastItemId {
+            param: "starting_after",
+            more: "/has_more",
+            id: "/id",
         },
         identity: Some(Identity {
             probes: IDENTITY_PROBES,

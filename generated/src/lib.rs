@@ -45,6 +45,7 @@ use toolforge_runtime::profile::Identity;
 use toolforge_runtime::profile::IdentityProbe;
 use toolforge_runtime::profile::MergedSelector;
 use toolforge_runtime::profile::MergedVariant;
+use toolforge_runtime::profile::Pagination;
 use toolforge_runtime::profile::Profile;
 use toolforge_runtime::profile::Refusals;
 use toolforge_runtime::security::SchemeKind;
@@ -89,6 +90,11 @@ pub static CATALOGUE: Catalogue = Catalogue {
             failure_flag: Some("/success"),
             page: Some("/result_info"),
             ..BodyEnvelope::BARE
+        },
+        pagination: Pagination::PageNumber {
+            param: "page",
+            page: "/result_info/page",
+            total_pages: "/result_info/total_pages",
         },
         refusals: Refusals {
             grant: "This call needs the token permission(s) {permissions}; grant them to the API token at dash.cloudflare.com/profile/api-tokens, or use a role that includes them.",

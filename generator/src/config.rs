@@ -50,6 +50,10 @@ pub struct ForgeConfig {
     /// API that differs from another only in these names needs no code).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub envelope: Option<EnvelopeConfig>,
+    /// How the API pages its lists; replaces the convention inferred from
+    /// the spec (`{"convention": "none"}` turns paging hints off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pagination: Option<crate::ir::Pagination>,
     /// The pinned skills served over MCP (the Skills extension), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills: Option<SkillsPin>,
@@ -90,6 +94,27 @@ pub struct EnvelopeConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^(/.*)?$"))]
     pub items: Option<String>,
+}
+
+/// `pagination` if its pointers are JSON pointers, else why not (`file`
+/// for the message).
+pub fn checked_pagination(
+    pagination: &crate::ir::Pagination,
+    file: &Path,
+) -> Result<crate::ir::Pagination> {
+    if let Some(bad) = pagination
+        .pointers()
+        .into_iter()
+        .find(|p| !(p.is_empty() || p.starts_with('/')))
+    {
+        return Err(GenerateError::Config {
+            file: file.to_path_buf(),
+            message: format!(
+                "/pagination: `{bad}` must be a JSON pointer (empty or starting with `/`)"
+            ),
+        });
+    }
+    Ok(pagination.clone())
 }
 
 impl EnvelopeConfig {
@@ -462,6 +487,7 @@ impl ForgeConfig {
             options: GeneratorOptions::default(),
             identity: None,
             envelope: None,
+            pagination: None,
             skills: None,
         }
     }
@@ -547,6 +573,32 @@ pub fn verify_pin(bytes: &[u8], pin: &SpecPin, file: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pagination_settings_are_read_and_checked() {
+        let set: crate::ir::Pagination = serde_json::from_str(
+            r#"{"convention": "cursor_field", "param": "after", "cursor": "/paging/next"}"#,
+        )
+        .unwrap();
+        let got = checked_pagination(&set, Path::new("forge.json")).unwrap();
+        assert_eq!(
+            got,
+            crate::ir::Pagination::CursorField {
+                param: "after".into(),
+                cursor: "/paging/next".into()
+            }
+        );
+        let bad: crate::ir::Pagination =
+            serde_json::from_str(r#"{"convention": "next_url", "next": "links.next"}"#).unwrap();
+        let err = checked_pagination(&bad, Path::new("forge.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("/pagination"), "{err}");
+        assert!(
+            serde_json::from_str::<crate::ir::Pagination>(r#"{"convention": "link_header"}"#)
+                .is_err()
+        );
+    }
 
     #[test]
     fn envelope_settings_replace_the_policys_fields() {

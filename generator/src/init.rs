@@ -143,6 +143,7 @@ pub fn forge_config(opts: &InitOptions) -> ForgeConfig {
         options: GeneratorOptions::default(),
         identity: None,
         envelope: None,
+        pagination: None,
         skills: None,
     }
 }

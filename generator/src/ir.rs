@@ -6,6 +6,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
+mod body;
+pub use body::{BodyEnvelope, Pagination};
+
 /// Everything generated from one spec.
 #[derive(Debug, Clone, Serialize)]
 pub struct Catalogue {
@@ -413,6 +416,8 @@ pub struct Profile {
     /// Where payload, failure flag, errors and page metadata are in the
     /// API's response bodies.
     pub envelope: BodyEnvelope,
+    /// How the API pages its lists.
+    pub pagination: Pagination,
     /// Refusal texts, when not the generic ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refusals: Option<Refusals>,
@@ -459,6 +464,7 @@ impl Profile {
             base_url: None,
             server_vars: Vec::new(),
             envelope: BodyEnvelope::bare(),
+            pagination: Pagination::None,
             refusals: None,
             accounts: None,
             merged: None,
@@ -691,42 +697,6 @@ pub struct ServerVar {
     /// The allowed values (the spec's `enum`); empty: any.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allowed: Vec<String>,
-}
-
-/// Where things are in an API's response bodies, as JSON pointers
-/// (`toolforge_runtime::profile::BodyEnvelope`, whose `BARE` value
-/// [`BodyEnvelope::bare`] mirrors).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct BodyEnvelope {
-    /// The payload of a successful body (`""`: the whole body).
-    pub payload: String,
-    /// A boolean that is `false` on failure even with a 2xx status.
-    pub failure_flag: Option<String>,
-    /// The errors: an array of error objects or one object.
-    pub errors: String,
-    /// In an error object, its message.
-    pub error_message: String,
-    /// In an error object, its code.
-    pub error_code: String,
-    /// Page metadata beside the payload.
-    pub page: Option<String>,
-    /// In a list payload that is an object, its items.
-    pub items: Option<String>,
-}
-
-impl BodyEnvelope {
-    /// Bare bodies (the runtime's `BodyEnvelope::BARE`).
-    pub fn bare() -> Self {
-        Self {
-            payload: String::new(),
-            failure_flag: None,
-            errors: "/errors".to_owned(),
-            error_message: "/message".to_owned(),
-            error_code: "/code".to_owned(),
-            page: None,
-            items: None,
-        }
-    }
 }
 
 /// How refused calls are explained (`{permissions}` becomes the tool's

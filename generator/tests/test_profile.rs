@@ -5,7 +5,7 @@
 mod common;
 
 use toolforge_generator::config::{ForgeConfig, PolicyKind};
-use toolforge_generator::ir::{BodyEnvelope, Profile};
+use toolforge_generator::ir::{BodyEnvelope, Pagination, Profile};
 use toolforge_generator::{Generated, generate};
 
 fn generate_with(api: &str, policy: PolicyKind) -> Generated {
@@ -86,6 +86,13 @@ fn a_generic_policy_under_the_flagship_name_gets_the_generic_profile() {
     // Only the spec's server, as any API gets it.
     let want = Profile {
         base_url: Some("https://api.cloudflare.com/client/v4".to_owned()),
+        // Inferred from the spec, as for any API: `page` and the documented
+        // `result_info.total_pages`.
+        pagination: Pagination::PageNumber {
+            param: "page".into(),
+            page: "/result_info/page".into(),
+            total_pages: "/result_info/total_pages".into(),
+        },
         ..Profile::generic("cloudflare")
     };
     assert_eq!(without_security(&g.catalogue.profile), want);

@@ -12,6 +12,8 @@
 //!   the payload, a failure flag (`false` is a failure even with a 2xx
 //!   status), the errors and their message and code, page metadata and a
 //!   list's items; bare bodies by default;
+//! - how it pages its lists ([`Pagination`]): the next call's exact
+//!   arguments from a list answer;
 //! - how refused calls (401/403) are explained and whether an empty list
 //!   from a tool that needs permissions is flagged ([`Refusals`]);
 //! - which path arguments name an account and how an omitted one is filled
@@ -44,6 +46,7 @@
 pub mod accounts;
 pub mod envelope;
 pub mod identity;
+pub mod pagination;
 pub mod servers;
 
 use serde_json::Value;
@@ -55,6 +58,7 @@ use crate::security::{Requirement, SecurityScheme};
 pub use accounts::{AccountFill, AccountList};
 pub use envelope::BodyEnvelope;
 pub use identity::{Identity, IdentityProbe};
+pub use pagination::{PageNext, Pagination};
 pub use servers::ServerVar;
 
 /// Where `{permissions}` goes in the [`Refusals`] texts.
@@ -77,6 +81,9 @@ pub struct Profile {
     pub token_env: &'static str,
     /// Shape of the API's response bodies.
     pub envelope: BodyEnvelope,
+    /// How the API pages its lists: list results of direct tools carry the
+    /// next call's arguments.
+    pub pagination: Pagination,
     /// How refused calls and empty lists are explained.
     pub refusals: Refusals,
     /// Path arguments naming an account, and how an omitted one is filled.
@@ -84,7 +91,9 @@ pub struct Profile {
     /// The selector argument of merged-path tools, when the API has them.
     pub merged: Option<MergedSelector>,
     /// Code Mode: the example ending the `execute` tool's description (an
-    /// async arrow function calling `api.request`).
+    /// async arrow function calling `api.request`). The generic value
+    /// means "none given": the runtime then builds one from the served
+    /// tools (`codemode::examples`).
     pub execute_example: &'static str,
     /// The API's credential schemes (`components.securitySchemes`); empty
     /// means one bearer token from [`Profile::token_env`] for every call.
@@ -117,6 +126,7 @@ impl Profile {
             server_vars: &[],
             token_env,
             envelope: BodyEnvelope::BARE,
+            pagination: Pagination::None,
             refusals: Refusals::GENERIC,
             accounts: AccountFill::Never,
             merged: None,

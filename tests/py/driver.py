@@ -18,6 +18,10 @@ Plan (JSON on stdin)::
      "steps": [{"op": "list"}, {"op": "call", "name": "zones_list", "arguments": {}},
                {"op": "skills"}, {"op": "request", "method": "skills/get", "params": {...}}]}
 
+``follow`` calls ``name`` with ``arguments``, then again with the result's
+``structuredContent.next`` while that is an object (at most ``maxCalls`` calls), as
+an agent paging through a list does; it reports every call.
+
 ``skills`` walks the Skills extension (SEP-2640) as a host would: ``resources/list``
 (typed), ``skills/list``, ``skills/get`` of each listed skill, ``resources/read``
 (typed) of every file in each manifest and of ``api://products``. The SDK has no
@@ -88,6 +92,21 @@ async def run_steps(api: Any, steps: list[dict[str, Any]], results: list[dict[st
                 results.append({"op": "call", "name": name, "result": dump(result)})
             except Exception as e:  # noqa: BLE001
                 results.append({"op": "call", "name": name, "error": describe_error(e)})
+        elif op == "follow":
+            name = step["name"]
+            arguments = step.get("arguments") or {}
+            calls: list[Any] = []
+            try:
+                for _ in range(int(step.get("maxCalls", 20))):
+                    result = dump(await api.call_tool(name, arguments))
+                    calls.append({"arguments": arguments, "result": result})
+                    following = (result.get("structuredContent") or {}).get("next")
+                    if not isinstance(following, dict):
+                        break
+                    arguments = following
+                results.append({"op": "follow", "name": name, "calls": calls})
+            except Exception as e:  # noqa: BLE001
+                results.append({"op": "follow", "name": name, "calls": calls, "error": describe_error(e)})
         elif op == "skills":
             try:
                 results.append({"op": "skills", **(await walk_skills(api))})

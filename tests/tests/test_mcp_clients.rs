@@ -231,6 +231,16 @@ fn check_report(report: &Value, expect_version: &str, expect_output_schemas: boo
         if let Some(info) = body.get("result_info") {
             expected["result_info"] = info.clone();
         }
+        // A paged list also carries the next call's arguments (an object),
+        // or `null` on the last page (docs/generated.md "Envelopes and paging").
+        if let Some(next) = structured.get("next") {
+            if !(next.is_null() || next.is_object()) {
+                problems.push(format!(
+                    "{label}: `next` is neither arguments nor null: {next}"
+                ));
+            }
+            expected["next"] = next.clone();
+        }
         if structured != &expected {
             problems.push(format!(
                 "{label}: structuredContent {} is not the envelope's result/result_info {}",

@@ -492,6 +492,13 @@ pub(crate) fn build_catalogue_keeping(
     if let Some(envelope) = &config.envelope {
         profile.envelope = envelope.apply(profile.envelope, std::path::Path::new("forge.json"))?;
     }
+    profile.pagination = match &config.pagination {
+        Some(p) => crate::config::checked_pagination(p, std::path::Path::new("forge.json"))?,
+        None => {
+            let tools = products.iter().flat_map(|p: &Product| p.tools.iter());
+            crate::policy::pagination::infer(tools).0
+        }
+    };
     if let Some(identity) = &config.identity {
         profile.identity = Some(crate::ir::Identity {
             probes: vec![identity.probe(std::path::Path::new("forge.json"))?],

@@ -125,6 +125,11 @@ pub struct SpecReport {
     /// specs whose document loads).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub schemes: BTreeMap<DeclaredKind, usize>,
+    /// `GET` list operations per paging convention they follow
+    /// (`policy::pagination::convention_of`); `none`: lists (an array in
+    /// the output) that follow none the generator knows.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub paging: BTreeMap<String, usize>,
 }
 
 impl SpecReport {
@@ -155,8 +160,24 @@ impl SpecReport {
             lost_inputs: 0,
             lost_examples: Vec::new(),
             schemes: BTreeMap::new(),
+            paging: BTreeMap::new(),
         }
     }
+}
+
+/// The paging convention a tool's list follows, `none` for a `GET` whose
+/// output documents an array but follows no known convention, `None` for
+/// tools that are not lists.
+fn paging_of(tool: &crate::ir::Tool) -> Option<&'static str> {
+    if let Some(convention) = crate::policy::pagination::convention_of(tool) {
+        return Some(convention.name());
+    }
+    let lists = tool.method == crate::ir::HttpMethod::Get
+        && tool
+            .output_schema
+            .as_ref()
+            .is_some_and(|o| o.text.as_str().contains(r#""type":"array""#));
+    lists.then_some("none")
 }
 
 /// The configuration a corpus spec is generated with: the generic policy,
@@ -245,6 +266,9 @@ pub fn run_spec(bytes: &[u8], name: &str, options: &RunOptions) -> (SpecReport, 
                 }
                 if !valid_name(&tool.name) {
                     r.bad_names += 1;
+                }
+                if let Some(convention) = paging_of(tool) {
+                    *r.paging.entry(convention.to_owned()).or_default() += 1;
                 }
                 r.input.add(Features::of(&tool.input_schema));
                 r.strict

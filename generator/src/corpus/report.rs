@@ -63,6 +63,12 @@ pub struct Summary {
     /// Generated specs with a product name carrying `api` / `apis` / `rest`.
     #[serde(default)]
     pub specs_with_api_products: usize,
+    /// `GET` list operations per paging convention (`none`: no known one).
+    #[serde(default)]
+    pub paging: BTreeMap<String, usize>,
+    /// Specs with at least one list operation per convention.
+    #[serde(default)]
+    pub paging_specs: BTreeMap<String, usize>,
     /// Security schemes declared, per kind, over all specs.
     #[serde(default)]
     pub scheme_kinds: BTreeMap<DeclaredKind, usize>,
@@ -132,6 +138,10 @@ impl Summary {
             s.specs_losing_inputs += usize::from(r.lost_inputs > 0);
             s.specs_with_versioned_products += usize::from(r.versioned_products > 0);
             s.specs_with_api_products += usize::from(r.api_products > 0);
+            for (convention, &n) in &r.paging {
+                *s.paging.entry(convention.clone()).or_default() += n;
+                *s.paging_specs.entry(convention.clone()).or_default() += 1;
+            }
             for (&kind, &n) in &r.schemes {
                 *s.scheme_kinds.entry(kind).or_default() += n;
                 *s.scheme_kind_specs.entry(kind).or_default() += 1;
@@ -327,6 +337,7 @@ pub fn render_markdown(
         s.input.schemas, s.strict.schemas
     );
     render_products(&mut o, s);
+    render_paging(&mut o, s);
     render_security(&mut o, s);
     if details {
         render_details(&mut o, reports);
@@ -351,6 +362,20 @@ fn render_products(o: &mut String, s: &Summary) {
         s.specs_with_api_products,
         pct(s.specs_with_api_products, generated),
     );
+}
+
+/// The "Pagination" section: list operations per paging convention.
+fn render_paging(o: &mut String, s: &Summary) {
+    let total: usize = s.paging.values().sum();
+    let _ = writeln!(
+        o,
+        "\n## Pagination\n\n`GET` list operations (a paging parameter with the member that says \"more\", or an array in the output) per convention the generator infers (`policy/pagination.rs`); `none` are lists it cannot page yet (single-page lists, `Link` headers, conventions it does not know).\n\n| convention | list operations | share | specs |\n|---|---:|---:|---:|"
+    );
+    for (convention, &n) in &s.paging {
+        let specs = s.paging_specs.get(convention).copied().unwrap_or(0);
+        let _ = writeln!(o, "| `{convention}` | {n} | {} | {specs} |", pct(n, total));
+    }
+    let _ = writeln!(o, "| **total** | **{total}** | | |");
 }
 
 /// The "Security schemes" section: which kinds of scheme the specs
@@ -484,6 +509,7 @@ mod tests {
         a.versioned_products = 1;
         a.resource_names = 2;
         a.html_descriptions = 1;
+        a.paging = [("last_item_id".to_owned(), 3), ("none".to_owned(), 1)].into();
         let mut b = SpecReport::new("b.json", 10, Outcome::Refused);
         b.error_kind = Some("DanglingRef".into());
         b.error_pointer = Some("/paths/~1x".into());
@@ -523,6 +549,11 @@ mod tests {
             short.contains("operationId is missing or a path mashup: 2 (in 1 specs); tool names shared by two tools: 0 (target 0); descriptions converted from HTML to Markdown: 1 (in 1 specs)"),
             "{short}"
         );
+        assert!(
+            short.contains("| `last_item_id` | 3 | 75.0% | 1 |"),
+            "{short}"
+        );
+        assert!(short.contains("| **total** | **4** | | |"), "{short}");
         let long = render_markdown("Corpus", "toolforge corpus x", &s, &reports, true);
         assert!(long.contains("dangling \\| ref"), "{long}");
     }

@@ -11,7 +11,7 @@ use super::interned::ToolSchemas;
 use crate::error::{GenerateError, Result};
 use crate::ir::{
     BodyArgs, BodyEnvelope, BodyKind, Catalogue, Envelope, HttpMethod, KeyLocation, Location,
-    Product, Profile, Scheme, SchemeKind, Style, Tool,
+    Pagination, Product, Profile, Scheme, SchemeKind, Style, Tool,
 };
 use crate::naming::{module_ident, static_ident};
 
@@ -482,6 +482,34 @@ fn envelope_expr(e: &BodyEnvelope) -> Option<TokenStream> {
     (!fields.is_empty()).then(|| quote!(BodyEnvelope { #(#fields,)* ..BodyEnvelope::BARE }))
 }
 
+/// The profile's `Pagination` value; `None` when lists are not paged.
+fn pagination_expr(p: &Pagination) -> Option<TokenStream> {
+    let l = |s: &String| lit(s);
+    Some(match p {
+        Pagination::None => return None,
+        Pagination::LastItemId { param, more, id } => {
+            let (param, more, id) = (l(param), l(more), l(id));
+            quote!(Pagination::LastItemId { param: #param, more: #more, id: #id })
+        }
+        Pagination::CursorField { param, cursor } => {
+            let (param, cursor) = (l(param), l(cursor));
+            quote!(Pagination::CursorField { param: #param, cursor: #cursor })
+        }
+        Pagination::NextUrl { next } => {
+            let next = l(next);
+            quote!(Pagination::NextUrl { next: #next })
+        }
+        Pagination::PageNumber {
+            param,
+            page,
+            total_pages,
+        } => {
+            let (param, page, total_pages) = (l(param), l(page), l(total_pages));
+            quote!(Pagination::PageNumber { param: #param, page: #page, total_pages: #total_pages })
+        }
+    })
+}
+
 /// The catalogue's `profile` expression (the fields the policy set, the
 /// rest from `Profile::generic`) and the items it needs: the `use` of the
 /// `toolforge_runtime::profile` and `::security` names, and the `SCHEMES`
@@ -505,6 +533,10 @@ fn profile_expr(p: &Profile) -> (TokenStream, TokenStream) {
     if let Some(envelope) = envelope_expr(&p.envelope) {
         used.push("BodyEnvelope");
         fields.push(quote!(envelope: #envelope));
+    }
+    if let Some(pagination) = pagination_expr(&p.pagination) {
+        used.push("Pagination");
+        fields.push(quote!(pagination: #pagination));
     }
     if let Some(r) = &p.refusals {
         used.push("Refusals");

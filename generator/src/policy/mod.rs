@@ -7,6 +7,7 @@
 
 pub mod cloudflare;
 pub mod generic;
+pub mod pagination;
 pub mod registry;
 pub mod versions;
 

@@ -33,6 +33,68 @@ use crate::sandbox::{HostApi, HostFuture, HostRequest};
 use crate::server::direct::Direct;
 use crate::upstream::path_only;
 
+/// Why an `api.request` promise rejects: the message, and for an answer
+/// the API refused, its status and the API's error code (the thrown
+/// Error's `status` and `code`).
+#[derive(Debug)]
+struct Rejection {
+    message: String,
+    status: Option<u16>,
+    code: Option<Value>,
+}
+
+impl From<String> for Rejection {
+    fn from(message: String) -> Self {
+        Self {
+            message,
+            status: None,
+            code: None,
+        }
+    }
+}
+
+impl Rejection {
+    /// What the sandbox receives: the plain message, or
+    /// `{"message", "status", "code"}` as JSON when there is a status (the
+    /// sandbox's settler turns that into an Error with those fields).
+    fn payload(self) -> String {
+        match self.status {
+            None => self.message,
+            Some(status) => {
+                json!({"message": self.message, "status": status, "code": self.code}).to_string()
+            }
+        }
+    }
+}
+
+/// The member of an `api.request` result that says how to get the next
+/// page of a list: `{next: <query> | null, items: <pointer in result>}`.
+pub const PAGING: &str = "paging";
+
+/// The `paging` member for a 2xx `body` answering `tool` called with
+/// `query` (by parameter name), when the profile pages its lists.
+fn paging(
+    profile: &crate::profile::Profile,
+    tool: &ToolDef,
+    query: Option<&Map<String, Value>>,
+    body: &Value,
+) -> Option<Value> {
+    if !profile.pagination.applies(tool) {
+        return None;
+    }
+    let empty = Map::new();
+    let next =
+        profile
+            .pagination
+            .next_query(&profile.envelope, tool, query.unwrap_or(&empty), body)?;
+    let next = match next {
+        crate::profile::PageNext::Next(query) => Value::Object(query),
+        crate::profile::PageNext::Last => Value::Null,
+    };
+    let items = profile.envelope.items.unwrap_or("");
+    Some(json!({ "next": next, "items": items }))
+}
+
 /// RFC 3986 unreserved characters stay, everything else is encoded.
 const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'-')
@@ -101,6 +163,12 @@ impl ApiHost {
     /// Performs one `api.request`: the value the promise resolves with, or
     /// the message it rejects with (token scrubbed).
     pub async fn send(&self, request: HostRequest) -> Result<Value, String> {
+        self.send_detailed(request).await.map_err(|r| r.message)
+    }
+
+    /// [`ApiHost::send`], keeping a refused call's status and the API's
+    /// error code for the thrown Error.
+    async fn send_detailed(&self, request: HostRequest) -> Result<Value, Rejection> {
         let credential = &self.credential;
         let built = self
             .build(&request)
@@ -109,11 +177,11 @@ impl ApiHost {
         let (tool, http) = built;
         // Before progress or the request: a hidden operation is not called.
         if let Some(refusal) = crate::authz::hidden_refusal(&self.connection, tool) {
-            return Err(format!(
+            return Err(Rejection::from(format!(
                 "{} {}: {refusal}",
                 tool.method.as_str(),
                 path_only(&http.path_and_query)
-            ));
+            )));
         }
         if let Some(Reporter(progress)) = &self.progress {
             let n = self.made.fetch_add(1, Ordering::Relaxed) + 1;
@@ -125,7 +193,7 @@ impl ApiHost {
             Ok(r) => r,
             Err(e) => {
                 self.watch.saw(&self.connection, tool, &path, None, None);
-                return Err(credential.redact(&e.to_string()));
+                return Err(Rejection::from(credential.redact(&e.to_string())));
             }
         };
         let status = response.status;
@@ -147,6 +215,13 @@ impl ApiHost {
                 profile,
                 connection: &self.connection,
             };
+            let code = json
+                .as_ref()
+                .and_then(|v| profile.envelope.error_code(v))
+                .map(|c| match c {
+                    Value::String(s) => Value::String(credential.redact(&s)),
+                    other => other,
+                });
             let result = map_response(call, response);
             let text: Vec<String> = result
                 .content
@@ -161,7 +236,11 @@ impl ApiHost {
                 Some(status.as_u16()),
                 Some(&error),
             );
-            return Err(error);
+            return Err(Rejection {
+                message: error,
+                status: Some(status.as_u16()),
+                code,
+            });
         }
         self.watch
             .saw(&self.connection, tool, &path, Some(status.as_u16()), None);
@@ -178,6 +257,12 @@ impl ApiHost {
         }
         let mut out = Map::new();
         out.insert("status".into(), json!(status.as_u16()));
+        if let Some(paging) = json
+            .as_ref()
+            .and_then(|body| paging(profile, tool, request.query.as_ref(), body))
+        {
+            out.insert(PAGING.into(), paging);
+        }
         let unwrapped = json.as_mut().and_then(|v| profile.envelope.unwrap(v));
         match (unwrapped, json) {
             (Some((result, page)), _) => {
@@ -194,13 +279,13 @@ impl ApiHost {
                     Ok(text) if text.trim().is_empty() => Value::Null,
                     Ok(text) => Value::String(text),
                     Err(e) => {
-                        return Err(format!(
+                        return Err(Rejection::from(format!(
                             "{} {path} answered {} with {} bytes of binary data ({}), which cannot be returned to JavaScript",
                             tool.method.as_str(),
                             status.as_u16(),
                             e.as_bytes().len(),
                             response_type(&response.content_type)
-                        ));
+                        )));
                     }
                 };
                 out.insert("result".into(), result);
@@ -310,7 +395,11 @@ impl ApiHost {
 impl HostApi for ApiHost {
     fn request(&self, request: HostRequest) -> HostFuture {
         let host = self.clone();
-        Box::pin(async move { host.send(request).await })
+        Box::pin(async move {
+            host.send_detailed(request)
+                .await
+                .map_err(Rejection::payload)
+        })
     }
 }
 

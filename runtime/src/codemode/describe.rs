@@ -8,8 +8,9 @@
 
 use std::collections::BTreeSet;
 
+use super::examples::Examples;
 use crate::catalogue::{Annotations, Envelope, Method, SharedText, ToolDef};
-use crate::profile::{AccountFill, Profile};
+use crate::profile::{AccountFill, Pagination, Profile};
 
 /// Name of the spec query tool.
 pub const SEARCH: &str = "search";
@@ -34,6 +35,8 @@ pub struct Facts {
     pub truncate_bytes: usize,
     /// Every exposed tool is read-only (`--read-only`).
     pub read_only: bool,
+    /// The examples, from the exposed tools.
+    pub examples: Examples,
 }
 
 const CODE_SCHEMA: &str = r#"{"type":"object","properties":{"code":{"type":"string","description":"JavaScript: an async arrow function, e.g. async () => { ... }"}},"required":["code"],"additionalProperties":false}"#;
@@ -91,7 +94,8 @@ pub fn search_tool(facts: &Facts) -> &'static ToolDef {
 `code` is an async arrow function; its return value (JSON) is the result, console.log output is returned too. Return only what you need: the spec is large.
 declare const spec: {{ paths: Record<string, Record<"get"|"post"|"put"|"patch"|"delete", {{ summary?: string; description?: string; tags?: string[]; operationId?: string; parameters?: {{ name: string; in: "path"|"query"|"header"; required?: boolean; schema?: any; description?: string }}[]; requestBody?: {{ content: Record<string, {{ schema: any }}> }}; responses: Record<string, any> }}>>; components: any }};
 $refs are inlined (a cycle is {{"$circular": ref}}); x-* extensions (e.g. permissions) are kept.{scopes}
-Example: async () => Object.entries(spec.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op.tags?.some(t => /dns/i.test(t))).map(([m, op]) => `${{m.toUpperCase()}} ${{path}}: ${{op.summary}}`))"#
+Example: async () => Object.entries(spec.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op.tags?.some(t => /{tag}/i.test(t))).map(([m, op]) => `${{m.toUpperCase()}} ${{path}}: ${{op.summary}}`))"#,
+        tag = facts.examples.tag
     );
     def(
         SEARCH,
@@ -113,19 +117,30 @@ pub fn execute_tool(facts: &Facts) -> &'static ToolDef {
     let max = facts.max_requests;
     let size = kb(facts.truncate_bytes);
     let profile = facts.profile;
-    let result_type = profile.envelope.request_result_type();
+    let mut result_type = profile.envelope.request_result_type();
+    if profile.pagination != Pagination::None
+        && let Some(open) = result_type.strip_suffix(" }")
+    {
+        result_type = format!("{open}; paging?: {{ next: any; items: string }} }}");
+    }
     let account = match &profile.accounts {
         AccountFill::FromList(list) => list.args.first().map_or_else(String::new, |arg| {
             format!(" A literal {{{arg}}} in the path means the token's only account.")
         }),
         AccountFill::Never => String::new(),
     };
-    let example = profile.execute_example;
+    let example = &facts.examples.execute;
+    let sample = &facts.examples.sample_path;
+    let paginate = if profile.pagination == Pagination::None {
+        String::new()
+    } else {
+        r#"; paginate(req: { method: "GET"; path: string; query?: Record<string, any> }, opts?: { maxPages?: number; maxItems?: number }): Promise<{ items: any[]; pages: number; next: Record<string, any> | null; error?: string; status?: number; code?: any }>"#.to_owned()
+    };
     let description = format!(
         r#"Call the {api} API with JavaScript; find paths and parameters with search first.
 `code` is an async arrow function using:
-declare const api: {{ request(req: {{ method: "GET"|"POST"|"PUT"|"PATCH"|"DELETE"; path: string; query?: Record<string, any>; body?: any; contentType?: string }}): Promise<{result_type}> }};
-`path` is relative to the API base, e.g. /zones/abc/dns_records.{account} The server adds the credential; other hosts are unreachable. A failed request (4xx/5xx, unknown path) throws an Error you can catch. At most {max} requests per run. The return value (JSON) is the result, cut to about {size} KB unless truncate is false; console.log output is returned too.
+declare const api: {{ request(req: {{ method: "GET"|"POST"|"PUT"|"PATCH"|"DELETE"; path: string; query?: Record<string, any>; body?: any; contentType?: string }}): Promise<{result_type}>{paginate} }};
+`path` is relative to the API base, e.g. {sample}.{account} The server adds the credential; other hosts are unreachable. A failed request (4xx/5xx, unknown path) throws an Error (with `status` and the API's `code`) you can catch. At most {max} requests per run, each page one. The return value (JSON) is the result, cut to about {size} KB unless truncate is false; console.log output is returned too.
 Example: {example}"#
     );
     def(

@@ -23,6 +23,7 @@
 
 pub mod api;
 pub mod describe;
+pub mod examples;
 mod narrow;
 mod report;
 pub mod routes;
@@ -158,6 +159,7 @@ impl Engine {
             max_requests: config.limits.max_requests,
             truncate_bytes: setup.truncate_bytes,
             read_only: direct.tools().iter().all(|t| t.annotations.read_only),
+            examples: examples::Examples::of(direct.tools(), direct.profile()),
         };
         let (listed, routes) = match setup.mode {
             Mode::Direct => return Err(CodeModeError::NotSandboxed),

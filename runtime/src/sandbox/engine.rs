@@ -226,13 +226,60 @@ const SETUP_JS: &str = r#"(function (log, send, surface) {
     define(g, "codemode", { value: new Proxy(freeze(Object.create(null)), handler), writable: true, configurable: true });
   } else {
     const request = (req) => call(req === undefined ? null : req);
-    define(g, "api", { value: freeze({ request }), writable: true, configurable: true });
+    // `paging.items` is a JSON pointer into `result` (RFC 6901).
+    const at = (value, pointer) => {
+      if (typeof pointer !== "string" || pointer === "") return value;
+      let cur = value;
+      for (const raw of pointer.split("/").slice(1)) {
+        if (cur === null || typeof cur !== "object") return undefined;
+        cur = cur[raw.split("~1").join("/").split("~0").join("~")];
+      }
+      return cur;
+    };
+    // Follows the host's `paging.next` (the API's convention, read by the
+    // host) page by page; every page is one counted api.request.
+    const paginate = async (req, opts) => {
+      const o = opts || {};
+      const maxPages = o.maxPages === undefined ? 10 : o.maxPages;
+      const maxItems = o.maxItems === undefined ? Infinity : o.maxItems;
+      const base = req || {};
+      const items = [];
+      let query = base.query || {}, pages = 0;
+      while (pages < maxPages && items.length < maxItems) {
+        let r;
+        try { r = await request(Object.assign({}, base, { query })); }
+        catch (e) { return { items, pages, next: query, error: e.message, status: e.status, code: e.code }; }
+        pages++;
+        const paging = r.paging;
+        const got = at(r.result, paging ? paging.items : "");
+        if (Array.isArray(got)) for (const item of got) { if (items.length >= maxItems) break; items.push(item); }
+        if (!paging || paging.next === null || typeof paging.next !== "object") return { items, pages, next: null };
+        query = paging.next;
+      }
+      return { items, pages, next: query };
+    };
+    define(g, "api", { value: freeze({ request, paginate }), writable: true, configurable: true });
   }
   return (id, ok, payload) => {
     const p = pending[id];
     if (p === undefined) return;
     delete pending[id];
-    if (!ok) { p[1](new ErrorCtor(payload)); return; }
+    if (!ok) {
+      // A refused call comes as {"message", "status", "code"}.
+      let error = new ErrorCtor(payload);
+      if (payload.charAt(0) === "{") {
+        try {
+          const d = parse(payload);
+          if (d && typeof d.message === "string") {
+            error = new ErrorCtor(d.message);
+            error.status = d.status;
+            if (d.code !== null && d.code !== undefined) error.code = d.code;
+          }
+        } catch (e) {}
+      }
+      p[1](error);
+      return;
+    }
     let value;
     try { value = parse(payload); } catch (e) { p[1](e); return; }
     p[0](value);

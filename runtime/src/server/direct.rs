@@ -199,6 +199,11 @@ impl Direct {
                 if refused && let Connection::OAuth(grant) = connection {
                     grant.refused(tool, path_only(&request.path_and_query));
                 }
+                let next = resp
+                    .status
+                    .is_success()
+                    .then(|| super::paging::next_page(self.profile(), tool, &args, &resp.body))
+                    .flatten();
                 let call = Call {
                     tool,
                     path: path_only(&request.path_and_query),
@@ -206,7 +211,10 @@ impl Direct {
                     profile: self.profile(),
                     connection,
                 };
-                let result = map_response(call, resp);
+                let mut result = map_response(call, resp);
+                if let Some(next) = next {
+                    super::paging::annotate(&mut result, tool, next);
+                }
                 let outcome = match CallOutcome::of(&result) {
                     CallOutcome::ToolError if refused => CallOutcome::Refused,
                     other => other,

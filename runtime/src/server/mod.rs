@@ -31,6 +31,7 @@ pub mod http;
 mod jsonrpc_guard;
 mod limits;
 pub mod listing;
+pub mod paging;
 #[cfg(feature = "http")]
 pub mod prometheus;
 pub mod resources;

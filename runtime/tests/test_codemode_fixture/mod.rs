@@ -23,7 +23,8 @@ use toolforge_runtime::codemode::{Mode, ModeSetup};
 use toolforge_runtime::config::{Exposure, UpstreamConfig, validate_upstream};
 use toolforge_runtime::credential::Credential;
 use toolforge_runtime::profile::{
-    AccountFill, AccountList, BodyEnvelope, MergedSelector, MergedVariant, Profile, Refusals,
+    AccountFill, AccountList, BodyEnvelope, MergedSelector, MergedVariant, Pagination, Profile,
+    Refusals,
 };
 use toolforge_runtime::sandbox::{Limits, SandboxConfig, WorkerCommand};
 use toolforge_runtime::server::{Core, CoreOptions};
@@ -288,6 +289,11 @@ pub static PROFILE: Profile = Profile {
         failure_flag: Some("/success"),
         page: Some("/result_info"),
         ..BodyEnvelope::BARE
+    },
+    pagination: Pagination::PageNumber {
+        param: "page",
+        page: "/result_info/page",
+        total_pages: "/result_info/total_pages",
     },
     refusals: Refusals {
         grant: "This call needs the token permission(s) {permissions}; grant them to the API token at dash.cloudflare.com/profile/api-tokens, or use a role that includes them.",

@@ -1,0 +1,228 @@
+//! How an API pages its lists, as data: which convention, which query
+//! parameter carries the cursor or page, and where the answer says whether
+//! there is more (JSON pointers into the raw body).
+//!
+//! [`Pagination::next`] turns one list answer into the exact arguments of
+//! the next call (the call's own arguments with the cursor replaced), or
+//! says it was the last page. The generator infers the convention from the
+//! spec; forge.json `pagination` overrides it.
+
+use serde_json::Value;
+
+use super::BodyEnvelope;
+use crate::catalogue::{ParamLocation, ToolDef};
+use crate::request::Args;
+
+/// An API's paging convention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pagination {
+    /// Lists are not paged (or the convention is unknown).
+    None,
+    /// The cursor is the last item's ID (`param=<id>`), sent while the
+    /// flag at `more` is `true`.
+    LastItemId {
+        /// Query parameter taking the cursor.
+        param: &'static str,
+        /// Boolean saying another page follows.
+        more: &'static str,
+        /// In an item, its ID.
+        id: &'static str,
+    },
+    /// The answer holds the next cursor at `cursor` (empty or absent on
+    /// the last page).
+    CursorField {
+        /// Query parameter taking the cursor.
+        param: &'static str,
+        /// The next cursor in the answer.
+        cursor: &'static str,
+    },
+    /// The answer holds the next page's URL at `next` (absent or null on
+    /// the last page); its query becomes the next arguments.
+    NextUrl {
+        /// The next page's URL in the answer.
+        next: &'static str,
+    },
+    /// Numbered pages: `param=<page + 1>` while `page < total_pages`.
+    PageNumber {
+        /// Query parameter taking the page number.
+        param: &'static str,
+        /// The current page number in the answer.
+        page: &'static str,
+        /// The number of pages in the answer.
+        total_pages: &'static str,
+    },
+}
+
+/// What one list answer says about the next page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageNext {
+    /// Call the same tool again with these arguments.
+    Next(Args),
+    /// This was the last page.
+    Last,
+}
+
+impl Pagination {
+    /// The tool argument the convention's query parameter is, when `tool`
+    /// has it (so `tool` is a paged list); `None` for conventions that
+    /// need no parameter declared.
+    fn param_arg(&self, tool: &ToolDef) -> Option<&'static str> {
+        let param = match *self {
+            Self::LastItemId { param, .. }
+            | Self::CursorField { param, .. }
+            | Self::PageNumber { param, .. } => param,
+            Self::None | Self::NextUrl { .. } => return None,
+        };
+        tool.params
+            .iter()
+            .find(|p| p.location == ParamLocation::Query && p.name == param)
+            .map(|p| p.arg)
+    }
+
+    /// Whether answers of `tool` can carry paging (worth reading).
+    pub fn applies(&self, tool: &ToolDef) -> bool {
+        match self {
+            Self::None => false,
+            Self::NextUrl { .. } => tool.method == crate::catalogue::Method::Get,
+            _ => self.param_arg(tool).is_some(),
+        }
+    }
+
+    /// The next page after `body`, the answer to `tool` called with
+    /// `args`; `None` when the answer is not a page this convention reads.
+    pub fn next(
+        &self,
+        envelope: &BodyEnvelope,
+        tool: &ToolDef,
+        args: &Args,
+        body: &Value,
+    ) -> Option<PageNext> {
+        Some(match self.step(envelope, tool, body)? {
+            Step::Set(arg, value) => {
+                let mut next = args.clone();
+                next.insert(arg.to_owned(), value);
+                PageNext::Next(next)
+            }
+            Step::Url(url) => return query_args(tool, args, &url),
+            Step::Last => PageNext::Last,
+        })
+    }
+
+    /// As [`Pagination::next`] for Code Mode's `api.request`, whose
+    /// `query` is keyed by parameter name: the next call's query.
+    pub fn next_query(
+        &self,
+        envelope: &BodyEnvelope,
+        tool: &ToolDef,
+        query: &Args,
+        body: &Value,
+    ) -> Option<PageNext> {
+        Some(match self.step(envelope, tool, body)? {
+            Step::Set(arg, value) => {
+                let name = tool
+                    .params
+                    .iter()
+                    .find(|p| p.arg == arg)
+                    .map_or(arg, |p| p.name);
+                let mut next = query.clone();
+                next.insert(name.to_owned(), value);
+                PageNext::Next(next)
+            }
+            Step::Url(url) => {
+                let raw = url.split_once('?').map_or("", |(_, q)| q);
+                let raw = raw.split('#').next().unwrap_or("");
+                let next: Args = url::form_urlencoded::parse(raw.as_bytes())
+                    .map(|(k, v)| (k.into_owned(), Value::String(v.into_owned())))
+                    .collect();
+                PageNext::Next(next)
+            }
+            Step::Last => PageNext::Last,
+        })
+    }
+
+    /// What `body` says about the next page: a value for the argument
+    /// named first, a URL, or the end.
+    fn step(&self, envelope: &BodyEnvelope, tool: &ToolDef, body: &Value) -> Option<Step> {
+        match *self {
+            Self::None => None,
+            Self::LastItemId { more, id, .. } => {
+                let arg = self.param_arg(tool)?;
+                let items = envelope.list(body)?;
+                if body.pointer(more) != Some(&Value::Bool(true)) {
+                    return Some(Step::Last);
+                }
+                let last = items.last()?.pointer(id)?;
+                matches!(last, Value::String(_) | Value::Number(_))
+                    .then(|| Step::Set(arg, last.clone()))
+            }
+            Self::CursorField { cursor, .. } => {
+                let arg = self.param_arg(tool)?;
+                match body.pointer(cursor) {
+                    Some(Value::String(c)) if !c.is_empty() => {
+                        Some(Step::Set(arg, Value::String(c.clone())))
+                    }
+                    Some(Value::Number(n)) => Some(Step::Set(arg, Value::Number(n.clone()))),
+                    _ => Some(Step::Last),
+                }
+            }
+            Self::PageNumber {
+                page, total_pages, ..
+            } => {
+                let arg = self.param_arg(tool)?;
+                let current = body.pointer(page)?.as_f64()?;
+                let total = body.pointer(total_pages)?.as_f64()?;
+                if current >= total || !(1.0..=1e9).contains(&current) {
+                    return Some(Step::Last);
+                }
+                // Checked range: the page number is a small whole number.
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let next = current.trunc() as u64 + 1;
+                Some(Step::Set(arg, Value::from(next)))
+            }
+            Self::NextUrl { next } => match body.pointer(next) {
+                Some(Value::String(url)) if !url.is_empty() => Some(Step::Url(url.clone())),
+                Some(Value::Null) => Some(Step::Last),
+                None if envelope.list(body).is_some() => Some(Step::Last),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// One answer's word on the next page.
+enum Step {
+    /// Send the argument with this value.
+    Set(&'static str, Value),
+    /// Fetch this URL.
+    Url(String),
+    /// No next page.
+    Last,
+}
+
+/// The arguments of the page at `url`: the call's path arguments, plus
+/// each query parameter of `url` as the tool argument of that name (an
+/// unknown parameter makes the URL unusable as arguments: `None`).
+fn query_args(tool: &ToolDef, args: &Args, url: &str) -> Option<PageNext> {
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    let query = query.split('#').next().unwrap_or("");
+    let mut next: Args = args
+        .iter()
+        .filter(|(arg, _)| {
+            tool.params
+                .iter()
+                .any(|p| p.arg == arg.as_str() && p.location == ParamLocation::Path)
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
+        let def = tool
+            .params
+            .iter()
+            .find(|p| p.location == ParamLocation::Query && p.name == name)?;
+        next.insert(def.arg.to_owned(), Value::String(value.into_owned()));
+    }
+    Some(PageNext::Next(next))
+}
+
+#[cfg(test)]
+mod tests;
