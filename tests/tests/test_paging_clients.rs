@@ -3,7 +3,7 @@
 //! Python SDK drives the generated `till-mcp` server (the Stripe-shaped
 //! sample, convention "cursor from the last item's id") over stdio against
 //! a loopback fake Till holding seven customers. The client calls
-//! `get_customers` with `limit: 3`, then again with each result's
+//! `customers_list` with `limit: 3`, then again with each result's
 //! `structuredContent.next` until it is `null` (driver op `follow`): it
 //! must read every customer exactly once, in three calls, and the last
 //! result must say it is the last page. A failing page stops the walk
@@ -105,7 +105,7 @@ fn fake_till(fail_after: Option<&'static str>) -> Upstream {
 }
 
 fn plan(upstream: &Upstream) -> Value {
-    let steps = json!([{"op": "follow", "name": "get_customers", "arguments": {"limit": 3}, "maxCalls": 10}]);
+    let steps = json!([{"op": "follow", "name": "customers_list", "arguments": {"limit": 3}, "maxCalls": 10}]);
     plan_with(upstream, "direct", steps)
 }
 
@@ -189,7 +189,7 @@ fn an_agent_following_next_reads_every_item_exactly_once() {
     );
     assert!(
         texts(&calls[0])
-            .contains(r#"call `get_customers` with {"limit":3,"starting_after":"cus_3"}"#),
+            .contains(r#"call `customers_list` with {"limit":3,"starting_after":"cus_3"}"#),
         "{report}"
     );
     let last = calls.last().unwrap();
