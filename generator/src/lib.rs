@@ -4,7 +4,6 @@
 //! The core does no I/O: [`generate`] takes bytes and configuration and
 //! returns file contents; the `toolforge` binary reads and writes them.
 
-pub mod build;
 pub mod config;
 pub mod corpus;
 pub mod diff;
@@ -16,6 +15,7 @@ pub mod init_lock;
 pub mod ir;
 mod json_text;
 pub mod load;
+pub mod lower;
 pub mod naming;
 pub mod normalise;
 pub mod policy;
@@ -104,7 +104,7 @@ pub fn generate_into(
     // built on the others (the writer is sequential; the build is parallel
     // per operation). A build error wins, as when they ran in turn.
     let (catalogue, resolved) = rayon::join(
-        || build::build_catalogue_keeping(&doc, config, &cycles),
+        || lower::build_catalogue_keeping(&doc, config, &cycles),
         || {
             config
                 .options

@@ -167,7 +167,7 @@ mod tests {
             "components": {"schemas": {"Info": {"type": "object"}}}}"##;
         let doc = crate::load::load(spec, "spec.json").unwrap();
         let config = ForgeConfig::generic("t", std::path::Path::new("spec.json"), "0");
-        let mut cat = crate::build::build_catalogue(&doc, &config).unwrap();
+        let mut cat = crate::lower::build_catalogue(&doc, &config).unwrap();
         assert_eq!(lost_inputs(&doc, &cat), Vec::<String>::new());
         let tool = &mut cat.products[0].tools[0];
         tool.params.retain(|p| p.name != "dry");

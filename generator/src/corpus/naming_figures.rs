@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::build::text::has_html;
 use crate::ir::Catalogue;
 use crate::load::Document;
+use crate::lower::text::has_html;
 use crate::naming::resource::is_path_mashup;
 
 /// Tools whose operationId is missing (the IR then holds the

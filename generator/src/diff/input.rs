@@ -212,7 +212,7 @@ pub fn load_document_release(
     config: &ForgeConfig,
     label: &str,
 ) -> Result<Release, DiffError> {
-    crate::build::build_catalogue(doc, config)
+    crate::lower::build_catalogue(doc, config)
         .map(|cat| Release::from_catalogue(&cat, label, InputKind::Spec))
         .map_err(|source| DiffError::Generate {
             file: doc.file.clone(),

@@ -314,7 +314,7 @@ mod tests {
         let doc = crate::load::load(spec, file).unwrap();
         let mut config = ForgeConfig::generic("t", std::path::Path::new(file), "0");
         config.policy = policy;
-        let cat = crate::build::build_catalogue(&doc, &config).unwrap();
+        let cat = crate::lower::build_catalogue(&doc, &config).unwrap();
         let table = SchemaTable::build(&cat).unwrap();
         assert!(!cat.products.is_empty());
         for (i, p) in cat.products.iter().enumerate() {

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::params::Args;
-use super::{Ctx, Skip};
+use super::{LowerCtx, Skip};
 use crate::error::{Result, push_pointer};
 use crate::ir::{Body, BodyArgs, BodyKind, HttpMethod};
 use crate::refs::deref;
@@ -94,7 +94,7 @@ fn is_empty_body(schema: &Value) -> bool {
 /// on a GET, HEAD or DELETE, where a body has no defined meaning (RFC
 /// 9110), gives no argument and no body.
 pub(crate) fn collect(
-    ctx: &Ctx<'_>,
+    ctx: &LowerCtx<'_>,
     input: &mut SchemaConverter<'_>,
     args: &mut Args,
     op: &Value,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Ctx, Output};
+use super::{LowerCtx, Output};
 use crate::emit::typescript::output_declaration_with;
 use crate::error::{Result, push_pointer};
 use crate::ir::{Envelope, Response};
@@ -28,9 +28,9 @@ pub(crate) type Success = Arc<Output>;
 
 /// `(responses, success schema)`; the success schema is that of the lowest
 /// 2xx status with a JSON body, with its `$defs` attached. Response
-/// schemas are kept in shared form (see [`Ctx::share`]).
+/// schemas are kept in shared form (see [`LowerCtx::share`]).
 pub(crate) fn collect(
-    ctx: &Ctx<'_>,
+    ctx: &LowerCtx<'_>,
     op: &Value,
     op_ptr: &str,
 ) -> Result<(Vec<Response>, Option<Success>)> {
@@ -94,14 +94,14 @@ pub(crate) fn collect(
                 let unwrapped = (success_candidate && ctx.policy.unwraps(&converted))
                     .then(|| converted.clone());
                 // The declaration reads the schema before sharing, the
-                // bodies where their placeholders are (see `Ctx::output`).
+                // bodies where their placeholders are (see `LowerCtx::output`).
                 let declaration = (success_candidate && unwrapped.is_none())
                     .then(|| output_declaration_with(&converted, &bodies, &ctx.declared_types));
                 let placed = ctx.share_with(&mut converted, &bodies);
                 let text = ctx.intern_placed(&converted, &placed)?;
                 let output = match (unwrapped, declaration) {
                     (Some(original), _) => Some(Arc::new(ctx.output_placed(original, &bodies)?)),
-                    (None, Some(declaration)) => Some(Arc::new(Ctx::shared_output(
+                    (None, Some(declaration)) => Some(Arc::new(LowerCtx::shared_output(
                         Envelope::None,
                         Some((
                             declaration,
@@ -134,7 +134,7 @@ pub(crate) fn collect(
 /// (with placeholders for the bodies taken from the memo), and those
 /// bodies by name.
 fn convert(
-    ctx: &Ctx<'_>,
+    ctx: &LowerCtx<'_>,
     source: &Value,
     pointer: &str,
 ) -> Result<(Value, Vec<(String, MemoBody)>)> {
@@ -169,7 +169,7 @@ mod tests {
         let doc = crate::load::load(spec.as_bytes(), "spec.json").unwrap();
         let mut config = ForgeConfig::generic("t", std::path::Path::new("spec.json"), "0");
         configure(&mut config);
-        let cat = crate::build::build_catalogue(&doc, &config).unwrap();
+        let cat = crate::lower::build_catalogue(&doc, &config).unwrap();
         let mut tools: Vec<Tool> = cat.products.into_iter().flat_map(|p| p.tools).collect();
         tools.sort_by(|a, b| a.operation_id.cmp(&b.operation_id));
         tools

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Ctx, Skip, single_route};
+use super::{LowerCtx, Skip, single_route};
 use crate::error::{Result, push_pointer};
 use crate::ir::{Location, Param, Route, Style};
 use crate::policy::{MergedPath, OpRef};
@@ -90,7 +90,7 @@ fn style(text: Option<&str>, loc: Location) -> Style {
 }
 
 fn read_params<'a>(
-    ctx: &Ctx<'a>,
+    ctx: &LowerCtx<'a>,
     list: Option<&'a Value>,
     base: &str,
     out: &mut Vec<RawParam<'a>>,
@@ -179,7 +179,7 @@ fn param_schema(input: &mut SchemaConverter<'_>, p: &RawParam<'_>) -> Result<Val
 /// Collects the operation's parameters into `args`; `Err(Skip)` when the
 /// operation cannot become a tool.
 pub(crate) fn collect(
-    ctx: &Ctx<'_>,
+    ctx: &LowerCtx<'_>,
     input: &mut SchemaConverter<'_>,
     args: &mut Args,
     op: OpRef<'_>,

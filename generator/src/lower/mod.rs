@@ -35,7 +35,7 @@ use crate::schema::{
 };
 
 /// Shared state while building one catalogue.
-pub(crate) struct Ctx<'a> {
+pub(crate) struct LowerCtx<'a> {
     pub doc: &'a Document,
     pub cycles: &'a Cycles,
     pub policy: Policy,
@@ -77,7 +77,7 @@ pub(crate) struct Output {
     pub nesting: usize,
 }
 
-impl<'a> Ctx<'a> {
+impl<'a> LowerCtx<'a> {
     pub fn converter(&self, mode: SchemaMode) -> SchemaConverter<'_> {
         let budget = match mode {
             SchemaMode::Input => self.input_budget,
@@ -93,8 +93,8 @@ impl<'a> Ctx<'a> {
         self.intern_placed(schema, &Placed::new())
     }
 
-    /// [`Ctx::intern`] of a schema holding `placed` bodies (see
-    /// [`Ctx::share_with`]).
+    /// [`LowerCtx::intern`] of a schema holding `placed` bodies (see
+    /// [`LowerCtx::share_with`]).
     pub fn intern_placed(&self, schema: &Value, placed: &Placed) -> Result<SchemaText> {
         let placed: Vec<(&str, &str)> = placed
             .iter()
@@ -183,11 +183,11 @@ impl<'a> Ctx<'a> {
         self.profile != SchemaProfile::Strict && self.share_subschemas
     }
 
-    /// [`Ctx::share`] of a schema whose root `$defs` entries named in
+    /// [`LowerCtx::share`] of a schema whose root `$defs` entries named in
     /// `bodies` are placeholders for those memo bodies (see
     /// [`share_repeated_placed`]): the placeholders stay, and the copy of
     /// each body the schema holds (shared or not) is returned, to be
-    /// written with it by [`Ctx::intern_placed`].
+    /// written with it by [`LowerCtx::intern_placed`].
     pub fn share_with(&self, schema: &mut Value, bodies: &[(String, MemoBody)]) -> Placed {
         if self.shares() {
             share_repeated_placed(schema, bodies, &self.body_copies)
@@ -221,8 +221,8 @@ impl<'a> Ctx<'a> {
         Ok((declaration, text, nesting(&output)))
     }
 
-    /// [`Ctx::output`] of a converted success schema whose root `$defs`
-    /// hold placeholders for `bodies` (see [`Ctx::share_with`]): a policy
+    /// [`LowerCtx::output`] of a converted success schema whose root `$defs`
+    /// hold placeholders for `bodies` (see [`LowerCtx::share_with`]): a policy
     /// reads and moves the root only, so the bodies are neither copied in
     /// before it nor walked again after it (Stripe unwraps ~100 outputs
     /// holding ~1,000 bodies). An output that no longer holds each
@@ -339,7 +339,7 @@ pub(crate) fn build_catalogue_keeping(
     config: &ForgeConfig,
     cycles: &Cycles,
 ) -> Result<(Catalogue, Caches)> {
-    let ctx = Ctx {
+    let ctx = LowerCtx {
         doc,
         cycles,
         policy: Policy::new(config.policy),
@@ -401,7 +401,7 @@ pub(crate) fn build_catalogue_keeping(
     }
     let mut security = crate::security::Resolver::new(doc, ctx.policy);
     let ops = jobs.iter().filter(|j| matches!(j, Job::Op { .. })).count();
-    let ctx = Ctx {
+    let ctx = LowerCtx {
         output_budget: budget(ops, OUTPUT_NODES_TOTAL, 200, OUTPUT_BUDGET),
         input_budget: budget(ops, INPUT_NODES_TOTAL, 1_000, INPUT_BUDGET),
         ..ctx
@@ -546,7 +546,7 @@ fn annotations(method: HttpMethod) -> Annotations {
     }
 }
 
-fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> Result<Built> {
+fn build_tool(ctx: &LowerCtx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> Result<Built> {
     let merged = ctx.policy.merged_path(op.path);
     let mut input = ctx.converter(SchemaMode::Input);
     let mut args = params::Args::default();
