@@ -31,7 +31,7 @@ fn main() {
             let Ok(doc) = load::load(bytes, file) else {
                 return (0, Vec::new());
             };
-            let config = corpus::corpus_config(
+            let config = commands::corpus::corpus_config(
                 file,
                 bytes,
                 config::SchemaProfile::Full,

@@ -4,14 +4,11 @@
 //! The core does no I/O: [`generate`] takes bytes and configuration and
 //! returns file contents; the `toolforge` binary reads and writes them.
 
+pub mod commands;
 pub mod config;
-pub mod corpus;
-pub mod diff;
 pub mod emit;
 pub mod error;
 pub mod fs_out;
-pub mod init;
-pub mod init_lock;
 pub mod ir;
 mod json_text;
 pub mod load;
@@ -23,7 +20,6 @@ mod quoted;
 pub mod refs;
 pub mod resolved;
 pub mod schema;
-pub mod schema_report;
 pub mod security;
 pub mod servers;
 pub mod skills;

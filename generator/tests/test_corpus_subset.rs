@@ -10,7 +10,7 @@
 
 mod common;
 
-use toolforge_generator::corpus::{
+use toolforge_generator::commands::corpus::{
     Outcome, RunOptions, SpecReport, Summary, for_each_spec, seeded_pick,
 };
 
@@ -72,7 +72,7 @@ fn corpus_subset_generates() {
 }
 
 fn run_spec_checked(bytes: &[u8], name: &str, options: &RunOptions) -> SpecReport {
-    let (report, _) = toolforge_generator::corpus::run_spec(bytes, name, options);
+    let (report, _) = toolforge_generator::commands::corpus::run_spec(bytes, name, options);
     if report.outcome == Outcome::Refused {
         let message = report.message.as_deref().unwrap_or_default();
         let pointer = report.error_pointer.as_deref().unwrap_or_default();
@@ -102,7 +102,7 @@ fn generation_is_the_same_on_every_run() {
         found += 1;
         let files = |run: usize| {
             let (report, generated) =
-                toolforge_generator::corpus::run_spec(&bytes, &name, &options);
+                toolforge_generator::commands::corpus::run_spec(&bytes, &name, &options);
             assert_eq!(report.outcome, Outcome::Generated, "{name} run {run}");
             let mut files: Vec<(String, Vec<u8>)> = generated
                 .unwrap()

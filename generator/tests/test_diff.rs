@@ -12,12 +12,12 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use serde_json::{Value, json};
-use toolforge_generator::config::{ForgeConfig, PolicyKind};
-use toolforge_generator::diff::lock::stabilise;
-use toolforge_generator::diff::{
+use toolforge_generator::commands::diff::lock::stabilise;
+use toolforge_generator::commands::diff::{
     ChangeKind, DiffOptions, DiffReport, Input, InputKind, Release, WarningKind, diff,
     load_release, read_input_with, render_markdown,
 };
+use toolforge_generator::config::{ForgeConfig, PolicyKind};
 use toolforge_generator::{CrateLayout, generate, load};
 
 fn config(policy: PolicyKind) -> ForgeConfig {
@@ -738,7 +738,7 @@ fn real_releases_match_an_independent_count() {
     // A release that drops 164 of 1387 tools is warned about.
     assert_eq!(r.warnings[0].kind, WarningKind::RemovedTools);
     let md = render_markdown(&r, 40);
-    assert!(md.len() <= toolforge_generator::diff::MAX_MARKDOWN_BYTES);
+    assert!(md.len() <= toolforge_generator::commands::diff::MAX_MARKDOWN_BYTES);
     assert!(md.contains("… and"), "large lists are cut");
 }
 
@@ -767,7 +767,7 @@ fn real_releases_reach_full_stability_with_the_lock() {
         let (method, path) = e.key.split_once(' ').unwrap();
         let key = format!(
             "{method} {}",
-            toolforge_generator::diff::normalise_path(path)
+            toolforge_generator::commands::diff::normalise_path(path)
         );
         assert!(
             new_ops.contains(&key),

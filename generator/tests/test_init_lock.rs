@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use toolforge_generator::init_lock::{entry_name, join_entries, split_entries};
+use toolforge_generator::commands::init_lock::{entry_name, join_entries, split_entries};
 
 const PROBE: &str = "lock-probe-tools";
 

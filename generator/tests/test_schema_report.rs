@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use toolforge_generator::schema_report::{Collected, render};
+use toolforge_generator::commands::schema_report::{Collected, render};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/schema-report")

@@ -8,8 +8,8 @@
 
 mod common;
 
+use toolforge_generator::commands::diff::{Input, read_input_with};
 use toolforge_generator::config::ForgeConfig;
-use toolforge_generator::diff::{Input, read_input_with};
 use toolforge_generator::emit::chunks::Piece;
 use toolforge_generator::emit::interned::SchemaTable;
 use toolforge_generator::generate;

@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolforge_generator::schema_report::{Collected, render};
+use toolforge_generator::commands::schema_report::{Collected, render};
 use toolforge_tests::mcp::{RawClient, result_text};
 use toolforge_tests::server::{Server, ServerConfig};
 use toolforge_tests::upstream::{Reply, Upstream};

@@ -12,11 +12,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use toolforge_generator::config::{InvalidOperation, SchemaProfile};
-use toolforge_generator::corpus::{
+use toolforge_generator::commands::corpus::{
     Outcome, RunOptions, SpecReport, Summary, for_each_spec, list_specs, render_markdown, run_spec,
     sample,
 };
+use toolforge_generator::config::{InvalidOperation, SchemaProfile};
 use toolforge_generator::fs_out::{self, Replace};
 use toolforge_generator::{CrateLayout, Generated};
 

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use toolforge_generator::config::{ForgeConfig, PolicyKind};
-use toolforge_generator::diff::lock::{Stabilised, lock_entries, stabilise};
-use toolforge_generator::diff::{
+use toolforge_generator::commands::diff::lock::{Stabilised, lock_entries, stabilise};
+use toolforge_generator::commands::diff::{
     DiffOptions, DiffReport, Input, LockEntry, Release, diff, load_document_release,
     read_input_with, render_markdown,
 };
+use toolforge_generator::config::{ForgeConfig, PolicyKind};
 use toolforge_generator::fs_out;
 
 /// Regenerations `--write-lock` may run before it gives up on a cascade.

@@ -4,10 +4,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use toolforge_generator::config::{PolicyKind, sha256_hex};
-use toolforge_generator::init::{
+use toolforge_generator::commands::init::{
     InitOptions, OUTPUT_DIR, SPECS_DIR, project_files, validate_name, validate_spec_file,
 };
+use toolforge_generator::config::{PolicyKind, sha256_hex};
 
 use toolforge_generator::fs_out::{self, Replace};
 
@@ -77,7 +77,8 @@ pub fn run(args: InitArgs) -> Result<ExitCode> {
     fs_out::write_file(dir, &spec_rel, &bytes, Replace::Any)?;
     // forge.json first: the generator reads the pin like `toolforge generate`.
     let forge =
-        serde_json::to_string_pretty(&toolforge_generator::init::forge_config(&opts))? + "\n";
+        serde_json::to_string_pretty(&toolforge_generator::commands::init::forge_config(&opts))?
+            + "\n";
     fs_out::write_file(dir, Path::new("forge.json"), forge.as_bytes(), Replace::Any)?;
     let forge_path = dir.join("forge.json");
     let common = Common {

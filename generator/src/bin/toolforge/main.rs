@@ -500,13 +500,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::SchemaReport { logs, out } => {
-            let mut collected = toolforge_generator::schema_report::Collected::default();
+            let mut collected = toolforge_generator::commands::schema_report::Collected::default();
             for path in &logs {
                 let bytes =
                     std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
                 collected.add_log(&String::from_utf8_lossy(&bytes));
             }
-            let report = toolforge_generator::schema_report::render(&collected, logs.len());
+            let report =
+                toolforge_generator::commands::schema_report::render(&collected, logs.len());
             match out {
                 Some(path) => {
                     fs_out::write_named_file(&path, report.as_bytes())?;

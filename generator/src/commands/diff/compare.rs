@@ -520,7 +520,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::diff::model::{Hints, InputKind};
+    use crate::commands::diff::model::{Hints, InputKind};
 
     const HINTS: Hints = Hints {
         read_only_hint: true,

@@ -51,7 +51,7 @@ pub fn html_descriptions(doc: &Document, cat: &Catalogue) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corpus::{RunOptions, run_spec};
+    use crate::commands::corpus::{RunOptions, run_spec};
 
     #[test]
     fn figures_of_a_stripe_shaped_spec() {

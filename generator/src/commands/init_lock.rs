@@ -10,7 +10,7 @@
 
 /// The lock of a project depending on the runtime by path, without the
 /// project's own entry. Entries are Cargo's, sorted by name and version.
-pub const RUNTIME_LOCK: &str = include_str!("init_runtime.lock");
+pub const RUNTIME_LOCK: &str = include_str!("../init_runtime.lock");
 
 /// Separates the entries of a lock file.
 const ENTRY: &str = "\n[[package]]\n";

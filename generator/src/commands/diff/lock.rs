@@ -86,8 +86,8 @@ pub fn stabilise(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::diff::load_release;
     use crate::config::PolicyKind;
-    use crate::diff::load_release;
     use crate::load::load;
 
     fn op(path: &str, param: &str) -> String {

@@ -168,7 +168,7 @@ pub fn project_files(
         file("Cargo.toml", fill(WORKSPACE_TOML, opts, catalogue)),
         file(
             "Cargo.lock",
-            crate::init_lock::project_lock(
+            crate::commands::init_lock::project_lock(
                 &format!("{}-tools", opts.name),
                 opts.runtime_path.is_some(),
             ),
