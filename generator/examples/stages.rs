@@ -58,7 +58,7 @@ fn main() {
         return;
     }
     let t = Instant::now();
-    let res = resolved::write_document(
+    let res = emit::resolved::write_document(
         &doc,
         &cycles,
         &schema::Limits::default(),

@@ -18,7 +18,6 @@ pub mod normalise;
 pub mod policy;
 mod quoted;
 pub mod refs;
-pub mod resolved;
 pub mod schema;
 pub mod security;
 pub mod servers;
@@ -105,7 +104,7 @@ pub fn generate_into(
             config
                 .options
                 .resolved_spec
-                .then(|| resolved::write_document(&doc, &cycles, &limits, &policy, &note))
+                .then(|| emit::resolved::write_document(&doc, &cycles, &limits, &policy, &note))
                 .transpose()
         },
     );

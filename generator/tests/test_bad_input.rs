@@ -11,9 +11,9 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 use toolforge_generator::GenerateError;
+use toolforge_generator::emit::resolved::resolve_document;
 use toolforge_generator::load::{Document, load};
 use toolforge_generator::refs::resolve_ref;
-use toolforge_generator::resolved::resolve_document;
 use toolforge_generator::schema::{Cycles, Limits, SchemaConverter, SchemaMode, object_shape};
 
 /// Converts the schema at `pointer` of `doc`; returns (schema, defs).

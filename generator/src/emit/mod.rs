@@ -7,6 +7,7 @@ pub mod deferred;
 pub mod interned;
 pub mod layout;
 pub mod readme;
+pub mod resolved;
 pub mod rust;
 pub mod string_literal;
 pub mod tool_doc;
@@ -109,7 +110,7 @@ pub fn generated_note(config: &ForgeConfig) -> String {
 }
 
 /// Emits every file of the generated crate. `resolved` is the Code Mode
-/// spec as written by [`crate::resolved::write_document`], when the
+/// spec as written by [`crate::emit::resolved::write_document`], when the
 /// options ask for it. Files are sorted by path.
 pub fn emit(
     cat: &Catalogue,
