@@ -62,7 +62,7 @@ fn main() {
         &doc,
         &cycles,
         &schema::Limits::default(),
-        &policy::Policy::new(config.policy),
+        &policy::Policy::new(config.policy).merged_paths(&doc),
         "stages",
     )
     .unwrap();

@@ -7,7 +7,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 mod body;
+mod merged;
 pub use body::{BodyEnvelope, Pagination};
+pub use merged::{MergedPath, MergedPaths, MergedRoute};
 
 /// Everything generated from one spec.
 #[derive(Debug, Clone, Serialize)]

@@ -93,7 +93,7 @@ pub fn generate_into(
         max_depth: config.options.max_schema_depth,
         max_nodes: config.options.max_schema_nodes,
     };
-    let policy = policy::Policy::new(config.policy);
+    let merged = policy::Policy::new(config.policy).merged_paths(&doc);
     let note = emit::generated_note(config);
     // The resolved spec is written on one thread while the catalogue is
     // built on the others (the writer is sequential; the build is parallel
@@ -104,7 +104,7 @@ pub fn generate_into(
             config
                 .options
                 .resolved_spec
-                .then(|| emit::resolved::write_document(&doc, &cycles, &limits, &policy, &note))
+                .then(|| emit::resolved::write_document(&doc, &cycles, &limits, &merged, &note))
                 .transpose()
         },
     );

@@ -7,8 +7,9 @@ use serde_json::{Map, Value, json};
 use super::interned::{SchemaTable, ToolSchemas};
 
 use crate::error::{GenerateError, Result};
-use crate::ir::{Annotations, Body, Catalogue, Envelope, HttpMethod, Param, Route, Tool};
-use crate::policy::Policy;
+use crate::ir::{
+    Annotations, Body, Catalogue, Envelope, HttpMethod, MergedPaths, Param, Route, Tool,
+};
 
 /// Pretty JSON with a trailing newline.
 pub fn to_json(v: &impl serde::Serialize, file: &str) -> Result<String> {
@@ -40,14 +41,14 @@ fn rewrite_params(params: &mut Value, selector: &str, id_param: &str, real_id: &
 }
 
 /// Replaces each merged path item by its concrete variants, in place order.
-pub fn split_merged_paths(spec: &mut Value, policy: &Policy) {
+pub fn split_merged_paths(spec: &mut Value, merged: &MergedPaths) {
     let Some(Value::Object(paths)) = spec.get_mut("paths") else {
         return;
     };
     let old = std::mem::take(paths);
     let mut new = Map::with_capacity(old.len());
     for (path, item) in old {
-        let Some(m) = policy.merged_path(&path) else {
+        let Some(m) = merged.get(&path) else {
             new.insert(path, item);
             continue;
         };

@@ -16,7 +16,9 @@ pub use registry::REGISTRY;
 use serde_json::Value;
 
 use crate::config::PolicyKind;
-use crate::ir::{Envelope, HttpMethod, Profile, Requirement, Scheme, Server};
+use crate::ir::{Envelope, HttpMethod, MergedPaths, Profile, Requirement, Scheme, Server};
+pub use crate::ir::{MergedPath, MergedRoute};
+use crate::load::Document;
 
 /// One operation as found in the spec, before it becomes a tool.
 #[derive(Debug, Clone, Copy)]
@@ -41,35 +43,6 @@ impl OpRef<'_> {
     pub fn key(&self) -> String {
         format!("{} {}", self.method.upper(), self.path)
     }
-}
-
-/// A merged path split into concrete routes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MergedPath {
-    /// Wire name of the selector path parameter (`account_or_zone`).
-    pub selector: String,
-    /// Wire name of the id path parameter (`account_or_zone_id`).
-    pub id_param: String,
-    /// Description of the selector argument in tool schemas.
-    pub selector_description: String,
-    /// Description of the id argument in tool schemas.
-    pub id_description: String,
-    /// The concrete routes, in selector order.
-    pub variants: Vec<MergedRoute>,
-}
-
-/// One concrete route of a [`MergedPath`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MergedRoute {
-    /// Selector value, also the first path segment (`accounts`).
-    pub value: String,
-    /// Concrete path with the real parameter names (`/accounts/{account_id}/…`).
-    pub path: String,
-    /// Real name of the id parameter (`account_id`).
-    pub id: String,
-    /// What the id names, in the singular (`account`): the resolved spec
-    /// describes the parameter as `The account identifier.`
-    pub noun: String,
 }
 
 /// The rules that differ between APIs. Every method's default is the
@@ -174,6 +147,19 @@ impl Policy {
     pub fn kind(&self) -> PolicyKind {
         self.kind
     }
+
+    /// The merged-path decision for every path of `doc` (its `paths`
+    /// keys), made once, as data: the resolved-spec writer reads this
+    /// table and never sees the policy.
+    pub fn merged_paths(&self, doc: &Document) -> MergedPaths {
+        let Some(Value::Object(paths)) = doc.root.get("paths") else {
+            return MergedPaths::default();
+        };
+        paths
+            .keys()
+            .filter_map(|path| Some((path.clone(), self.merged_path(path)?)))
+            .collect()
+    }
 }
 
 impl std::ops::Deref for Policy {
@@ -218,6 +204,25 @@ mod tests {
         let cf = Policy::new(PolicyKind::Cloudflare);
         assert!(cf.path_param_optional("account_id"));
         assert!(cf.profile("other").accounts.is_some());
+    }
+
+    #[test]
+    fn merged_paths_are_decided_once_per_spec_path() {
+        let merged = "/{account_or_zone}/{account_or_zone_id}/x";
+        let spec = format!(
+            r#"{{"openapi": "3.0.3", "info": {{"title": "t", "version": "1"}},
+              "paths": {{"{merged}": {{}}, "/zones/{{zone_id}}/y": {{}}}}}}"#
+        );
+        let doc = crate::load::load(spec.as_bytes(), "t.json").expect("a spec");
+        let table = Policy::new(PolicyKind::Cloudflare).merged_paths(&doc);
+        assert_eq!(table.get(merged), cloudflare::merged_path(merged).as_ref());
+        assert!(table.get(merged).is_some());
+        assert_eq!(table.get("/zones/{zone_id}/y"), None);
+        assert!(
+            Policy::new(PolicyKind::Generic)
+                .merged_paths(&doc)
+                .is_empty()
+        );
     }
 
     #[test]

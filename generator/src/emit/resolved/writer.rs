@@ -14,9 +14,9 @@ use serde_json::{Map, Value};
 
 use super::{DEPTH_FACTOR, NODES_FACTOR, push_token};
 use crate::error::{GenerateError, Result};
+use crate::ir::{MergedPath, MergedPaths};
 use crate::json_text::write_str;
 use crate::load::Document;
-use crate::policy::{MergedPath, Policy};
 use crate::refs::{Ctx, child_ctx, deref, invalid, resolve_ref};
 use crate::schema::{Cycles, Limits};
 use crate::small_map;
@@ -91,7 +91,7 @@ pub fn write_document(
     doc: &Document,
     cycles: &Cycles,
     limits: &Limits,
-    policy: &Policy,
+    merged: &MergedPaths,
     generated: &str,
 ) -> Result<Vec<u8>> {
     let max_nodes = limits.max_nodes.saturating_mul(NODES_FACTOR);
@@ -102,7 +102,7 @@ pub fn write_document(
     // 49 ms of one core, 7% of its CPU, written and thrown away).
     if cycles.unfolded_document_size() <= quarter {
         for defer in [true, false] {
-            match write_with(doc, cycles, limits, policy, generated, true, defer, quarter) {
+            match write_with(doc, cycles, limits, merged, generated, true, defer, quarter) {
                 Err(GenerateError::TooLarge { limit, .. }) if limit == quarter => break,
                 // The spec holds the marker key itself: inline in full.
                 Ok(None) => continue,
@@ -113,7 +113,7 @@ pub fn write_document(
     }
     for defer in [true, false] {
         if let Some(bytes) = write_with(
-            doc, cycles, limits, policy, generated, false, defer, max_nodes,
+            doc, cycles, limits, merged, generated, false, defer, max_nodes,
         )? {
             return Ok(bytes);
         }
@@ -128,7 +128,7 @@ fn write_with(
     doc: &Document,
     cycles: &Cycles,
     limits: &Limits,
-    policy: &Policy,
+    merged: &MergedPaths,
     generated: &str,
     inline_all: bool,
     defer: bool,
@@ -155,7 +155,7 @@ fn write_with(
     let mut pointer = String::new();
     match &doc.root {
         Value::Object(root) if !small_map::has(root, "$ref") => {
-            w.write_root(root, &mut pointer, policy, generated)?;
+            w.write_root(root, &mut pointer, merged, generated)?;
         }
         other => {
             w.walk(other, &mut pointer, Ctx::Root, 0)?;
@@ -274,7 +274,7 @@ impl Writer<'_> {
         &mut self,
         root: &Map<String, Value>,
         pointer: &mut String,
-        policy: &Policy,
+        merged: &MergedPaths,
         generated: &str,
     ) -> Result<()> {
         self.count(1, pointer)?;
@@ -296,7 +296,7 @@ impl Writer<'_> {
             push_token(pointer, key);
             let c = child_ctx(Ctx::Root, Some(key));
             let walked = match child {
-                Value::Object(paths) if key == "paths" => self.write_paths(paths, pointer, policy),
+                Value::Object(paths) if key == "paths" => self.write_paths(paths, pointer, merged),
                 _ => self.walk(child, pointer, c, 1).map(|_| ()),
             };
             pointer.truncate(len);
@@ -339,7 +339,7 @@ impl Writer<'_> {
         &mut self,
         paths: &Map<String, Value>,
         pointer: &mut String,
-        policy: &Policy,
+        merged: &MergedPaths,
     ) -> Result<()> {
         if self.max_depth < 1 {
             return Err(self.too_deep(pointer));
@@ -349,12 +349,12 @@ impl Writer<'_> {
         // Later entries for the same concrete path replace earlier ones in place.
         let mut entries: indexmap_like::OrderedMap<'_> = indexmap_like::OrderedMap::default();
         for (path, item) in paths {
-            match policy.merged_path(path) {
+            match merged.get(path) {
                 None => entries.insert(path.clone(), (path.as_str(), item, None)),
                 Some(m) => {
                     for i in 0..m.variants.len() {
                         let concrete = m.variants[i].path.clone();
-                        entries.insert(concrete, (path.as_str(), item, Some((m.clone(), i))));
+                        entries.insert(concrete, (path.as_str(), item, Some((m, i))));
                     }
                 }
             }
@@ -372,7 +372,7 @@ impl Writer<'_> {
             push_token(pointer, source_path);
             let walked = match variant {
                 None => self.walk(item, pointer, Ctx::Node, 2),
-                Some((m, idx)) => self.write_variant(item, pointer, &m, idx),
+                Some((m, idx)) => self.write_variant(item, pointer, m, idx),
             };
             pointer.truncate(len);
             walked?;
@@ -752,10 +752,10 @@ impl Writer<'_> {
 mod indexmap_like {
     use std::collections::HashMap;
 
-    use crate::policy::MergedPath;
+    use crate::ir::MergedPath;
     use serde_json::Value;
 
-    type Entry<'a> = (&'a str, &'a Value, Option<(MergedPath, usize)>);
+    type Entry<'a> = (&'a str, &'a Value, Option<(&'a MergedPath, usize)>);
 
     #[derive(Default)]
     pub(super) struct OrderedMap<'a> {

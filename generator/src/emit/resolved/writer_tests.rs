@@ -3,6 +3,7 @@ use serde_json::json;
 
 use super::*;
 use crate::config::PolicyKind;
+use crate::ir::MergedPaths;
 
 fn doc(root: Value) -> Document {
     Document {
@@ -14,8 +15,9 @@ fn doc(root: Value) -> Document {
 
 /// The document of `d` as `generate` writes it under the generic policy.
 fn write_generic(d: &Document) -> Result<Vec<u8>> {
-    let policy = Policy::new(PolicyKind::Generic);
-    write_document(d, &Cycles::compute(d), &Limits::default(), &policy, "gen")
+    // The generic policy merges no path.
+    let merged = MergedPaths::default();
+    write_document(d, &Cycles::compute(d), &Limits::default(), &merged, "gen")
 }
 
 /// `written` with every inline marker replaced by its target and the
@@ -60,12 +62,12 @@ fn markers(value: &Value) -> usize {
 /// The writer's output (markers read as their targets) equals the value
 /// resolver's, merged paths split.
 fn check_same(d: &Document, kind: PolicyKind) -> Value {
-    let policy = Policy::new(kind);
+    let merged = crate::policy::Policy::new(kind).merged_paths(d);
     let cycles = Cycles::compute(d);
-    let bytes = write_document(d, &cycles, &Limits::default(), &policy, "gen").unwrap();
+    let bytes = write_document(d, &cycles, &Limits::default(), &merged, "gen").unwrap();
     let written = read_markers(serde_json::from_slice(&bytes).unwrap());
     let mut expected = super::super::resolve_document(d, &Limits::default()).unwrap();
-    crate::emit::artifacts::split_merged_paths(&mut expected, &policy);
+    crate::emit::artifacts::split_merged_paths(&mut expected, &merged);
     expected[GENERATED_KEY] = json!("gen");
     assert_eq!(
         serde_json::to_string(&written).unwrap(),
@@ -177,7 +179,8 @@ fn errors_name_the_pointer() {
 /// spec with a 128-level value gave an artifact serde_json refused.
 #[test]
 fn output_stays_readable_by_serde_json() {
-    let policy = Policy::new(PolicyKind::Generic);
+    // The generic policy merges no path.
+    let merged = MergedPaths::default();
     for levels in [100, 124, 125, 126, 127, 128] {
         let mut deep = json!(1);
         for _ in 0..levels {
@@ -185,7 +188,7 @@ fn output_stays_readable_by_serde_json() {
         }
         let d = doc(json!({"openapi": "3.0.3", "paths": {}, "z": deep.clone()}));
         let cycles = Cycles::compute(&d);
-        match write_document(&d, &cycles, &Limits::default(), &policy, "gen") {
+        match write_document(&d, &cycles, &Limits::default(), &merged, "gen") {
             Ok(bytes) => {
                 let parsed = serde_json::from_slice::<Value>(&bytes);
                 assert!(parsed.is_ok(), "{levels}: {parsed:?}");
@@ -213,7 +216,7 @@ fn output_stays_readable_by_serde_json() {
         "components": {"examples": {"E": {"value": deep}}}
     }));
     let cycles = Cycles::compute(&d);
-    match write_document(&d, &cycles, &Limits::default(), &policy, "gen") {
+    match write_document(&d, &cycles, &Limits::default(), &merged, "gen") {
         Ok(bytes) => assert!(serde_json::from_slice::<Value>(&bytes).is_ok()),
         Err(e) => assert!(matches!(e, GenerateError::TooDeep { .. }), "{e}"),
     }
@@ -225,7 +228,8 @@ fn output_stays_readable_by_serde_json() {
 /// `components`, so the reference resolves.
 #[test]
 fn too_deep_inlining_keeps_a_reference() {
-    let policy = Policy::new(PolicyKind::Generic);
+    // The generic policy merges no path.
+    let merged = MergedPaths::default();
     let mut schemas = serde_json::Map::new();
     for i in 0..100 {
         schemas.insert(
@@ -240,7 +244,7 @@ fn too_deep_inlining_keeps_a_reference() {
         "components": {"schemas": schemas}
     }));
     let cycles = Cycles::compute(&d);
-    let bytes = write_document(&d, &cycles, &Limits::default(), &policy, "gen").unwrap();
+    let bytes = write_document(&d, &cycles, &Limits::default(), &merged, "gen").unwrap();
     let v: Value = serde_json::from_slice(&bytes).unwrap();
     let mut node =
         &v["paths"]["/a"]["get"]["responses"]["200"]["content"]["application/json"]["schema"];
@@ -416,14 +420,15 @@ fn shared_documents_defer_what_they_inline() {
         "components": {"schemas": schemas}
     }));
     let cycles = Cycles::compute(&d);
-    let policy = Policy::new(PolicyKind::Generic);
+    // The generic policy merges no path.
+    let merged = MergedPaths::default();
     let max = Limits::default().max_nodes.saturating_mul(NODES_FACTOR);
     let write = |defer: bool| {
         let bytes = write_with(
             &d,
             &cycles,
             &Limits::default(),
-            &policy,
+            &merged,
             "g",
             false,
             defer,
@@ -447,6 +452,6 @@ fn shared_documents_defer_what_they_inline() {
         serde_json::to_string(&plain).unwrap()
     );
     // And `write_document` takes this path.
-    let written = write_document(&d, &cycles, &Limits::default(), &policy, "g").unwrap();
+    let written = write_document(&d, &cycles, &Limits::default(), &merged, "g").unwrap();
     assert!(markers(&serde_json::from_slice(&written).unwrap()) > 40);
 }
