@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::{GenerateError, Result};
-use crate::policy::registry::{self, REGISTRY, Registered};
+pub use crate::policy::PolicyKind;
 
 /// The whole `forge.json` file.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -272,93 +272,6 @@ pub struct SpecPin {
     /// Lower-case hex sha256 of the file's bytes.
     #[schemars(regex(pattern = r"^[0-9a-fA-F]{64}$"))]
     pub sha256: String,
-}
-
-/// API-specific policy applied to the IR: the name of an entry of
-/// [`crate::policy::REGISTRY`]. Serialised as that name; the schema's enum
-/// is the registry's names.
-#[derive(Clone, Copy)]
-pub struct PolicyKind(&'static Registered);
-
-// The two first policies keep their old variant names as constants, so
-// code written against the closed enum reads the same.
-#[allow(non_upper_case_globals)]
-impl PolicyKind {
-    /// Cloudflare rules (merged account/zone paths, permissions, envelope).
-    pub const Cloudflare: PolicyKind = PolicyKind(&REGISTRY[0]);
-    /// Any other OpenAPI 3.x API.
-    pub const Generic: PolicyKind = PolicyKind(&REGISTRY[1]);
-
-    /// The registered policy called `name`.
-    pub fn from_name(name: &str) -> Option<PolicyKind> {
-        registry::lookup(name).map(PolicyKind)
-    }
-
-    /// Its forge.json name.
-    pub fn name(self) -> &'static str {
-        self.0.name
-    }
-
-    /// Its registry entry.
-    pub fn registered(self) -> &'static Registered {
-        self.0
-    }
-}
-
-impl std::fmt::Debug for PolicyKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0.name)
-    }
-}
-
-impl PartialEq for PolicyKind {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.name == other.0.name
-    }
-}
-
-impl Eq for PolicyKind {}
-
-impl Serialize for PolicyKind {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(self.0.name)
-    }
-}
-
-impl<'de> Deserialize<'de> for PolicyKind {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        PolicyKind::from_name(&name).ok_or_else(|| {
-            let names: Vec<String> = registry::names().map(|n| format!("`{n}`")).collect();
-            serde::de::Error::custom(format!(
-                "unknown policy `{name}`, expected one of {}",
-                names.join(", ")
-            ))
-        })
-    }
-}
-
-impl JsonSchema for PolicyKind {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PolicyKind".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let one_of: Vec<serde_json::Value> = REGISTRY
-            .iter()
-            .map(|r| {
-                serde_json::json!({
-                    "const": r.name,
-                    "description": r.description,
-                    "type": "string",
-                })
-            })
-            .collect();
-        schemars::json_schema!({
-            "description": "API-specific policy applied to the IR.",
-            "oneOf": one_of,
-        })
-    }
 }
 
 /// Package and binary names of the generated crate.

@@ -462,7 +462,7 @@ impl Profile {
     /// The profile of an API without special rules.
     pub fn generic(api: &str) -> Self {
         Self {
-            token_env: crate::policy::token_env_name(api),
+            token_env: crate::naming::token_env_name(api),
             base_url: None,
             server_vars: Vec::new(),
             envelope: BodyEnvelope::bare(),

@@ -1,7 +1,6 @@
 //! Names: tool names (`^[a-z0-9_]{1,64}$`), product names and Rust
-//! identifiers, all sanitised here and nowhere else.
-
-pub mod resource;
+//! identifiers, and the environment variable names of an API, all sanitised
+//! here and nowhere else.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -9,6 +8,29 @@ use sha2::{Digest, Sha256};
 
 /// Longest MCP tool name.
 pub const MAX_TOOL_NAME: usize = 64;
+
+/// The variable prefix of API `api`: upper-cased, non-alphanumerics as `_`
+/// (`GIT_HUB` for `git-hub`).
+pub fn api_prefix(api: &str) -> String {
+    api.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The environment variable holding an API's upstream token: the API name
+/// upper-cased, non-alphanumerics as `_`, then `_API_TOKEN`
+/// (`CLOUDFLARE_API_TOKEN` for `cloudflare`).
+pub fn token_env_name(api: &str) -> String {
+    let mut name = api_prefix(api);
+    name.push_str("_API_TOKEN");
+    name
+}
 
 /// `snake_case` of any text: camelCase split, non-alphanumerics to `_`,
 /// runs collapsed, trimmed. Empty input gives an empty string.
@@ -226,6 +248,12 @@ pub fn static_ident(tool: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn token_env_names() {
+        assert_eq!(token_env_name("cloudflare"), "CLOUDFLARE_API_TOKEN");
+        assert_eq!(token_env_name("git-hub"), "GIT_HUB_API_TOKEN");
+    }
 
     #[test]
     fn snake_cases() {

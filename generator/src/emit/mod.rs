@@ -9,6 +9,7 @@ pub mod layout;
 pub mod readme;
 pub mod resolved;
 pub mod rust;
+pub mod skills;
 pub mod string_literal;
 pub mod tool_doc;
 pub mod typescript;
@@ -229,7 +230,7 @@ pub fn emit_into(
         )?
         .into_bytes(),
     );
-    for file in crate::skills::emit::files(skills, &header)? {
+    for file in skills::files(skills, &header)? {
         add(&file.path, file.contents);
     }
     add(

@@ -4,10 +4,10 @@
 
 use serde_json::{Map, Value};
 
+use super::resource_names::{is_path_mashup, resource_action_name};
 use super::versions::strip_versions;
 use super::{ApiPolicy, OpRef};
 use crate::ir::Envelope;
-use crate::naming::resource::{is_path_mashup, resource_action_name};
 use crate::naming::{Shorten, dedupe_words, fit_tool_name, fit_tool_name_by, snake};
 
 /// The generic [`ApiPolicy`]: every default.

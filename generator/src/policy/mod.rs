@@ -9,13 +9,14 @@ pub mod cloudflare;
 pub mod generic;
 pub mod pagination;
 pub mod registry;
+pub mod resource_names;
 pub mod versions;
 
-pub use registry::REGISTRY;
+pub use crate::naming::token_env_name;
+pub use registry::{PolicyKind, REGISTRY};
 
 use serde_json::Value;
 
-use crate::config::PolicyKind;
 use crate::ir::{Envelope, HttpMethod, MergedPaths, Profile, Requirement, Scheme, Server};
 pub use crate::ir::{MergedPath, MergedRoute};
 use crate::load::Document;
@@ -170,24 +171,9 @@ impl std::ops::Deref for Policy {
     }
 }
 
-/// The environment variable holding an API's upstream token: the API name
-/// upper-cased, non-alphanumerics as `_`, then `_API_TOKEN`
-/// (`CLOUDFLARE_API_TOKEN` for `cloudflare`).
-pub fn token_env_name(api: &str) -> String {
-    let mut name = crate::security::env::api_prefix(api);
-    name.push_str("_API_TOKEN");
-    name
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn token_env_names() {
-        assert_eq!(token_env_name("cloudflare"), "CLOUDFLARE_API_TOKEN");
-        assert_eq!(token_env_name("git-hub"), "GIT_HUB_API_TOKEN");
-    }
 
     #[test]
     fn the_generic_policy_is_the_defaults() {

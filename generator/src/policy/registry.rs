@@ -2,6 +2,9 @@
 //! `--policy` and `forge.schema.json`'s enum may name, in one table. A new
 //! API policy is one module and one [`REGISTRY`] line.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use super::{ApiPolicy, cloudflare, generic};
 
 /// One registered policy.
@@ -37,6 +40,93 @@ pub fn lookup(name: &str) -> Option<&'static Registered> {
 /// The registered names, in order.
 pub fn names() -> impl Iterator<Item = &'static str> {
     REGISTRY.iter().map(|r| r.name)
+}
+
+/// API-specific policy applied to the IR: the name of an entry of
+/// [`crate::policy::REGISTRY`]. Serialised as that name; the schema's enum
+/// is the registry's names.
+#[derive(Clone, Copy)]
+pub struct PolicyKind(&'static Registered);
+
+// The two first policies keep their old variant names as constants, so
+// code written against the closed enum reads the same.
+#[allow(non_upper_case_globals)]
+impl PolicyKind {
+    /// Cloudflare rules (merged account/zone paths, permissions, envelope).
+    pub const Cloudflare: PolicyKind = PolicyKind(&REGISTRY[0]);
+    /// Any other OpenAPI 3.x API.
+    pub const Generic: PolicyKind = PolicyKind(&REGISTRY[1]);
+
+    /// The registered policy called `name`.
+    pub fn from_name(name: &str) -> Option<PolicyKind> {
+        lookup(name).map(PolicyKind)
+    }
+
+    /// Its forge.json name.
+    pub fn name(self) -> &'static str {
+        self.0.name
+    }
+
+    /// Its registry entry.
+    pub fn registered(self) -> &'static Registered {
+        self.0
+    }
+}
+
+impl std::fmt::Debug for PolicyKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
+    }
+}
+
+impl PartialEq for PolicyKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl Eq for PolicyKind {}
+
+impl Serialize for PolicyKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.name)
+    }
+}
+
+impl<'de> Deserialize<'de> for PolicyKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        PolicyKind::from_name(&name).ok_or_else(|| {
+            let names: Vec<String> = names().map(|n| format!("`{n}`")).collect();
+            serde::de::Error::custom(format!(
+                "unknown policy `{name}`, expected one of {}",
+                names.join(", ")
+            ))
+        })
+    }
+}
+
+impl JsonSchema for PolicyKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PolicyKind".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let one_of: Vec<serde_json::Value> = REGISTRY
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "const": r.name,
+                    "description": r.description,
+                    "type": "string",
+                })
+            })
+            .collect();
+        schemars::json_schema!({
+            "description": "API-specific policy applied to the IR.",
+            "oneOf": one_of,
+        })
+    }
 }
 
 #[cfg(test)]

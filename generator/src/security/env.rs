@@ -7,21 +7,8 @@
 use std::collections::HashSet;
 
 use crate::ir::SchemeKind;
+pub use crate::naming::api_prefix;
 use crate::naming::snake;
-
-/// The variable prefix of API `api`: upper-cased, non-alphanumerics as `_`
-/// (`GIT_HUB` for `git-hub`), as in [`crate::policy::token_env_name`].
-pub fn api_prefix(api: &str) -> String {
-    api.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
 
 /// The stem of scheme `scheme`'s variables before clashes are resolved:
 /// `<API>_<SCHEME>`, or `<SCHEME>` alone when it already starts with the

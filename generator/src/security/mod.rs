@@ -364,7 +364,7 @@ impl Resolver {
             let schemes = vec![Scheme {
                 name: SYNTHESISED.to_owned(),
                 kind: SchemeKind::Bearer,
-                env: vec![crate::policy::token_env_name(api)],
+                env: vec![crate::naming::token_env_name(api)],
                 declared: None,
             }];
             let primary = self.policy.primary_scheme(&schemes, Some(0));

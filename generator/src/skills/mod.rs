@@ -12,7 +12,6 @@
 //! its manifest ([`manifest_sha256`]).
 
 pub mod archive;
-pub mod emit;
 mod frontmatter;
 #[cfg(test)]
 mod tests;

@@ -386,7 +386,7 @@ fn emitted_files_are_content_addressed_and_deterministic() {
         E::File("skills/good/a.txt", b"same".to_vec()),
         E::File("skills/good/b.txt", b"same".to_vec()),
     ]);
-    let files = emit::files(&set, "// @generated").unwrap();
+    let files = crate::emit::skills::files(&set, "// @generated").unwrap();
     let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
     let same = hex::encode(Sha256::digest(b"same"));
     assert_eq!(paths.len(), 3, "{paths:?}");
@@ -396,8 +396,15 @@ fn emitted_files_are_content_addressed_and_deterministic() {
     assert!(rs.starts_with("// @generated\n"), "{rs}");
     assert!(rs.contains(&format!("\"../skills/{same}\"")), "{rs}");
     assert!(rs.contains("mime: \"text/plain\""), "{rs}");
-    assert_eq!(emit::files(&set, "// @generated").unwrap(), files);
-    assert!(emit::files(&SkillSet::default(), "").unwrap().is_empty());
+    assert_eq!(
+        crate::emit::skills::files(&set, "// @generated").unwrap(),
+        files
+    );
+    assert!(
+        crate::emit::skills::files(&SkillSet::default(), "")
+            .unwrap()
+            .is_empty()
+    );
 }
 
 /// The rest of the class: an alias bomb inside the 64 KiB bound. yaml_serde

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::ir::Catalogue;
 use crate::load::Document;
 use crate::lower::text::has_html;
-use crate::naming::resource::is_path_mashup;
+use crate::policy::resource_names::is_path_mashup;
 
 /// Tools whose operationId is missing (the IR then holds the
 /// `METHOD path` key) or a path mashup: the generic rule names them

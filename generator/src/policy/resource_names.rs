@@ -3,9 +3,9 @@
 //! or only restates the method and the path (a *path mashup*, see
 //! [`is_path_mashup`]).
 
-use super::snake;
+use super::versions::strip_versions;
 use crate::ir::HttpMethod;
-use crate::policy::versions::strip_versions;
+use crate::naming::snake;
 
 /// File endings dropped from a literal path segment (`Calls.json`).
 const PATH_EXTENSIONS: &[&str] = &["json", "xml", "yaml", "yml", "csv"];

@@ -7,9 +7,9 @@ use proc_macro2::Literal;
 use quote::quote;
 use sha2::{Digest, Sha256};
 
-use super::{SkillSet, mime_for};
-use crate::emit::OutputFile;
+use super::OutputFile;
 use crate::error::Result;
+use crate::skills::{SkillSet, mime_for};
 
 /// The files for `set`: `src/skills.rs` (a `SKILLS` table in name order,
 /// files in path order) and one `skills/<sha256>` per distinct content.
