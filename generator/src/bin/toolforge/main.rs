@@ -310,212 +310,14 @@ fn unwritten_entries(
     Ok(found)
 }
 
+/// One function per subcommand.
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Generate { common, out } => {
-            let mut written = BTreeSet::new();
-            let mut changed = 0;
-            let mut failure: Option<anyhow::Error> = None;
-            let (_loaded, out_dir, cat, secs) =
-                run_pipeline(&common, out.as_deref(), &check_output_dir, &mut |dir, f| {
-                    written.insert(f.path.clone());
-                    if failure.is_some() {
-                        return;
-                    }
-                    match write_if_changed(dir, &f, Replace::Generated) {
-                        Ok(true) => changed += 1,
-                        Ok(false) => {}
-                        Err(e) => failure = Some(e),
-                    }
-                })?;
-            if let Some(e) = failure {
-                return Err(e);
-            }
-            for stale in unwritten_entries(&out_dir, &written)? {
-                // Only generated files: a link or a user's file appearing
-                // since the check is refused by name, not removed.
-                fs_out::remove_generated(&out_dir, Path::new(&stale.rel))?;
-                changed += 1;
-            }
-            // stderr: the README's quick start chains `generate && <server>
-            // --transport stdio`, and an MCP client reads stdout as JSON-RPC.
-            eprintln!(
-                "toolforge: {} tools, {} skipped, {} products in {:.2}s → {} ({} files changed)",
-                cat.tools().count(),
-                cat.skipped.len(),
-                cat.products.len(),
-                secs,
-                out_dir.display(),
-                changed
-            );
-            for w in &cat.profile.security_warnings {
-                eprintln!("warning: {w}");
-            }
-            // The process exits next: freeing the catalogue one allocation
-            // at a time would only delay that exit.
-            std::mem::forget(cat);
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Check { common, out } => {
-            let mut written = BTreeSet::new();
-            let mut differing = Vec::new();
-            let (_loaded, out_dir, _cat, _) =
-                run_pipeline(&common, out.as_deref(), &|_| Ok(()), &mut |dir, f| {
-                    // A link is reported, never read through.
-                    match fs_out::read_file(dir, Path::new(&f.path)) {
-                        Ok(Some(bytes)) if bytes == f.contents => {}
-                        Ok(Some(_)) => differing.push(format!("changed: {}", f.path)),
-                        Ok(None) => differing.push(format!("missing: {}", f.path)),
-                        Err(fs_out::OutputError::Symlink { link }) => {
-                            differing.push(format!("symlink: {}", link.display()));
-                        }
-                        Err(e) => differing.push(format!("unreadable: {e}")),
-                    }
-                    written.insert(f.path);
-                })?;
-            differing.sort();
-            differing.dedup();
-            let unwritten = match unwritten_entries(&out_dir, &written) {
-                Err(fs_out::OutputError::Symlink { link }) => {
-                    // The files' reads may have named this link already.
-                    let line = format!("symlink: {}", link.display());
-                    if !differing.contains(&line) {
-                        differing.push(line);
-                    }
-                    Vec::new()
-                }
-                other => other?,
-            };
-            for e in unwritten {
-                let label = match e.kind {
-                    EntryKind::Generated => "stale:  ",
-                    EntryKind::Foreign => "foreign:",
-                    EntryKind::Symlink => "symlink:",
-                };
-                differing.push(format!("{label} {}", e.path.display()));
-            }
-            if differing.is_empty() {
-                println!(
-                    "toolforge check: {} is up to date ({} files)",
-                    out_dir.display(),
-                    written.len()
-                );
-                Ok(ExitCode::SUCCESS)
-            } else {
-                eprintln!(
-                    "toolforge check: {} differs from what `toolforge generate` would write:",
-                    out_dir.display()
-                );
-                for d in &differing {
-                    eprintln!("  {d}");
-                }
-                eprintln!("run `toolforge generate` and commit the result");
-                Ok(ExitCode::from(1))
-            }
-        }
-        Command::Fetch { config } => {
-            let loaded = load_config(&config)?;
-            if let Some(pin) = &loaded.config.skills {
-                skills::fetch(pin, &loaded.config_dir)?;
-            }
-            let Some(url) = loaded.config.spec.url.clone() else {
-                if loaded
-                    .config
-                    .skills
-                    .as_ref()
-                    .is_some_and(|p| p.url.is_some())
-                {
-                    return Ok(ExitCode::SUCCESS);
-                }
-                bail!(
-                    "{}: the pin names a local file ({}); there is nothing to fetch",
-                    config.display(),
-                    loaded.config.spec.path.display()
-                );
-            };
-            let dest = loaded.config_dir.join(&loaded.config.spec.path);
-            if let Ok(bytes) = std::fs::read(&dest)
-                && verify_pin(&bytes, &loaded.config.spec, &dest).is_ok()
-            {
-                println!(
-                    "toolforge fetch: {} already present and verified",
-                    dest.display()
-                );
-                return Ok(ExitCode::SUCCESS);
-            }
-            let tmp = dest.with_extension("download");
-            // curl writes through a link at its output path.
-            fs_out::check_named_no_link(&dest)?;
-            fs_out::check_named_no_link(&tmp)?;
-            if let Some(parent) = dest.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            let status = std::process::Command::new("curl")
-                .args([
-                    "--fail",
-                    "--silent",
-                    "--show-error",
-                    "--location",
-                    "--max-time",
-                    "600",
-                    "--proto",
-                    "=https",
-                    "-o",
-                ])
-                .arg(&tmp)
-                .arg(&url)
-                .status();
-            match status {
-                Ok(s) if s.success() => {}
-                Ok(_) | Err(_) => {
-                    let _ = std::fs::remove_file(&tmp);
-                    bail!(
-                        "could not download {url} (offline?). Download it by other means and run `toolforge generate --spec FILE`, or place it at {}",
-                        dest.display()
-                    );
-                }
-            }
-            let bytes = std::fs::read(&tmp)?;
-            if let Err(e) = verify_pin(&bytes, &loaded.config.spec, &dest) {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(e.into());
-            }
-            std::fs::rename(&tmp, &dest)?;
-            println!(
-                "toolforge fetch: {} verified ({})",
-                dest.display(),
-                loaded.config.spec.sha256
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Schema { out } => {
-            let text = json_schema();
-            match out {
-                None => print!("{text}"),
-                Some(path) => {
-                    fs_out::write_named_file(&path, text.as_bytes())?;
-                    println!("toolforge schema: {} is up to date", path.display());
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::SchemaReport { logs, out } => {
-            let mut collected = toolforge_generator::commands::schema_report::Collected::default();
-            for path in &logs {
-                let bytes =
-                    std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-                collected.add_log(&String::from_utf8_lossy(&bytes));
-            }
-            let report =
-                toolforge_generator::commands::schema_report::render(&collected, logs.len());
-            match out {
-                Some(path) => {
-                    fs_out::write_named_file(&path, report.as_bytes())?;
-                }
-                None => print!("{report}"),
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Generate { common, out } => generate(common, out),
+        Command::Check { common, out } => check(common, out),
+        Command::Fetch { config } => fetch(config),
+        Command::Schema { out } => schema(out),
+        Command::SchemaReport { logs, out } => schema_report(logs, out),
         Command::Init(args) => init::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Corpus(args) => corpus::run(args),
@@ -524,42 +326,264 @@ fn run(cli: Cli) -> Result<ExitCode> {
             spec,
             release,
             url,
-        } => {
-            let mut loaded = load_config(&config)?;
-            let path = spec
-                .clone()
-                .unwrap_or_else(|| loaded.config_dir.join(&loaded.config.spec.path));
-            let bytes =
-                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-            loaded.config.spec.sha256 = sha256_hex(&bytes);
-            if spec.is_some() {
-                // Record the new file itself, relative to forge.json when it lives below it.
-                let base = normalize(&loaded.config_dir);
-                let abs = normalize(&path);
-                loaded.config.spec.path = abs
-                    .strip_prefix(&base)
-                    .map_or(abs.clone(), Path::to_path_buf);
+        } => pin(config, spec, release, url),
+    }
+}
+
+/// `toolforge generate`: writes the files whose content changed and removes
+/// the stale generated ones.
+fn generate(common: Common, out: Option<PathBuf>) -> Result<ExitCode> {
+    let mut written = BTreeSet::new();
+    let mut changed = 0;
+    let mut failure: Option<anyhow::Error> = None;
+    let (_loaded, out_dir, cat, secs) =
+        run_pipeline(&common, out.as_deref(), &check_output_dir, &mut |dir, f| {
+            written.insert(f.path.clone());
+            if failure.is_some() {
+                return;
             }
-            if let Some(r) = release {
-                loaded.config.spec.release = r;
+            match write_if_changed(dir, &f, Replace::Generated) {
+                Ok(true) => changed += 1,
+                Ok(false) => {}
+                Err(e) => failure = Some(e),
             }
-            if url.is_some() {
-                loaded.config.spec.url = url;
-            }
-            if let Some(pin) = &loaded.config.skills {
-                let digest = skills::digest(pin, &loaded.config_dir)?;
-                if let Some(pin) = loaded.config.skills.as_mut() {
-                    pin.sha256 = digest;
+        })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    for stale in unwritten_entries(&out_dir, &written)? {
+        // Only generated files: a link or a user's file appearing
+        // since the check is refused by name, not removed.
+        fs_out::remove_generated(&out_dir, Path::new(&stale.rel))?;
+        changed += 1;
+    }
+    // stderr: the README's quick start chains `generate && <server>
+    // --transport stdio`, and an MCP client reads stdout as JSON-RPC.
+    eprintln!(
+        "toolforge: {} tools, {} skipped, {} products in {:.2}s → {} ({} files changed)",
+        cat.tools().count(),
+        cat.skipped.len(),
+        cat.products.len(),
+        secs,
+        out_dir.display(),
+        changed
+    );
+    for w in &cat.profile.security_warnings {
+        eprintln!("warning: {w}");
+    }
+    // The process exits next: freeing the catalogue one allocation
+    // at a time would only delay that exit.
+    std::mem::forget(cat);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `toolforge check`: names every file that differs from what `generate`
+/// would write, and exits 1 if any does.
+fn check(common: Common, out: Option<PathBuf>) -> Result<ExitCode> {
+    let mut written = BTreeSet::new();
+    let mut differing = Vec::new();
+    let (_loaded, out_dir, _cat, _) =
+        run_pipeline(&common, out.as_deref(), &|_| Ok(()), &mut |dir, f| {
+            // A link is reported, never read through.
+            match fs_out::read_file(dir, Path::new(&f.path)) {
+                Ok(Some(bytes)) if bytes == f.contents => {}
+                Ok(Some(_)) => differing.push(format!("changed: {}", f.path)),
+                Ok(None) => differing.push(format!("missing: {}", f.path)),
+                Err(fs_out::OutputError::Symlink { link }) => {
+                    differing.push(format!("symlink: {}", link.display()));
                 }
+                Err(e) => differing.push(format!("unreadable: {e}")),
             }
-            let text = serde_json::to_string_pretty(&loaded.config)? + "\n";
-            fs_out::write_named_file(&loaded.config_path, text.as_bytes())?;
-            println!(
-                "toolforge pin: {} → sha256 {}",
-                loaded.config_path.display(),
-                loaded.config.spec.sha256
+            written.insert(f.path);
+        })?;
+    differing.sort();
+    differing.dedup();
+    let unwritten = match unwritten_entries(&out_dir, &written) {
+        Err(fs_out::OutputError::Symlink { link }) => {
+            // The files' reads may have named this link already.
+            let line = format!("symlink: {}", link.display());
+            if !differing.contains(&line) {
+                differing.push(line);
+            }
+            Vec::new()
+        }
+        other => other?,
+    };
+    for e in unwritten {
+        let label = match e.kind {
+            EntryKind::Generated => "stale:  ",
+            EntryKind::Foreign => "foreign:",
+            EntryKind::Symlink => "symlink:",
+        };
+        differing.push(format!("{label} {}", e.path.display()));
+    }
+    if differing.is_empty() {
+        println!(
+            "toolforge check: {} is up to date ({} files)",
+            out_dir.display(),
+            written.len()
+        );
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!(
+            "toolforge check: {} differs from what `toolforge generate` would write:",
+            out_dir.display()
+        );
+        for d in &differing {
+            eprintln!("  {d}");
+        }
+        eprintln!("run `toolforge generate` and commit the result");
+        Ok(ExitCode::from(1))
+    }
+}
+
+/// `toolforge fetch`: downloads a URL-pinned release (and skills) and
+/// verifies its sha256.
+fn fetch(config: PathBuf) -> Result<ExitCode> {
+    let loaded = load_config(&config)?;
+    if let Some(pin) = &loaded.config.skills {
+        skills::fetch(pin, &loaded.config_dir)?;
+    }
+    let Some(url) = loaded.config.spec.url.clone() else {
+        if loaded
+            .config
+            .skills
+            .as_ref()
+            .is_some_and(|p| p.url.is_some())
+        {
+            return Ok(ExitCode::SUCCESS);
+        }
+        bail!(
+            "{}: the pin names a local file ({}); there is nothing to fetch",
+            config.display(),
+            loaded.config.spec.path.display()
+        );
+    };
+    let dest = loaded.config_dir.join(&loaded.config.spec.path);
+    if let Ok(bytes) = std::fs::read(&dest)
+        && verify_pin(&bytes, &loaded.config.spec, &dest).is_ok()
+    {
+        println!(
+            "toolforge fetch: {} already present and verified",
+            dest.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let tmp = dest.with_extension("download");
+    // curl writes through a link at its output path.
+    fs_out::check_named_no_link(&dest)?;
+    fs_out::check_named_no_link(&tmp)?;
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let status = std::process::Command::new("curl")
+        .args([
+            "--fail",
+            "--silent",
+            "--show-error",
+            "--location",
+            "--max-time",
+            "600",
+            "--proto",
+            "=https",
+            "-o",
+        ])
+        .arg(&tmp)
+        .arg(&url)
+        .status();
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(_) | Err(_) => {
+            let _ = std::fs::remove_file(&tmp);
+            bail!(
+                "could not download {url} (offline?). Download it by other means and run `toolforge generate --spec FILE`, or place it at {}",
+                dest.display()
             );
-            Ok(ExitCode::SUCCESS)
         }
     }
+    let bytes = std::fs::read(&tmp)?;
+    if let Err(e) = verify_pin(&bytes, &loaded.config.spec, &dest) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e.into());
+    }
+    std::fs::rename(&tmp, &dest)?;
+    println!(
+        "toolforge fetch: {} verified ({})",
+        dest.display(),
+        loaded.config.spec.sha256
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `toolforge schema`: the JSON Schema of forge.json.
+fn schema(out: Option<PathBuf>) -> Result<ExitCode> {
+    let text = json_schema();
+    match out {
+        None => print!("{text}"),
+        Some(path) => {
+            fs_out::write_named_file(&path, text.as_bytes())?;
+            println!("toolforge schema: {} is up to date", path.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `toolforge schema-report`: the logged schema mismatches as a markdown table.
+fn schema_report(logs: Vec<PathBuf>, out: Option<PathBuf>) -> Result<ExitCode> {
+    let mut collected = toolforge_generator::commands::schema_report::Collected::default();
+    for path in &logs {
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        collected.add_log(&String::from_utf8_lossy(&bytes));
+    }
+    let report = toolforge_generator::commands::schema_report::render(&collected, logs.len());
+    match out {
+        Some(path) => {
+            fs_out::write_named_file(&path, report.as_bytes())?;
+        }
+        None => print!("{report}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `toolforge pin`: re-pins forge.json to a spec file (and the skills pin).
+fn pin(
+    config: PathBuf,
+    spec: Option<PathBuf>,
+    release: Option<String>,
+    url: Option<String>,
+) -> Result<ExitCode> {
+    let mut loaded = load_config(&config)?;
+    let path = spec
+        .clone()
+        .unwrap_or_else(|| loaded.config_dir.join(&loaded.config.spec.path));
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    loaded.config.spec.sha256 = sha256_hex(&bytes);
+    if spec.is_some() {
+        // Record the new file itself, relative to forge.json when it lives below it.
+        let base = normalize(&loaded.config_dir);
+        let abs = normalize(&path);
+        loaded.config.spec.path = abs
+            .strip_prefix(&base)
+            .map_or(abs.clone(), Path::to_path_buf);
+    }
+    if let Some(r) = release {
+        loaded.config.spec.release = r;
+    }
+    if url.is_some() {
+        loaded.config.spec.url = url;
+    }
+    if let Some(pin) = &loaded.config.skills {
+        let digest = skills::digest(pin, &loaded.config_dir)?;
+        if let Some(pin) = loaded.config.skills.as_mut() {
+            pin.sha256 = digest;
+        }
+    }
+    let text = serde_json::to_string_pretty(&loaded.config)? + "\n";
+    fs_out::write_named_file(&loaded.config_path, text.as_bytes())?;
+    println!(
+        "toolforge pin: {} → sha256 {}",
+        loaded.config_path.display(),
+        loaded.config.spec.sha256
+    );
+    Ok(ExitCode::SUCCESS)
 }
