@@ -10,10 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use toolforge_generator::config::PolicyKind;
-use toolforge_generator::emit::artifacts::split_merged_paths;
 use toolforge_generator::emit::resolved::{
     GENERATED_KEY, INLINE_MARKER, INLINE_REFS_KEY, SHARED_REFS_KEY, resolve_document,
-    write_document,
+    split_merged_paths, write_document,
 };
 use toolforge_generator::load::load;
 use toolforge_generator::policy::Policy;

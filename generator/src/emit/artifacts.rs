@@ -1,15 +1,13 @@
-//! Code Mode artifacts: the resolved spec (merged paths split), products
-//! and the tool catalogue as JSON.
+//! Code Mode artifacts: products and the tool catalogue as JSON (the
+//! resolved spec is `resolved/`'s).
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::interned::{SchemaTable, ToolSchemas};
 
 use crate::error::{GenerateError, Result};
-use crate::ir::{
-    Annotations, Body, Catalogue, Envelope, HttpMethod, MergedPaths, Param, Route, Tool,
-};
+use crate::ir::{Annotations, Body, Catalogue, Envelope, HttpMethod, Param, Route, Tool};
 
 /// Pretty JSON with a trailing newline.
 pub fn to_json(v: &impl serde::Serialize, file: &str) -> Result<String> {
@@ -22,52 +20,6 @@ pub fn to_json(v: &impl serde::Serialize, file: &str) -> Result<String> {
             file: file.into(),
             message: e.to_string(),
         })
-}
-
-fn rewrite_params(params: &mut Value, selector: &str, id_param: &str, real_id: &str, scope: &str) {
-    let Value::Array(list) = params else { return };
-    list.retain(|p| {
-        !(p.get("in").and_then(Value::as_str) == Some("path")
-            && p.get("name").and_then(Value::as_str) == Some(selector))
-    });
-    for p in list.iter_mut() {
-        if p.get("in").and_then(Value::as_str) == Some("path")
-            && p.get("name").and_then(Value::as_str) == Some(id_param)
-        {
-            p["name"] = Value::String(real_id.to_string());
-            p["description"] = Value::String(format!("The {scope} identifier."));
-        }
-    }
-}
-
-/// Replaces each merged path item by its concrete variants, in place order.
-pub fn split_merged_paths(spec: &mut Value, merged: &MergedPaths) {
-    let Some(Value::Object(paths)) = spec.get_mut("paths") else {
-        return;
-    };
-    let old = std::mem::take(paths);
-    let mut new = Map::with_capacity(old.len());
-    for (path, item) in old {
-        let Some(m) = merged.get(&path) else {
-            new.insert(path, item);
-            continue;
-        };
-        for variant in &m.variants {
-            let (real_id, scope) = (variant.id.as_str(), variant.noun.as_str());
-            let mut item = item.clone();
-            if let Value::Object(obj) = &mut item {
-                for (key, entry) in obj.iter_mut() {
-                    if key == "parameters" {
-                        rewrite_params(entry, &m.selector, &m.id_param, real_id, scope);
-                    } else if let Some(params) = entry.get_mut("parameters") {
-                        rewrite_params(params, &m.selector, &m.id_param, real_id, scope);
-                    }
-                }
-            }
-            new.insert(variant.path.clone(), item);
-        }
-    }
-    *paths = new;
 }
 
 /// `products.json`.

@@ -67,7 +67,7 @@ fn check_same(d: &Document, kind: PolicyKind) -> Value {
     let bytes = write_document(d, &cycles, &Limits::default(), &merged, "gen").unwrap();
     let written = read_markers(serde_json::from_slice(&bytes).unwrap());
     let mut expected = super::super::resolve_document(d, &Limits::default()).unwrap();
-    crate::emit::artifacts::split_merged_paths(&mut expected, &merged);
+    crate::emit::resolved::split_merged_paths(&mut expected, &merged);
     expected[GENERATED_KEY] = json!("gen");
     assert_eq!(
         serde_json::to_string(&written).unwrap(),
