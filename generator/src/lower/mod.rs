@@ -4,6 +4,7 @@
 mod body;
 mod params;
 mod responses;
+mod success;
 pub(crate) mod text;
 
 use rustc_hash::FxHashMap as HashMap;
@@ -202,7 +203,7 @@ impl<'a> LowerCtx<'a> {
     /// the names of its types are then those of the spec's recursive
     /// definitions, the same in every tool.
     pub fn output(&self, success: Option<Value>) -> Result<Output> {
-        let (envelope, schema) = self.policy.output(success);
+        let (envelope, schema) = success::policy_output(&*self.policy, success);
         let shared = schema
             .map(|output| self.declared_and_shared(output))
             .transpose()?;
@@ -228,7 +229,7 @@ impl<'a> LowerCtx<'a> {
     /// holding ~1,000 bodies). An output that no longer holds each
     /// placeholder in its root `$defs` is made as before, bodies filled in.
     pub fn output_placed(&self, success: Value, bodies: &[(String, MemoBody)]) -> Result<Output> {
-        let (envelope, schema) = self.policy.output(Some(success));
+        let (envelope, schema) = success::policy_output(&*self.policy, Some(success));
         let shared = match schema {
             Some(mut output) if holds_placeholders(&output, bodies) => {
                 let declaration = output_declaration_with(&output, bodies, &self.declared_types);

@@ -83,8 +83,8 @@ impl ApiPolicy for Cloudflare {
         is_account_param(name) || name == SCOPE_ID_ARG
     }
 
-    fn output(&self, success: Option<Value>) -> (Envelope, Option<Value>) {
-        output(success)
+    fn output(&self, success: Option<super::Success>) -> (Envelope, Option<Value>) {
+        output(success.map(super::Success::into_root))
     }
 
     fn unwraps(&self, success: &Value) -> bool {

@@ -46,6 +46,33 @@ impl OpRef<'_> {
     }
 }
 
+/// A converted success schema as a policy sees it: the root without its
+/// root `$defs`. Those definitions (of recursive types; some are
+/// placeholders the lowering fills in only after the policy, see
+/// `lower::LowerCtx::output_placed`) are the lowering's business: it takes
+/// them off before the policy and puts them back at the root of the output
+/// the policy makes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Success(Value);
+
+impl Success {
+    /// A success schema without root `$defs` (the lowering's
+    /// `split_defs` makes one from a converted schema).
+    pub fn new(root: Value) -> Self {
+        Self(root)
+    }
+
+    /// The schema, for reading.
+    pub fn root(&self) -> &Value {
+        &self.0
+    }
+
+    /// The schema, to move into the output.
+    pub fn into_root(self) -> Value {
+        self.0
+    }
+}
+
 /// The rules that differ between APIs. Every method's default is the
 /// generic behaviour (products from tags, names from `operationId`, no
 /// permissions, no merged paths, bare bodies, [`Profile::generic`]); an
@@ -84,12 +111,11 @@ pub trait ApiPolicy: Sync + std::fmt::Debug {
     /// Detects the success envelope of a converted success schema and
     /// returns the envelope kind plus the tool's output schema. With
     /// [`Envelope::None`] the output schema is the success schema itself
-    /// (the builder relies on it: see [`ApiPolicy::unwraps`]). The schema's
-    /// root `$defs` entries may be `null` placeholders for memo bodies: an
-    /// implementation reads the root (and its `allOf` members) only, and
-    /// moves `$defs` to its output as they are.
-    fn output(&self, success: Option<Value>) -> (Envelope, Option<Value>) {
-        generic::output(success)
+    /// (the builder relies on it: see [`ApiPolicy::unwraps`]). The policy
+    /// sees the schema through [`Success`]: its root, without the root
+    /// `$defs`, which the lowering puts back at the root of the output.
+    fn output(&self, success: Option<Success>) -> (Envelope, Option<Value>) {
+        generic::output(success.map(Success::into_root))
     }
 
     /// Whether [`ApiPolicy::output`] gives `success` an envelope other than
