@@ -37,7 +37,7 @@ fn main() {
                 config::SchemaProfile::Full,
                 config::InvalidOperation::Skip,
             );
-            let Ok(cat) = lower::build_catalogue(&doc, &config) else {
+            let Ok(cat) = build_catalogue(&doc, &config) else {
                 return (0, Vec::new());
             };
             let Ok(table) = emit::interned::SchemaTable::build(&cat) else {

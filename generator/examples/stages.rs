@@ -40,7 +40,7 @@ fn main() {
     let cycles = schema::Cycles::compute(&doc);
     eprintln!("cycles {:?} ({})", t.elapsed(), mem());
     let t = Instant::now();
-    let cat = lower::build_catalogue_with(&doc, &config, &cycles).unwrap();
+    let cat = build_catalogue_with(&doc, &config, &cycles).unwrap();
     eprintln!("build {:?} ({})", t.elapsed(), mem());
     // Tools with an output schema, and how many distinct ones they share.
     let outputs: Vec<_> = cat

@@ -12,7 +12,7 @@ pub mod fs_out;
 pub mod ir;
 mod json_text;
 pub mod load;
-pub mod lower;
+pub(crate) mod lower;
 pub mod naming;
 pub mod normalise;
 pub mod policy;
@@ -24,11 +24,15 @@ pub mod servers;
 pub mod skills;
 mod small_map;
 mod split_parse;
+mod walk;
 mod yaml_scan;
 
 pub use config::ForgeConfig;
 pub use emit::{CrateLayout, OutputFile};
 pub use error::{GenerateError, Result};
+/// The lowering stage's entry points (spec → IR), for the commands and
+/// the profiling examples; the stage's module itself is private.
+pub use lower::{build_catalogue, build_catalogue_with};
 
 /// The result of one generation.
 #[derive(Debug)]

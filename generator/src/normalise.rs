@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::refs::{Ctx, child_ctx};
+use crate::walk::{Ctx, child_ctx};
 
 /// Keys that may sit next to a `$ref` without changing what it validates.
 const REF_ANNOTATIONS: &[&str] = &[

@@ -1,0 +1,317 @@
+#![allow(clippy::panic)]
+//! The module graph of the generator and the runtime, read from their
+//! `crate::` paths: a folder of `src/` (with the file of the same name, so
+//! `naming.rs` and `naming/` are one folder) is a node, and a file naming
+//! `crate::x` draws an arrow from its folder to `x`. No import circle may
+//! span two folders: a circle inside one folder is that folder's business,
+//! but one across folders means neither can be read, moved or tested
+//! without the other. Today's circles are listed with the folders they
+//! hold; a listed circle may shrink or go, never grow, and no new one may
+//! appear. Test code (unit test files, code after `#[cfg(test)]`) is left
+//! out, as the shipped binaries leave it out.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Import circles across runtime folders today, each as the folders it
+/// holds (sorted); a circle found must lie within one of them. The first
+/// is the knot issue 41 item 3 unties (the caches in `profile/` that call
+/// the upstream, `upstream.rs` reading the config); the second is Code
+/// Mode and OAuth reaching back into `server/` for its types.
+const RUNTIME_CIRCLES: &[&[&str]] = &[
+    &[
+        "catalogue",
+        "config",
+        "credential",
+        "profile",
+        "request",
+        "upstream",
+    ],
+    &["codemode", "oauth", "server"],
+];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or_else(|| panic!("the tests crate has a parent"))
+        .to_path_buf()
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for entry in entries {
+        let path = entry
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The folder of `rel` (a path under `src/`): its first component, without
+/// `.rs`; `lib.rs` and `main.rs` are the crate root.
+fn folder(rel: &str) -> String {
+    let first = rel.split('/').next().unwrap_or(rel);
+    let stem = first.strip_suffix(".rs").unwrap_or(first);
+    match stem {
+        "lib" | "main" => "crate".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+fn is_test_file(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    name == "tests.rs" || name == "testing.rs" || name.ends_with("_tests.rs")
+}
+
+/// The code of a file: the lines before its first `#[cfg(test)]`, without
+/// line comments.
+fn code(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if trimmed.starts_with("//") {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+fn ident(s: &str) -> &str {
+    let end = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The first path segment of every `crate::` path in `code`, braces of a
+/// grouped `use crate::{a, b::c}` opened one level.
+fn targets(code: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        let before = rest[..at].chars().next_back();
+        rest = &rest[at + "crate::".len()..];
+        // `toolforge_runtime::…` or `$crate::` are not this crate's paths.
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$') {
+            continue;
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 0usize;
+            let mut item = String::new();
+            for c in group.chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        found.insert(ident(item.trim()).to_owned());
+                        item.clear();
+                        continue;
+                    }
+                    _ => {}
+                }
+                item.push(c);
+            }
+            found.insert(ident(item.trim()).to_owned());
+        } else {
+            found.insert(ident(rest).to_owned());
+        }
+    }
+    found.retain(|t| !t.is_empty() && t != "self");
+    found
+}
+
+/// Arrows between folders of `krate/src`, with the files that draw them.
+fn arrows(krate: &str) -> BTreeMap<(String, String), BTreeSet<String>> {
+    let src = root().join(krate).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    assert!(
+        files.len() > 20,
+        "{krate}: found only {} files",
+        files.len()
+    );
+    let folders: BTreeSet<String> = files
+        .iter()
+        .filter_map(|p| p.strip_prefix(&src).ok())
+        .map(|p| folder(&p.to_string_lossy().replace('\\', "/")))
+        .collect();
+    let mut arrows: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    for path in files {
+        let rel = path
+            .strip_prefix(&src)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        // A binary of its own: it names the library by its crate name.
+        if rel.starts_with("bin/") || is_test_file(&rel) {
+            continue;
+        }
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let from = folder(&rel);
+        for to in targets(&code(&text)) {
+            if to != from && folders.contains(&to) {
+                arrows
+                    .entry((from.clone(), to))
+                    .or_default()
+                    .insert(format!("{krate}/src/{rel}"));
+            }
+        }
+    }
+    arrows
+}
+
+/// Strongly connected components of more than one folder (Tarjan).
+fn circles(arrows: &BTreeMap<(String, String), BTreeSet<String>>) -> Vec<Vec<String>> {
+    let mut next: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (from, to) in arrows.keys() {
+        next.entry(from).or_default().push(to);
+        next.entry(to).or_default();
+    }
+    struct State<'a> {
+        next: &'a BTreeMap<&'a str, Vec<&'a str>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on_stack: BTreeSet<&'a str>,
+        out: Vec<Vec<String>>,
+    }
+    fn visit<'a>(s: &mut State<'a>, v: &'a str) {
+        let i = s.index.len();
+        s.index.insert(v, i);
+        s.low.insert(v, i);
+        s.stack.push(v);
+        s.on_stack.insert(v);
+        for &w in s.next.get(v).map(Vec::as_slice).unwrap_or(&[]) {
+            if !s.index.contains_key(w) {
+                visit(s, w);
+                let lw = s.low[w];
+                let lv = s.low[v];
+                s.low.insert(v, lv.min(lw));
+            } else if s.on_stack.contains(w) {
+                let iw = s.index[w];
+                let lv = s.low[v];
+                s.low.insert(v, lv.min(iw));
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut scc = Vec::new();
+            while let Some(w) = s.stack.pop() {
+                s.on_stack.remove(w);
+                scc.push(w.to_owned());
+                if w == v {
+                    break;
+                }
+            }
+            if scc.len() > 1 {
+                scc.sort();
+                s.out.push(scc);
+            }
+        }
+    }
+    let mut state = State {
+        next: &next,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        out: Vec::new(),
+    };
+    for &v in next.keys() {
+        if !state.index.contains_key(v) {
+            visit(&mut state, v);
+        }
+    }
+    state.out.sort();
+    state.out
+}
+
+/// Every circle of `krate` not within one of `allowed`, with the arrows
+/// that close it.
+fn unexpected_circles(krate: &str, allowed: &[&[&str]]) -> Vec<String> {
+    let arrows = arrows(krate);
+    circles(&arrows)
+        .into_iter()
+        .filter(|c| {
+            !allowed
+                .iter()
+                .any(|a| c.iter().all(|f| a.contains(&f.as_str())))
+        })
+        .map(|c| {
+            let ties: Vec<String> = arrows
+                .iter()
+                .filter(|((from, to), _)| c.contains(from) && c.contains(to))
+                .map(|((from, to), files)| {
+                    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+                    format!("    {from} -> {to} ({})", files.join(", "))
+                })
+                .collect();
+            format!("  {{{}}}:\n{}", c.join(", "), ties.join("\n"))
+        })
+        .collect()
+}
+
+#[test]
+fn the_reader_sees_crate_paths_as_arrows() {
+    assert_eq!(
+        targets(
+            "use crate::ir::{A, B};\nuse crate::{config::X, emit, self};\nfoo($crate::x); toolforge_runtime::crate_x;\nlet _ = crate::naming::snake(a);"
+        ),
+        ["config", "emit", "ir", "naming"]
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    );
+    assert_eq!(folder("naming.rs"), "naming");
+    assert_eq!(folder("emit/resolved/writer.rs"), "emit");
+    assert_eq!(folder("lib.rs"), "crate");
+    let arrows: BTreeMap<(String, String), BTreeSet<String>> =
+        [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")]
+            .into_iter()
+            .map(|(f, t)| ((f.to_owned(), t.to_owned()), BTreeSet::new()))
+            .collect();
+    assert_eq!(circles(&arrows), vec![vec!["a", "b", "c"]]);
+}
+
+#[test]
+fn no_import_circle_spans_two_generator_folders() {
+    let found = unexpected_circles("generator", &[]);
+    assert!(
+        found.is_empty(),
+        "import circles across generator/src folders:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The policy's decisions reach the emitters as IR data (merged paths as
+/// `ir::MergedPaths`), so an emitter never names the policy.
+#[test]
+fn emit_never_reads_the_policy() {
+    let arrows = arrows("generator");
+    let to_policy = arrows.get(&("emit".to_owned(), "policy".to_owned()));
+    assert!(
+        to_policy.is_none(),
+        "emit/ names crate::policy in {to_policy:?}"
+    );
+}
+
+#[test]
+fn no_new_import_circle_spans_runtime_folders() {
+    let found = unexpected_circles("runtime", RUNTIME_CIRCLES);
+    assert!(
+        found.is_empty(),
+        "import circles across runtime/src folders not in RUNTIME_CIRCLES \
+         (tests/tests/test_layering.rs):\n{}",
+        found.join("\n")
+    );
+}
