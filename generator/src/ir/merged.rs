@@ -16,6 +16,9 @@ pub struct MergedPath {
     pub selector_description: String,
     /// Description of the id argument in tool schemas.
     pub id_description: String,
+    /// The id argument's `maxLength`, when the API's ids have one
+    /// (Cloudflare's account and zone ids are 32 hex digits).
+    pub id_max_length: Option<u64>,
     /// The concrete routes, in selector order.
     pub variants: Vec<MergedRoute>,
 }

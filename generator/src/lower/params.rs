@@ -237,7 +237,7 @@ pub(crate) fn collect(
             let values: Vec<&str> = m.variants.iter().map(|v| v.value.as_str()).collect();
             json!({"type": "string", "enum": values, "description": m.selector_description})
         } else if let Some(m) = merged.filter(|_| is_merged_id) {
-            json!({"type": "string", "maxLength": 32, "description": m.id_description})
+            merged_id_schema(m)
         } else {
             param_schema(input, p)?
         };
@@ -322,4 +322,44 @@ pub(crate) fn routes(path: &str, params: &[Param], merged: Option<&MergedPath>) 
             template: format!("/{}/{{{id_arg}}}{rest}", v.value),
         })
         .collect()
+}
+
+/// The schema of a merged path's id argument: a string, with the
+/// `maxLength` the policy gives its ids (if any), and its description.
+fn merged_id_schema(m: &MergedPath) -> Value {
+    let mut schema = serde_json::Map::new();
+    schema.insert("type".into(), json!("string"));
+    if let Some(max) = m.id_max_length {
+        schema.insert("maxLength".into(), json!(max));
+    }
+    schema.insert("description".into(), json!(m.id_description));
+    Value::Object(schema)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn merged(id_max_length: Option<u64>) -> MergedPath {
+        MergedPath {
+            selector: "scope".into(),
+            id_param: "scope_id".into(),
+            selector_description: "s".into(),
+            id_description: "The id.".into(),
+            id_max_length,
+            variants: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_merged_id_is_bounded_only_as_the_policy_says() {
+        assert_eq!(
+            serde_json::to_string(&merged_id_schema(&merged(Some(32)))).ok(),
+            Some(r#"{"type":"string","maxLength":32,"description":"The id."}"#.to_owned())
+        );
+        assert_eq!(
+            merged_id_schema(&merged(None)),
+            json!({"type": "string", "description": "The id."})
+        );
+    }
 }

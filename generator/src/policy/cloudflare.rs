@@ -341,6 +341,9 @@ pub fn permissions(op: &Value) -> Vec<String> {
     out
 }
 
+/// Longest account or zone id: both are 32 hex digits.
+const ID_MAX_LENGTH: u64 = 32;
+
 /// Recognises `/{account_or_zone}/{account_or_zone_id}/…` (any names whose
 /// selector mentions both an account and a zone).
 pub fn merged_path(path: &str) -> Option<MergedPath> {
@@ -363,6 +366,7 @@ pub fn merged_path(path: &str) -> Option<MergedPath> {
         id_description: format!(
             "The account ID (when {SCOPE_ARG} is `accounts`; defaults to the session's only account) or the zone ID."
         ),
+        id_max_length: Some(ID_MAX_LENGTH),
         variants: SCOPES
             .iter()
             .map(|s| MergedRoute {
