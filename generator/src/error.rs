@@ -113,7 +113,36 @@ pub enum GenerateError {
         file: String,
         /// What went wrong.
         message: String,
+        /// The error that caused it (a serialiser's, a parser's, a
+        /// template engine's), kept for the error chain.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
+}
+
+impl GenerateError {
+    /// An emit error without an underlying cause.
+    pub(crate) fn emit(file: impl Into<String>, message: impl Into<String>) -> Self {
+        GenerateError::Emit {
+            file: file.into(),
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// An emit error caused by `source` while doing `what`; the cause is
+    /// kept as the error's source, not flattened into its message.
+    pub(crate) fn emit_from(
+        file: impl Into<String>,
+        what: &str,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        GenerateError::Emit {
+            file: file.into(),
+            message: what.to_owned(),
+            source: Some(Box::new(source)),
+        }
+    }
 }
 
 impl GenerateError {
@@ -198,5 +227,19 @@ mod tests {
         append_token(&mut p, "schemas");
         append_token(&mut p, "a~b");
         assert_eq!(p, "/components/schemas/a~0b");
+    }
+
+    #[test]
+    fn an_emit_error_keeps_its_cause_as_its_source() {
+        use std::error::Error as _;
+        let cause = serde_json::from_str::<u8>("x").unwrap_err();
+        let text = cause.to_string();
+        let e = GenerateError::emit_from("artifacts/tools.json", "serialising a tool", cause);
+        assert_eq!(
+            e.to_string(),
+            "emitting artifacts/tools.json: serialising a tool"
+        );
+        assert_eq!(e.source().map(ToString::to_string), Some(text));
+        assert!(GenerateError::emit("README.md", "lost").source().is_none());
     }
 }

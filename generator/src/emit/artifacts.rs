@@ -16,10 +16,7 @@ pub fn to_json(v: &impl serde::Serialize, file: &str) -> Result<String> {
             s.push('\n');
             s
         })
-        .map_err(|e| GenerateError::Emit {
-            file: file.into(),
-            message: e.to_string(),
-        })
+        .map_err(|e| GenerateError::emit_from(file, "serialising JSON", e))
 }
 
 /// `products.json`.
@@ -140,9 +137,8 @@ fn push_lines<T: Serialize>(out: &mut Vec<u8>, items: impl Iterator<Item = T>) -
     let mut any = false;
     for (i, item) in items.enumerate() {
         out.extend_from_slice(if i == 0 { &b"\n"[..] } else { &b",\n"[..] });
-        serde_json::to_writer(&mut *out, &item).map_err(|e| GenerateError::Emit {
-            file: "artifacts/tools.json".into(),
-            message: e.to_string(),
+        serde_json::to_writer(&mut *out, &item).map_err(|e| {
+            GenerateError::emit_from("artifacts/tools.json", "serialising a tool", e)
         })?;
         any = true;
     }
@@ -201,10 +197,8 @@ pub fn tools_json(cat: &Catalogue, table: &SchemaTable, generated: &str) -> Resu
     } else {
         json!({"@generated": generated, "api": cat.api})
     };
-    let head = serde_json::to_string(&head).map_err(|e| GenerateError::Emit {
-        file: "artifacts/tools.json".into(),
-        message: e.to_string(),
-    })?;
+    let head = serde_json::to_string(&head)
+        .map_err(|e| GenerateError::emit_from("artifacts/tools.json", "serialising the head", e))?;
     out.extend_from_slice(head.strip_suffix('}').unwrap_or(&head).as_bytes());
     out.extend_from_slice(b",\n\"tools\":");
     push_lines(&mut out, entries.into_iter())?;

@@ -147,10 +147,7 @@ type SharedParts = (Vec<Vec<Vec<Piece>>>, BTreeMap<String, Vec<Piece>>);
 
 /// Two different texts of the table got `name`.
 fn name_clash(name: &str) -> GenerateError {
-    GenerateError::Emit {
-        file: "src/schemas.rs".into(),
-        message: format!("two texts hash to {name}"),
-    }
+    GenerateError::emit("src/schemas.rs", format!("two texts hash to {name}"))
 }
 
 impl SchemaTable {
@@ -233,9 +230,8 @@ impl SchemaTable {
                 (share_parts(&parts), key)
             },
         );
-        let mut chunked = chunked.map_err(|name| GenerateError::Emit {
-            file: "src/schemas.rs".into(),
-            message: format!("two schema texts hash to {name}"),
+        let mut chunked = chunked.map_err(|name| {
+            GenerateError::emit("src/schemas.rs", format!("two schema texts hash to {name}"))
         })?;
         let entries = std::mem::take(&mut chunked.entries);
         let (declared, shared_parts) = shared?;
@@ -369,10 +365,8 @@ impl SchemaTable {
     /// runtime reads it line by line, `toolforge diff` as JSON.
     pub fn schemas_json(&self, generated: &str) -> Result<Vec<u8>> {
         let head = serde_json::json!({"@generated": generated, "key": &*self.key});
-        let head = serde_json::to_string(&head).map_err(|e| GenerateError::Emit {
-            file: SCHEMAS_JSON.into(),
-            message: e.to_string(),
-        })?;
+        let head = serde_json::to_string(&head)
+            .map_err(|e| GenerateError::emit_from(SCHEMAS_JSON, "serialising the head", e))?;
         let size: usize = (self.entries.values())
             .map(|pieces| marked_len(pieces, &self.key))
             .sum::<usize>()

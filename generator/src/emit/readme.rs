@@ -168,8 +168,5 @@ pub fn render(
         credentials: super::credentials::readme_section(cat),
     };
     hb.render_template(TEMPLATE, &data)
-        .map_err(|e| GenerateError::Emit {
-            file: "README.md".into(),
-            message: e.to_string(),
-        })
+        .map_err(|e| GenerateError::emit_from("README.md", "rendering the template", e))
 }

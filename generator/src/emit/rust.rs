@@ -317,10 +317,8 @@ pub(super) fn one_line(s: &str) -> String {
 }
 
 pub(crate) fn format_file(tokens: TokenStream, file: &str, header: &str) -> Result<String> {
-    let parsed: syn::File = syn::parse2(tokens).map_err(|e| GenerateError::Emit {
-        file: file.to_string(),
-        message: e.to_string(),
-    })?;
+    let parsed: syn::File = syn::parse2(tokens)
+        .map_err(|e| GenerateError::emit_from(file, "parsing the generated tokens", e))?;
     Ok(format!("{header}\n{}", prettyplease::unparse(&parsed)))
 }
 
@@ -377,12 +375,9 @@ pub fn product_module_reference(
 
 /// `formatted` with `deferred`'s literals in place of their placeholders.
 fn substituted(deferred: &Deferred, formatted: &str, file: &str) -> Result<String> {
-    deferred
-        .substitute(formatted)
-        .ok_or_else(|| GenerateError::Emit {
-            file: file.to_string(),
-            message: "a deferred schema literal was lost in formatting".into(),
-        })
+    deferred.substitute(formatted).ok_or_else(|| {
+        GenerateError::emit(file, "a deferred schema literal was lost in formatting")
+    })
 }
 
 /// A product module's items before its tools: its doc, `use`s and `TOOLS`.
@@ -423,10 +418,8 @@ fn module_head(product: &Product) -> TokenStream {
 
 /// Items formatted by `prettyplease`, as they appear inside a file.
 fn format_items(tokens: TokenStream, file: &str) -> Result<String> {
-    let parsed: syn::File = syn::parse2(tokens).map_err(|e| GenerateError::Emit {
-        file: file.to_string(),
-        message: e.to_string(),
-    })?;
+    let parsed: syn::File = syn::parse2(tokens)
+        .map_err(|e| GenerateError::emit_from(file, "parsing the generated tokens", e))?;
     Ok(prettyplease::unparse(&parsed))
 }
 

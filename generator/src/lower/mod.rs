@@ -111,12 +111,13 @@ impl<'a> LowerCtx<'a> {
             buffer.clear();
             crate::json_text::write_placed(buffer, schema, &placed);
             // Only whole UTF-8 strings and ASCII are written.
-            std::str::from_utf8(buffer)
-                .map(Arc::from)
-                .map_err(|e| GenerateError::Emit {
-                    file: self.doc.file.clone(),
-                    message: e.to_string(),
-                })
+            std::str::from_utf8(buffer).map(Arc::from).map_err(|e| {
+                GenerateError::emit_from(
+                    self.doc.file.clone(),
+                    "an interned schema text is not UTF-8",
+                    e,
+                )
+            })
         })?;
         // Hashed once, before the lock: a text of Stripe's runs to
         // hundreds of kilobytes, and a set of texts would hash it again to

@@ -627,9 +627,11 @@ impl Writer<'_> {
             height = height.max(walked? + 1);
             siblings.push((key, self.take_from(at)));
         }
-        let members = object_members(&expansion).ok_or_else(|| GenerateError::Emit {
-            file: "artifacts/spec.json".into(),
-            message: format!("{pointer}: internal error: inlined target is not an object"),
+        let members = object_members(&expansion).ok_or_else(|| {
+            GenerateError::emit(
+                "artifacts/spec.json",
+                format!("{pointer}: internal error: inlined target is not an object"),
+            )
         })?;
         self.out.push(b'{');
         let mut first = true;
