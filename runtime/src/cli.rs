@@ -548,91 +548,93 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
     Ok(())
 }
 
-#[cfg(feature = "oauth")]
+/// The client authentication of `--auth oauth`; refused when the runtime
+/// was built without the `oauth` feature.
+#[cfg(feature = "http")]
 async fn oauth_auth(
     catalogue: &Catalogue,
     args: &ServeArgs,
     secrets: Option<Arc<crate::credential::ServerSecrets>>,
 ) -> anyhow::Result<ClientAuth> {
-    if args.tokens_file.is_some() {
-        bail!("--auth oauth issues its own client tokens: leave out --tokens-file");
+    #[cfg(not(feature = "oauth"))]
+    {
+        let _ = (catalogue, args, secrets);
+        Err(unavailable("--auth oauth", "oauth"))
     }
-    let Some(path) = &args.oauth_config else {
-        bail!("--auth oauth needs --oauth-config FILE (JSON or TOML; see the README, OAuth)");
-    };
-    let setup = oauth::setup(catalogue, path).await?;
-    Ok(ClientAuth::OAuth { setup, secrets })
-}
-
-#[cfg(all(feature = "http", not(feature = "oauth")))]
-async fn oauth_auth(
-    _catalogue: &Catalogue,
-    _args: &ServeArgs,
-    _secrets: Option<Arc<crate::credential::ServerSecrets>>,
-) -> anyhow::Result<ClientAuth> {
-    bail!(
-        "--auth oauth: this server was built without the `oauth` feature of toolforge-runtime (rebuild with the feature on, the default)"
-    )
+    #[cfg(feature = "oauth")]
+    {
+        if args.tokens_file.is_some() {
+            bail!("--auth oauth issues its own client tokens: leave out --tokens-file");
+        }
+        let Some(path) = &args.oauth_config else {
+            bail!("--auth oauth needs --oauth-config FILE (JSON or TOML; see the README, OAuth)");
+        };
+        let setup = oauth::setup(catalogue, path).await?;
+        Ok(ClientAuth::OAuth { setup, secrets })
+    }
 }
 
 /// Installs the recorder and serves `--metrics-listen`, before anything
-/// is counted.
-#[cfg(feature = "http")]
+/// is counted; refused when the runtime was built without `http`.
 async fn start_metrics(listen: Option<SocketAddr>, max_connections: u64) -> anyhow::Result<()> {
-    if let Some(listen) = listen {
+    let Some(listen) = listen else {
+        return Ok(());
+    };
+    #[cfg(not(feature = "http"))]
+    {
+        let _ = (listen, max_connections);
+        Err(unavailable("--metrics-listen", "http"))
+    }
+    #[cfg(feature = "http")]
+    {
         let handle = crate::metrics::install()?;
         let max = usize::try_from(max_connections).unwrap_or(usize::MAX);
         crate::server::prometheus::spawn_metrics(listen, handle, max).await?;
+        Ok(())
     }
-    Ok(())
 }
 
-/// Without the `http` feature there is no metrics listener.
-#[cfg(not(feature = "http"))]
-async fn start_metrics(listen: Option<SocketAddr>, _: u64) -> anyhow::Result<()> {
-    if listen.is_some() {
+/// The sandbox setup of `--mode codemode|code` (`None` for direct);
+/// refused when the runtime was built without `codemode`.
+fn mode_setup(args: &ServeArgs) -> anyhow::Result<Option<ModeSetup>> {
+    if args.mode == Mode::Direct {
+        return Ok(None);
+    }
+    #[cfg(not(feature = "codemode"))]
+    {
         bail!(
-            "--metrics-listen: this server was built without the `http` feature of toolforge-runtime"
-        );
+            "--mode {}: {}",
+            args.mode.as_str(),
+            crate::codemode::DISABLED
+        )
     }
-    Ok(())
+    #[cfg(feature = "codemode")]
+    {
+        let worker =
+            WorkerCommand::current_exe().context("locating this binary for the sandbox workers")?;
+        let limits = Limits {
+            memory_bytes: args.sandbox_memory_mb.max(1).saturating_mul(1 << 20),
+            cpu_ms: args.sandbox_cpu_ms.max(1),
+            wall_ms: args.sandbox_wall_ms.max(1),
+            max_requests: args.sandbox_max_requests,
+            ..Limits::default()
+        };
+        let config = SandboxConfig::new(worker)
+            .with_workers(args.sandbox_workers)
+            .with_concurrency(args.sandbox_max_workers, args.sandbox_runs_per_client)
+            .with_queue(args.sandbox_queue, args.sandbox_queue_per_client)
+            .with_limits(limits);
+        let mut setup = ModeSetup::new(args.mode, config);
+        setup.spec_artifact = args.spec_artifact.clone();
+        Ok(Some(setup))
+    }
 }
 
-/// The sandbox setup of `--mode codemode|code` (`None` for direct).
-#[cfg(feature = "codemode")]
-fn mode_setup(args: &ServeArgs) -> anyhow::Result<Option<ModeSetup>> {
-    if args.mode == Mode::Direct {
-        return Ok(None);
-    }
-    let worker =
-        WorkerCommand::current_exe().context("locating this binary for the sandbox workers")?;
-    let limits = Limits {
-        memory_bytes: args.sandbox_memory_mb.max(1).saturating_mul(1 << 20),
-        cpu_ms: args.sandbox_cpu_ms.max(1),
-        wall_ms: args.sandbox_wall_ms.max(1),
-        max_requests: args.sandbox_max_requests,
-        ..Limits::default()
-    };
-    let config = SandboxConfig::new(worker)
-        .with_workers(args.sandbox_workers)
-        .with_concurrency(args.sandbox_max_workers, args.sandbox_runs_per_client)
-        .with_queue(args.sandbox_queue, args.sandbox_queue_per_client)
-        .with_limits(limits);
-    let mut setup = ModeSetup::new(args.mode, config);
-    setup.spec_artifact = args.spec_artifact.clone();
-    Ok(Some(setup))
-}
-
-/// Without the `codemode` feature only `--mode direct` runs.
-#[cfg(not(feature = "codemode"))]
-fn mode_setup(args: &ServeArgs) -> anyhow::Result<Option<ModeSetup>> {
-    if args.mode == Mode::Direct {
-        return Ok(None);
-    }
-    bail!(
-        "--mode {}: {}",
-        args.mode.as_str(),
-        crate::codemode::DISABLED
+/// The refusal of `flag` by a runtime built without cargo feature `feature`.
+#[cfg(any(not(feature = "http"), not(feature = "oauth")))]
+fn unavailable(flag: &str, feature: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{flag}: this server was built without the `{feature}` feature of toolforge-runtime (rebuild with the feature on, the default)"
     )
 }
 
