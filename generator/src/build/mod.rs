@@ -638,6 +638,7 @@ fn build_tool(ctx: &Ctx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str) -> 
         envelope,
         deprecated,
         security: Vec::new(),
+        declares_link: crate::policy::pagination::declares_link(ctx.doc, op.op, op_ptr),
     };
     Ok(Built::Tool(Box::new(tool), candidates))
 }

@@ -1,11 +1,12 @@
 //! Infers an API's paging convention from its tools: the query parameters
-//! its `GET` operations take and the members their answers document. The
-//! convention most list tools follow wins; forge.json `pagination`
-//! replaces the guess.
+//! its `GET` operations take, the members their answers document and the
+//! `Link` header their success responses declare. The convention most list
+//! tools follow wins; forge.json `pagination` replaces the guess.
 
 use serde_json::Value;
 
 use crate::ir::{HttpMethod, Location, Pagination, Tool};
+use crate::load::Document;
 
 /// The convention `tools` follow, and how many `GET` tools follow it.
 pub fn infer<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> (Pagination, usize) {
@@ -39,7 +40,30 @@ pub fn convention_of(tool: &Tool) -> Option<Pagination> {
         .map(|p| p.name.as_str())
         .collect();
     let output = tool.output_schema.as_ref().map_or("", |o| o.text.as_str());
-    convention(tool.method, &query, output)
+    convention(tool.method, &query, output).or_else(|| {
+        (tool.method == HttpMethod::Get && tool.declares_link).then_some(Pagination::LinkHeader)
+    })
+}
+
+/// Whether the operation `op` (at `op_ptr` in `doc`) declares a `Link`
+/// header on its lowest 2xx response (a body member says more about
+/// paging than a header, so [`convention_of`] tries those first).
+pub fn declares_link(doc: &Document, op: &Value, op_ptr: &str) -> bool {
+    let Some(responses) = op.get("responses").and_then(Value::as_object) else {
+        return false;
+    };
+    let Some((status, response)) = responses
+        .iter()
+        .filter(|(status, _)| status.starts_with('2'))
+        .min_by(|a, b| a.0.cmp(b.0))
+    else {
+        return false;
+    };
+    let at = crate::error::push_pointer(&crate::error::push_pointer(op_ptr, "responses"), status);
+    crate::refs::deref(doc, response, &at)
+        .ok()
+        .and_then(|(response, _)| response.get("headers")?.as_object())
+        .is_some_and(|headers| headers.keys().any(|h| h.eq_ignore_ascii_case("link")))
 }
 
 /// The convention of an operation with `method`, query parameters `query`
@@ -210,5 +234,40 @@ mod tests {
         assert_eq!(Some(convention), last_id());
         assert_eq!(n, 2);
         assert_eq!(most_common([None]), (Pagination::None, 0));
+    }
+
+    /// A GitHub-shaped spec: two lists declare `Link` (one through a
+    /// `$ref`ed response), a single object and a POST do not page.
+    const GITHUB_SHAPED: &str = r##"{"openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+      "servers": [{"url": "https://api.example"}],
+      "components": {
+        "headers": {"link": {"schema": {"type": "string"}}},
+        "responses": {"listed": {"description": "ok", "headers": {"Link": {"$ref": "#/components/headers/link"}},
+          "content": {"application/json": {"schema": {"type": "array", "items": {"type": "object"}}}}}}},
+      "paths": {
+        "/repos": {"get": {"operationId": "repos/list", "parameters": [{"name": "page", "in": "query", "schema": {"type": "integer"}}],
+          "responses": {"200": {"$ref": "#/components/responses/listed"}}},
+          "post": {"operationId": "repos/create", "responses": {"201": {"description": "ok", "headers": {"Link": {"schema": {"type": "string"}}}}}}},
+        "/issues": {"get": {"operationId": "issues/list", "responses": {"200": {"description": "ok", "headers": {"link": {"schema": {"type": "string"}}},
+          "content": {"application/json": {"schema": {"type": "array", "items": {"type": "object"}}}}}}}},
+        "/user": {"get": {"operationId": "user/get", "responses": {"200": {"description": "ok",
+          "content": {"application/json": {"schema": {"type": "object"}}}}}}}}}"##;
+
+    #[test]
+    fn lists_declaring_a_link_header_page_by_it() {
+        let doc = crate::load::load(GITHUB_SHAPED.as_bytes(), "spec.json").unwrap();
+        let config =
+            crate::config::ForgeConfig::generic("t", std::path::Path::new("spec.json"), "0");
+        let cat = crate::build::build_catalogue(&doc, &config).unwrap();
+        let tools: Vec<&Tool> = cat.products.iter().flat_map(|p| &p.tools).collect();
+        let of = |id: &str| {
+            let tool = tools.iter().find(|t| t.operation_id == id).unwrap();
+            convention_of(tool)
+        };
+        assert_eq!(of("repos/list"), Some(Pagination::LinkHeader));
+        assert_eq!(of("issues/list"), Some(Pagination::LinkHeader));
+        assert_eq!(of("repos/create"), None);
+        assert_eq!(of("user/get"), None);
+        assert_eq!(cat.profile.pagination, Pagination::LinkHeader);
     }
 }
