@@ -30,6 +30,8 @@ pub mod mock;
 pub mod oauth;
 pub mod oauth_driver;
 pub mod oauth_flow;
+pub mod paging;
+pub mod paging_fakes;
 pub mod postgres;
 pub mod prism;
 pub mod prism_tools;

@@ -499,6 +499,15 @@ pub(crate) fn build_catalogue_keeping(
             crate::policy::pagination::infer(tools).0
         }
     };
+    // `api.paginate` and the last-item cursor read a list's items: for bare
+    // bodies that are objects, the array the list outputs share.
+    if profile.envelope.items.is_none()
+        && profile.envelope.payload.is_empty()
+        && profile.pagination != crate::ir::Pagination::None
+    {
+        let tools = products.iter().flat_map(|p: &Product| p.tools.iter());
+        profile.envelope.items = crate::policy::pagination::infer_items(tools, &profile.pagination);
+    }
     if let Some(identity) = &config.identity {
         profile.identity = Some(crate::ir::Identity {
             probes: vec![identity.probe(std::path::Path::new("forge.json"))?],

@@ -13,6 +13,80 @@ pub fn infer<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> (Pagination, usiz
     most_common(tools.into_iter().map(convention_of))
 }
 
+/// Where the items of a list answer are when its body is an object (`/data`
+/// of Stripe's `{data, has_more}`, `/value` of Graph's): the one array
+/// member of the output schema most tools following `convention` share;
+/// `None` when most of their lists are bare arrays (GitHub's, beside a few
+/// `{total_count, items}` searches).
+pub fn infer_items<'a>(
+    tools: impl IntoIterator<Item = &'a Tool>,
+    convention: &Pagination,
+) -> Option<String> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for tool in tools {
+        if convention_of(tool).as_ref() != Some(convention) {
+            continue;
+        }
+        // An output wrapped as `{result}` is a body that is no object.
+        let member = if tool.envelope == crate::ir::Envelope::None {
+            tool.output_value().and_then(|schema| array_member(&schema))
+        } else {
+            Some(String::new())
+        };
+        let Some(member) = member else {
+            continue;
+        };
+        match counts.iter_mut().find(|(m, _)| *m == member) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((member, 1)),
+        }
+    }
+    let mut best: Option<(String, usize)> = None;
+    for (member, n) in counts {
+        if best.as_ref().is_none_or(|(_, m)| n > *m) {
+            best = Some((member, n));
+        }
+    }
+    best.map(|(member, _)| member)
+        .filter(|member| !member.is_empty())
+}
+
+/// The pointer to the only top-level member of an object `schema` that is
+/// an array (through a root `$ref`), if there is exactly one; `""` when
+/// `schema` itself is an array.
+fn array_member(schema: &Value) -> Option<String> {
+    let root = schema;
+    let schema = schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|p| root.pointer(p))
+        .unwrap_or(schema);
+    let resolve = |s: &'_ Value| -> Value {
+        s.get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+            .and_then(|p| root.pointer(p))
+            .cloned()
+            .unwrap_or_else(|| s.clone())
+    };
+    let is_array = |s: &Value| match resolve(s).get("type") {
+        Some(Value::String(t)) => t == "array",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "array"),
+        _ => false,
+    };
+    if is_array(schema) {
+        return Some(String::new());
+    }
+    let properties = schema.get("properties")?.as_object()?;
+    let mut arrays = properties.iter().filter(|(_, s)| is_array(s));
+    let (name, _) = arrays.next()?;
+    arrays
+        .next()
+        .is_none()
+        .then(|| format!("/{}", escape(name)))
+}
+
 /// The most frequent convention and its count (ties: the first seen).
 fn most_common(conventions: impl IntoIterator<Item = Option<Pagination>>) -> (Pagination, usize) {
     let mut counts: Vec<(Pagination, usize)> = Vec::new();
@@ -269,5 +343,24 @@ mod tests {
         assert_eq!(of("repos/create"), None);
         assert_eq!(of("user/get"), None);
         assert_eq!(cat.profile.pagination, Pagination::LinkHeader);
+        // Bare-array lists: no items pointer.
+        assert_eq!(cat.profile.envelope.items, None);
+    }
+
+    #[test]
+    fn the_one_array_member_of_list_outputs_holds_the_items() {
+        let stripe = serde_json::json!({"type": "object", "properties": {
+            "object": {"const": "list"}, "data": {"type": "array"}, "has_more": {"type": "boolean"}}});
+        assert_eq!(array_member(&stripe), Some("/data".into()));
+        let referenced = serde_json::json!({"$ref": "#/$defs/L", "$defs": {"L": {"properties": {
+            "value": {"$ref": "#/$defs/A"}}}, "A": {"type": ["array", "null"]}}});
+        assert_eq!(array_member(&referenced), Some("/value".into()));
+        let two =
+            serde_json::json!({"properties": {"a": {"type": "array"}, "b": {"type": "array"}}});
+        assert_eq!(array_member(&two), None);
+        assert_eq!(
+            array_member(&serde_json::json!({"type": "array"})),
+            Some(String::new())
+        );
     }
 }
