@@ -25,6 +25,7 @@ pub mod browser;
 pub mod clients;
 pub mod echo;
 pub mod http;
+pub mod in_process;
 pub mod mcp;
 pub mod mock;
 pub mod oauth;
