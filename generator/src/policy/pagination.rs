@@ -78,13 +78,29 @@ fn array_member(schema: &Value) -> Option<String> {
     if is_array(schema) {
         return Some(String::new());
     }
-    let properties = schema.get("properties")?.as_object()?;
-    let mut arrays = properties.iter().filter(|(_, s)| is_array(s));
-    let (name, _) = arrays.next()?;
-    arrays
-        .next()
-        .is_none()
-        .then(|| format!("/{}", escape(name)))
+    // The object's own properties and those of its `allOf` parts (Graph's
+    // collections are `allOf: [BaseCollection…, {properties: {value}}]`).
+    let mut parts = vec![schema.clone()];
+    if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
+        parts.extend(all.iter().map(resolve));
+    }
+    let mut arrays: Vec<&String> = Vec::new();
+    for part in &parts {
+        let Some(properties) = part.get("properties").and_then(Value::as_object) else {
+            continue;
+        };
+        arrays.extend(
+            properties
+                .iter()
+                .filter(|(_, s)| is_array(s))
+                .map(|(name, _)| name),
+        );
+    }
+    arrays.dedup();
+    match arrays.as_slice() {
+        [one] => Some(format!("/{}", escape(one))),
+        _ => None,
+    }
 }
 
 /// The most frequent convention and its count (ties: the first seen).
@@ -358,6 +374,10 @@ mod tests {
         let two =
             serde_json::json!({"properties": {"a": {"type": "array"}, "b": {"type": "array"}}});
         assert_eq!(array_member(&two), None);
+        let graph = serde_json::json!({"allOf": [
+            {"$ref": "#/$defs/Base"}, {"type": "object", "properties": {"value": {"type": "array"}}}],
+            "$defs": {"Base": {"properties": {"@odata.nextLink": {"type": ["string", "null"]}}}}});
+        assert_eq!(array_member(&graph), Some("/value".into()));
         assert_eq!(
             array_member(&serde_json::json!({"type": "array"})),
             Some(String::new())
