@@ -29,6 +29,7 @@ pub mod webhooks;
 mod schemas;
 pub use toolforge_runtime;
 use toolforge_runtime::catalogue::{Catalogue, Product};
+use toolforge_runtime::profile::BodyEnvelope;
 use toolforge_runtime::profile::Identity;
 use toolforge_runtime::profile::IdentityProbe;
 use toolforge_runtime::profile::Pagination;
@@ -120,6 +121,10 @@ pub static CATALOGUE: Catalogue = Catalogue {
                 allowed: &["v1", "v2"],
             },
         ],
+        envelope: BodyEnvelope {
+            items: Some("/data"),
+            ..BodyEnvelope::BARE
+        },
         pagination: Pagination::CursorField {
             param: "cursor",
             cursor: "/next_cursor",

@@ -507,8 +507,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("/pagination"), "{err}");
+        let link: crate::ir::Pagination =
+            serde_json::from_str(r#"{"convention": "link_header"}"#).unwrap();
+        assert_eq!(link, crate::ir::Pagination::LinkHeader);
         assert!(
-            serde_json::from_str::<crate::ir::Pagination>(r#"{"convention": "link_header"}"#)
+            serde_json::from_str::<crate::ir::Pagination>(r#"{"convention": "link_headers"}"#)
                 .is_err()
         );
     }

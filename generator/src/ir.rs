@@ -84,6 +84,10 @@ pub struct Tool {
     /// The credentials the operation needs: alternatives of combinations
     /// of indices into [`Profile::schemes`] (see [`Requirement`]).
     pub security: Requirement,
+    /// Its success response declares a `Link` header (how GitHub pages
+    /// lists); read by the paging inference only.
+    #[serde(skip)]
+    pub declares_link: bool,
 }
 
 impl Tool {

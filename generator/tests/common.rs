@@ -2,6 +2,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use toolforge_generator::config::ForgeConfig;
 use toolforge_generator::{CrateLayout, Generated, generate_with};
@@ -77,4 +78,48 @@ pub fn shared_dir(test: &str) -> Option<PathBuf> {
             None
         }
     }
+}
+
+/// Runs the real `toolforge` binary in `dir` with `args`.
+pub fn toolforge(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolforge"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// A finished command's stdout and stderr, as one text.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Copies the tree at `from` to `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// A temporary copy of the repository's pin, spec, generated crate and
+/// skills, for running the CLI as a user does.
+pub fn repo_copy() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = repo();
+    std::fs::copy(repo.join("forge.json"), tmp.path().join("forge.json")).unwrap();
+    copy_dir(&repo.join("specs"), &tmp.path().join("specs"));
+    copy_dir(&repo.join("generated"), &tmp.path().join("generated"));
+    copy_dir(&repo.join("skills"), &tmp.path().join("skills"));
+    tmp
 }

@@ -7,48 +7,11 @@
 
 mod common;
 
+use common::{repo_copy, text, toolforge};
+use std::process::Output;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn toolforge(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolforge"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
-
-fn repo_copy() -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = common::repo();
-    std::fs::copy(repo.join("forge.json"), tmp.path().join("forge.json")).unwrap();
-    copy_dir(&repo.join("specs"), &tmp.path().join("specs"));
-    copy_dir(&repo.join("generated"), &tmp.path().join("generated"));
-    copy_dir(&repo.join("skills"), &tmp.path().join("skills"));
-    tmp
-}
 
 /// Every file below `dir` with its bytes, links as `-> target`.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {

@@ -58,7 +58,7 @@ use crate::security::{Requirement, SecurityScheme};
 pub use accounts::{AccountFill, AccountList};
 pub use envelope::BodyEnvelope;
 pub use identity::{Identity, IdentityProbe};
-pub use pagination::{PageNext, Pagination};
+pub use pagination::{Answer, PageNext, Pagination};
 pub use servers::ServerVar;
 
 /// Where `{permissions}` goes in the [`Refusals`] texts.

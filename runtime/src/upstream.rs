@@ -31,6 +31,9 @@ pub struct UpstreamResponse {
     /// Where a redirect's `Location` points: host (and port) of another
     /// server, or a phrase for this server's own URLs.
     pub location_host: Option<String>,
+    /// The target of a `Link: <…>; rel="next"` header (how some APIs
+    /// page their lists), scrubbed like every kept header.
+    pub next_link: Option<String>,
     /// The body, at most the configured number of bytes.
     pub body: Vec<u8>,
     /// Time from sending to the end of the body.
@@ -271,6 +274,13 @@ impl Upstream {
         let retry_after = header(http::header::RETRY_AFTER);
         let location_host =
             header(http::header::LOCATION).map(|loc| scrub(describe_location(&self.base, &loc)));
+        let next_link = resp
+            .headers()
+            .get_all(http::header::LINK)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find_map(crate::profile::pagination::next_target)
+            .map(|target| scrub(target.to_owned()));
         if resp
             .content_length()
             .is_some_and(|len| len > self.max_body as u64)
@@ -306,6 +316,7 @@ impl Upstream {
             content_type,
             retry_after,
             location_host,
+            next_link,
             body,
             elapsed: started.elapsed(),
         })

@@ -18,12 +18,12 @@
 //! page fails; a thrown API error carries `status` and `code`; the
 //! `search`/`execute` descriptions quote this API's paths, not another's.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolforge_tests::clients;
+use toolforge_tests::paging::{binary, execute, ids_at, query, returned, texts};
 use toolforge_tests::upstream::{Reply, Upstream};
 
 const KEY: &str = "sk_test_paging_Jd93kQ";
@@ -32,36 +32,7 @@ const LIMIT: Duration = Duration::from_secs(120);
 
 /// `cargo build -p till-tools --bin till-mcp` (a no-op when up to date).
 fn till_binary() -> PathBuf {
-    binary("till-tools", "till-mcp")
-}
-
-/// `cargo build -p <package> --bin <bin>` (a no-op when up to date).
-fn binary(package: &str, bin: &str) -> PathBuf {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace.join("target"));
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let output = Command::new(cargo)
-        .args(["build", "--quiet", "-p", package, "--bin", bin])
-        .current_dir(workspace)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    target.join("debug").join(bin)
-}
-
-/// The query parameter `name` of a request target.
-fn query<'a>(target: &'a str, name: &str) -> Option<&'a str> {
-    let (_, query) = target.split_once('?')?;
-    query
-        .split('&')
-        .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+    binary("till-tools", "till-mcp").unwrap()
 }
 
 /// A fake Till listing `cus_1` … `cus_7` newest last, paged by `limit` and
@@ -122,19 +93,6 @@ fn plan_with(upstream: &Upstream, mode: &str, steps: Value) -> Value {
     })
 }
 
-/// An `execute` step running `code`.
-fn execute(code: &str) -> Value {
-    json!({"op": "call", "name": "execute", "arguments": {"code": code}})
-}
-
-/// The value an `execute` step returned (its first text block, JSON).
-fn returned(step: &Value) -> Value {
-    let text = step["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or("null");
-    serde_json::from_str(text).unwrap_or_else(|_| panic!("not JSON: {step}"))
-}
-
 /// The calls of the report's one `follow` step, and its error if any.
 fn follow(report: &Value) -> (Vec<Value>, Option<Value>) {
     let step = &report["results"][0];
@@ -151,19 +109,6 @@ fn ids(call: &Value) -> Vec<String> {
                 .iter()
                 .filter_map(|i| i["id"].as_str().map(str::to_owned))
                 .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn texts(call: &Value) -> String {
-    call["result"]["content"]
-        .as_array()
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
         })
         .unwrap_or_default()
 }
@@ -311,7 +256,7 @@ fn follow_on(
     let plan = json!({
         "client": "client",
         "transport": "stdio",
-        "command": binary(package, bin).display().to_string(),
+        "command": binary(package, bin).unwrap().display().to_string(),
         "args": ["--transport", "stdio", "--upstream", upstream.url(),
                  "--allow-loopback-upstream", "--output-schemas"],
         "env": env,
@@ -322,21 +267,6 @@ fn follow_on(
     let (calls, error) = follow(&report);
     assert_eq!(error, None, "{report}");
     calls
-}
-
-/// The `id`s of the items at `pointer` in every call's structuredContent.
-fn ids_at(calls: &[Value], pointer: &str) -> Vec<String> {
-    calls
-        .iter()
-        .flat_map(|c| {
-            c["result"]["structuredContent"]
-                .pointer(pointer)
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
-        })
-        .filter_map(|i| i["id"].as_str().map(str::to_owned))
-        .collect()
 }
 
 #[test]

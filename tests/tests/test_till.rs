@@ -6,44 +6,23 @@
 //! has_more}` object, a refused call quotes the API's own
 //! `{error: {code, message}}`, and `whoami` reads `GET /account`.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use serde_json::{Value, json};
 use till_tools::CATALOGUE;
 use toolforge_runtime::catalogue::Catalogue;
-use toolforge_runtime::config::{Exposure, UpstreamConfig, validate_upstream};
-use toolforge_runtime::credential::{Credential, ServerSecrets};
-use toolforge_runtime::server::{Core, CoreOptions};
+use toolforge_runtime::credential::Credential;
+use toolforge_runtime::server::Core;
+use toolforge_tests::in_process;
 use toolforge_tests::upstream::{Reply, Upstream};
 
 const KEY: &str = "sk_test_till_Qm84vXr2";
 
 fn core(catalogue: &'static Catalogue, upstream: &Upstream) -> Core {
-    Core::new(
-        catalogue,
-        CoreOptions {
-            exposure: Exposure::default(),
-            upstream: UpstreamConfig {
-                base: validate_upstream(&upstream.url(), true).unwrap(),
-                timeout: Duration::from_secs(10),
-                max_body_bytes: 1 << 20,
-            },
-            output_schemas: true,
-            max_argument_bytes: 100_000,
-            credential_hint: "set `TILL_BEARER_AUTH`".into(),
-        },
-    )
-    .unwrap()
+    in_process::core(catalogue, upstream, true, "set `TILL_BEARER_AUTH`").unwrap()
 }
 
-/// The server's credential: the key as a bearer token.
+/// The server's credential: only `TILL_BEARER_AUTH` is set.
 fn credential() -> Credential {
-    let secrets = ServerSecrets::from_env(&CATALOGUE.profile, CATALOGUE.profile.token_env, |n| {
-        (n == "TILL_BEARER_AUTH").then(|| KEY.to_owned())
-    })
-    .unwrap();
-    Credential::with_secrets(None, "test environment", Arc::new(secrets)).unwrap()
+    in_process::credential(&CATALOGUE, "TILL_BEARER_AUTH", KEY).unwrap()
 }
 
 /// A fake Till: two customers, the account, and the API's error shape for

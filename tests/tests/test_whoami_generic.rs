@@ -7,46 +7,25 @@
 //! the result is `account:<id>` with the display name, and the credential
 //! is nowhere in it; without the setting a generic API lists no `whoami`.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use larder_tools::CATALOGUE;
 use serde_json::{Value, json};
 use toolforge_runtime::catalogue::Catalogue;
-use toolforge_runtime::config::{Exposure, UpstreamConfig, validate_upstream};
-use toolforge_runtime::credential::{Credential, ServerSecrets};
+use toolforge_runtime::credential::Credential;
 use toolforge_runtime::profile::Profile;
-use toolforge_runtime::server::{Core, CoreOptions};
+use toolforge_runtime::server::Core;
+use toolforge_tests::in_process;
 use toolforge_tests::upstream::{Reply, Upstream};
 
 const OIDC: &str = "larder-oidc-secret-Vb72nq4E";
 const ACCOUNT: &str = "acc_7d2e19b0";
 
 fn core(catalogue: &'static Catalogue, upstream: &Upstream) -> Core {
-    Core::new(
-        catalogue,
-        CoreOptions {
-            exposure: Exposure::default(),
-            upstream: UpstreamConfig {
-                base: validate_upstream(&upstream.url(), true).unwrap(),
-                timeout: Duration::from_secs(10),
-                max_body_bytes: 1 << 20,
-            },
-            output_schemas: false,
-            max_argument_bytes: 100_000,
-            credential_hint: "set `LARDER_OIDC`".into(),
-        },
-    )
-    .unwrap()
+    in_process::core(catalogue, upstream, false, "set `LARDER_OIDC`").unwrap()
 }
 
-/// The server's credential: only the OIDC bearer is set.
+/// The server's credential: only `LARDER_OIDC` is set.
 fn credential() -> Credential {
-    let secrets = ServerSecrets::from_env(&CATALOGUE.profile, CATALOGUE.profile.token_env, |n| {
-        (n == "LARDER_OIDC").then(|| OIDC.to_owned())
-    })
-    .unwrap();
-    Credential::with_secrets(None, "test environment", Arc::new(secrets)).unwrap()
+    in_process::credential(&CATALOGUE, "LARDER_OIDC", OIDC).unwrap()
 }
 
 #[tokio::test]

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::ir::{Catalogue, Scheme};
+use crate::ir::{Catalogue, Scheme, SchemeKind};
 
 /// Tools whose requirement names scheme `index` in some alternative.
 fn tools_needing(cat: &Catalogue, index: usize) -> usize {
@@ -65,6 +65,7 @@ pub fn readme_section(cat: &Catalogue) -> String {
             );
         }
         for (var, holds) in s.env.iter().zip(parts) {
+            let holds = holding(s, holds);
             let _ = writeln!(
                 o,
                 "| `{var}` | `{}` | {kind} | {} | {holds} | {count} |",
@@ -72,6 +73,9 @@ pub fn readme_section(cat: &Catalogue) -> String {
                 declared(s)
             );
         }
+    }
+    if p.schemes.iter().any(|s| s.kind == SchemeKind::Basic) {
+        let _ = writeln!(o, "\n{EMPTY_PASSWORD}");
     }
     let open = cat.tools().filter(|t| t.security.is_empty()).count();
     let optional = cat
@@ -132,8 +136,24 @@ pub fn env_example(cat: &Catalogue, header: &str) -> String {
             let _ = writeln!(o, "# (no variable: toolforge cannot send this scheme)");
         }
         for (var, holds) in s.env.iter().zip(s.kind.env_parts()) {
-            let _ = writeln!(o, "# {holds}\n{var}=");
+            let _ = writeln!(o, "# {}\n{var}=", holding(s, holds));
+        }
+        if s.kind == SchemeKind::Basic {
+            let _ = writeln!(o, "# {EMPTY_PASSWORD}");
         }
     }
     o
+}
+
+/// Said wherever HTTP basic variables are listed: the runtime sends a user
+/// name alone (RFC 7617), the form of APIs that take the key as the user.
+const EMPTY_PASSWORD: &str = "An HTTP basic password may be empty or unset (RFC 7617): when the API's documented form is the key as the user name, set only the user name.";
+
+/// What a variable holds, as listed (a basic password says it may be empty).
+fn holding(s: &Scheme, holds: &'static str) -> &'static str {
+    if s.kind == SchemeKind::Basic && holds == "password" {
+        "password (may be empty)"
+    } else {
+        holds
+    }
 }

@@ -492,6 +492,7 @@ fn pagination_expr(p: &Pagination) -> Option<TokenStream> {
             let next = l(next);
             quote!(Pagination::NextUrl { next: #next })
         }
+        Pagination::LinkHeader => quote!(Pagination::LinkHeader),
         Pagination::PageNumber {
             param,
             page,

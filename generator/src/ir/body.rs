@@ -44,6 +44,9 @@ pub enum Pagination {
         #[schemars(regex(pattern = r"^(/.*)?$"))]
         next: String,
     },
+    /// The answer's `Link` header names the next page (`rel="next"`, as
+    /// GitHub): `{"convention": "link_header"}`.
+    LinkHeader,
     /// Numbered pages while `page < total_pages`:
     /// `{"convention": "page_number", "param": "page", "page": "/meta/page", "total_pages": "/meta/pages"}`.
     PageNumber {
@@ -66,6 +69,7 @@ impl Pagination {
             Self::LastItemId { .. } => "last_item_id",
             Self::CursorField { .. } => "cursor_field",
             Self::NextUrl { .. } => "next_url",
+            Self::LinkHeader => "link_header",
             Self::PageNumber { .. } => "page_number",
         }
     }
@@ -73,7 +77,7 @@ impl Pagination {
     /// Its JSON pointers, to check them.
     pub fn pointers(&self) -> Vec<&str> {
         match self {
-            Self::None => Vec::new(),
+            Self::None | Self::LinkHeader => Vec::new(),
             Self::LastItemId { more, id, .. } => vec![more, id],
             Self::CursorField { cursor, .. } => vec![cursor],
             Self::NextUrl { next } => vec![next],

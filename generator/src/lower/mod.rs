@@ -501,6 +501,15 @@ pub(crate) fn build_catalogue_keeping(
             crate::policy::pagination::infer(tools).0
         }
     };
+    // `api.paginate` and the last-item cursor read a list's items: for bare
+    // bodies that are objects, the array the list outputs share.
+    if profile.envelope.items.is_none()
+        && profile.envelope.payload.is_empty()
+        && profile.pagination != crate::ir::Pagination::None
+    {
+        let tools = products.iter().flat_map(|p: &Product| p.tools.iter());
+        profile.envelope.items = crate::policy::pagination::infer_items(tools, &profile.pagination);
+    }
     if let Some(identity) = &config.identity {
         profile.identity = Some(crate::ir::Identity {
             probes: vec![identity.probe(std::path::Path::new("forge.json"))?],
@@ -640,6 +649,7 @@ fn build_tool(ctx: &LowerCtx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str
         envelope,
         deprecated,
         security: Vec::new(),
+        declares_link: crate::policy::pagination::declares_link(ctx.doc, op.op, op_ptr),
     };
     Ok(Built::Tool(Box::new(tool), candidates))
 }

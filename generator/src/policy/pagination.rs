@@ -1,15 +1,106 @@
 //! Infers an API's paging convention from its tools: the query parameters
-//! its `GET` operations take and the members their answers document. The
-//! convention most list tools follow wins; forge.json `pagination`
-//! replaces the guess.
+//! its `GET` operations take, the members their answers document and the
+//! `Link` header their success responses declare. The convention most list
+//! tools follow wins; forge.json `pagination` replaces the guess.
 
 use serde_json::Value;
 
 use crate::ir::{HttpMethod, Location, Pagination, Tool};
+use crate::load::Document;
 
 /// The convention `tools` follow, and how many `GET` tools follow it.
 pub fn infer<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> (Pagination, usize) {
     most_common(tools.into_iter().map(convention_of))
+}
+
+/// Where the items of a list answer are when its body is an object (`/data`
+/// of Stripe's `{data, has_more}`, `/value` of Graph's): the one array
+/// member of the output schema most tools following `convention` share;
+/// `None` when most of their lists are bare arrays (GitHub's, beside a few
+/// `{total_count, items}` searches).
+pub fn infer_items<'a>(
+    tools: impl IntoIterator<Item = &'a Tool>,
+    convention: &Pagination,
+) -> Option<String> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for tool in tools {
+        if convention_of(tool).as_ref() != Some(convention) {
+            continue;
+        }
+        // An output wrapped as `{result}` is a body that is no object.
+        let member = if tool.envelope == crate::ir::Envelope::None {
+            tool.output_value().and_then(|schema| array_member(&schema))
+        } else {
+            Some(String::new())
+        };
+        let Some(member) = member else {
+            continue;
+        };
+        match counts.iter_mut().find(|(m, _)| *m == member) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((member, 1)),
+        }
+    }
+    let mut best: Option<(String, usize)> = None;
+    for (member, n) in counts {
+        if best.as_ref().is_none_or(|(_, m)| n > *m) {
+            best = Some((member, n));
+        }
+    }
+    best.map(|(member, _)| member)
+        .filter(|member| !member.is_empty())
+}
+
+/// The pointer to the only top-level member of an object `schema` that is
+/// an array (through a root `$ref`), if there is exactly one; `""` when
+/// `schema` itself is an array.
+fn array_member(schema: &Value) -> Option<String> {
+    let root = schema;
+    let schema = schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|p| root.pointer(p))
+        .unwrap_or(schema);
+    let resolve = |s: &'_ Value| -> Value {
+        s.get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+            .and_then(|p| root.pointer(p))
+            .cloned()
+            .unwrap_or_else(|| s.clone())
+    };
+    let is_array = |s: &Value| match resolve(s).get("type") {
+        Some(Value::String(t)) => t == "array",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "array"),
+        _ => false,
+    };
+    if is_array(schema) {
+        return Some(String::new());
+    }
+    // The object's own properties and those of its `allOf` parts (Graph's
+    // collections are `allOf: [BaseCollection…, {properties: {value}}]`).
+    let mut parts = vec![schema.clone()];
+    if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
+        parts.extend(all.iter().map(resolve));
+    }
+    let mut arrays: Vec<&String> = Vec::new();
+    for part in &parts {
+        let Some(properties) = part.get("properties").and_then(Value::as_object) else {
+            continue;
+        };
+        arrays.extend(
+            properties
+                .iter()
+                .filter(|(_, s)| is_array(s))
+                .map(|(name, _)| name),
+        );
+    }
+    arrays.dedup();
+    match arrays.as_slice() {
+        [one] => Some(format!("/{}", escape(one))),
+        _ => None,
+    }
 }
 
 /// The most frequent convention and its count (ties: the first seen).
@@ -39,7 +130,30 @@ pub fn convention_of(tool: &Tool) -> Option<Pagination> {
         .map(|p| p.name.as_str())
         .collect();
     let output = tool.output_schema.as_ref().map_or("", |o| o.text.as_str());
-    convention(tool.method, &query, output)
+    convention(tool.method, &query, output).or_else(|| {
+        (tool.method == HttpMethod::Get && tool.declares_link).then_some(Pagination::LinkHeader)
+    })
+}
+
+/// Whether the operation `op` (at `op_ptr` in `doc`) declares a `Link`
+/// header on its lowest 2xx response (a body member says more about
+/// paging than a header, so [`convention_of`] tries those first).
+pub fn declares_link(doc: &Document, op: &Value, op_ptr: &str) -> bool {
+    let Some(responses) = op.get("responses").and_then(Value::as_object) else {
+        return false;
+    };
+    let Some((status, response)) = responses
+        .iter()
+        .filter(|(status, _)| status.starts_with('2'))
+        .min_by(|a, b| a.0.cmp(b.0))
+    else {
+        return false;
+    };
+    let at = crate::error::push_pointer(&crate::error::push_pointer(op_ptr, "responses"), status);
+    crate::refs::deref(doc, response, &at)
+        .ok()
+        .and_then(|(response, _)| response.get("headers")?.as_object())
+        .is_some_and(|headers| headers.keys().any(|h| h.eq_ignore_ascii_case("link")))
 }
 
 /// The convention of an operation with `method`, query parameters `query`
@@ -210,5 +324,63 @@ mod tests {
         assert_eq!(Some(convention), last_id());
         assert_eq!(n, 2);
         assert_eq!(most_common([None]), (Pagination::None, 0));
+    }
+
+    /// A GitHub-shaped spec: two lists declare `Link` (one through a
+    /// `$ref`ed response), a single object and a POST do not page.
+    const GITHUB_SHAPED: &str = r##"{"openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+      "servers": [{"url": "https://api.example"}],
+      "components": {
+        "headers": {"link": {"schema": {"type": "string"}}},
+        "responses": {"listed": {"description": "ok", "headers": {"Link": {"$ref": "#/components/headers/link"}},
+          "content": {"application/json": {"schema": {"type": "array", "items": {"type": "object"}}}}}}},
+      "paths": {
+        "/repos": {"get": {"operationId": "repos/list", "parameters": [{"name": "page", "in": "query", "schema": {"type": "integer"}}],
+          "responses": {"200": {"$ref": "#/components/responses/listed"}}},
+          "post": {"operationId": "repos/create", "responses": {"201": {"description": "ok", "headers": {"Link": {"schema": {"type": "string"}}}}}}},
+        "/issues": {"get": {"operationId": "issues/list", "responses": {"200": {"description": "ok", "headers": {"link": {"schema": {"type": "string"}}},
+          "content": {"application/json": {"schema": {"type": "array", "items": {"type": "object"}}}}}}}},
+        "/user": {"get": {"operationId": "user/get", "responses": {"200": {"description": "ok",
+          "content": {"application/json": {"schema": {"type": "object"}}}}}}}}}"##;
+
+    #[test]
+    fn lists_declaring_a_link_header_page_by_it() {
+        let doc = crate::load::load(GITHUB_SHAPED.as_bytes(), "spec.json").unwrap();
+        let config =
+            crate::config::ForgeConfig::generic("t", std::path::Path::new("spec.json"), "0");
+        let cat = crate::build::build_catalogue(&doc, &config).unwrap();
+        let tools: Vec<&Tool> = cat.products.iter().flat_map(|p| &p.tools).collect();
+        let of = |id: &str| {
+            let tool = tools.iter().find(|t| t.operation_id == id).unwrap();
+            convention_of(tool)
+        };
+        assert_eq!(of("repos/list"), Some(Pagination::LinkHeader));
+        assert_eq!(of("issues/list"), Some(Pagination::LinkHeader));
+        assert_eq!(of("repos/create"), None);
+        assert_eq!(of("user/get"), None);
+        assert_eq!(cat.profile.pagination, Pagination::LinkHeader);
+        // Bare-array lists: no items pointer.
+        assert_eq!(cat.profile.envelope.items, None);
+    }
+
+    #[test]
+    fn the_one_array_member_of_list_outputs_holds_the_items() {
+        let stripe = serde_json::json!({"type": "object", "properties": {
+            "object": {"const": "list"}, "data": {"type": "array"}, "has_more": {"type": "boolean"}}});
+        assert_eq!(array_member(&stripe), Some("/data".into()));
+        let referenced = serde_json::json!({"$ref": "#/$defs/L", "$defs": {"L": {"properties": {
+            "value": {"$ref": "#/$defs/A"}}}, "A": {"type": ["array", "null"]}}});
+        assert_eq!(array_member(&referenced), Some("/value".into()));
+        let two =
+            serde_json::json!({"properties": {"a": {"type": "array"}, "b": {"type": "array"}}});
+        assert_eq!(array_member(&two), None);
+        let graph = serde_json::json!({"allOf": [
+            {"$ref": "#/$defs/Base"}, {"type": "object", "properties": {"value": {"type": "array"}}}],
+            "$defs": {"Base": {"properties": {"@odata.nextLink": {"type": ["string", "null"]}}}}});
+        assert_eq!(array_member(&graph), Some("/value".into()));
+        assert_eq!(
+            array_member(&serde_json::json!({"type": "array"})),
+            Some(String::new())
+        );
     }
 }

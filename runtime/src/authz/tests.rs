@@ -180,6 +180,7 @@ fn refused(status: u16) -> UpstreamResponse {
         content_type: Some("application/json".into()),
         retry_after: None,
         location_host: None,
+        next_link: None,
         body: br#"{"success":false,"errors":[{"code":10000,"message":"Authentication error"}],"messages":[],"result":null}"#.to_vec(),
         elapsed: Duration::ZERO,
     }

@@ -71,13 +71,13 @@ impl Rejection {
 /// page of a list: `{next: <query> | null, items: <pointer in result>}`.
 pub const PAGING: &str = "paging";
 
-/// The `paging` member for a 2xx `body` answering `tool` called with
-/// `query` (by parameter name), when the profile pages its lists.
+/// The `paging` member for a 2xx `answer` to `tool` called with `query`
+/// (by parameter name), when the profile pages its lists.
 fn paging(
     profile: &crate::profile::Profile,
     tool: &ToolDef,
     query: Option<&Map<String, Value>>,
-    body: &Value,
+    answer: crate::profile::Answer<'_>,
 ) -> Option<Value> {
     if !profile.pagination.applies(tool) {
         return None;
@@ -86,7 +86,7 @@ fn paging(
     let next =
         profile
             .pagination
-            .next_query(&profile.envelope, tool, query.unwrap_or(&empty), body)?;
+            .next_query(&profile.envelope, tool, query.unwrap_or(&empty), answer)?;
     let next = match next {
         crate::profile::PageNext::Next(query) => Value::Object(query),
         crate::profile::PageNext::Last => Value::Null,
@@ -257,10 +257,15 @@ impl ApiHost {
         }
         let mut out = Map::new();
         out.insert("status".into(), json!(status.as_u16()));
-        if let Some(paging) = json
-            .as_ref()
-            .and_then(|body| paging(profile, tool, request.query.as_ref(), body))
-        {
+        let url = format!("{}{path}", self.direct.upstream().base());
+        if let Some(paging) = json.as_ref().and_then(|body| {
+            let answer = crate::profile::Answer {
+                body,
+                next_link: response.next_link.as_deref(),
+                url: &url,
+            };
+            paging(profile, tool, request.query.as_ref(), answer)
+        }) {
             out.insert(PAGING.into(), paging);
         }
         let unwrapped = json.as_mut().and_then(|v| profile.envelope.unwrap(v));

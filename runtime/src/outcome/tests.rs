@@ -17,6 +17,7 @@ fn resp(status: u16, body: &str) -> UpstreamResponse {
         content_type: Some("application/json".into()),
         retry_after: None,
         location_host: None,
+        next_link: None,
         body: body.as_bytes().to_vec(),
         elapsed: Duration::ZERO,
     }

@@ -5,7 +5,14 @@
 //! [`Pagination::next`] turns one list answer into the exact arguments of
 //! the next call (the call's own arguments with the cursor replaced), or
 //! says it was the last page. The generator infers the convention from the
-//! spec; forge.json `pagination` overrides it.
+//! spec; forge.json `pagination` overrides it. A next page named by URL
+//! (a body member, a `Link` header) is read only when it is the same list
+//! ([`target`]).
+
+mod link;
+pub mod target;
+
+pub use link::next_target;
 
 use serde_json::Value;
 
@@ -42,6 +49,9 @@ pub enum Pagination {
         /// The next page's URL in the answer.
         next: &'static str,
     },
+    /// The answer's `Link` header names the next page (`rel="next"`, as
+    /// GitHub); no such link on a list is the last page.
+    LinkHeader,
     /// Numbered pages: `param=<page + 1>` while `page < total_pages`.
     PageNumber {
         /// Query parameter taking the page number.
@@ -51,6 +61,18 @@ pub enum Pagination {
         /// The number of pages in the answer.
         total_pages: &'static str,
     },
+}
+
+/// One 2xx answer, as the paging reader needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Answer<'a> {
+    /// The parsed body.
+    pub body: &'a Value,
+    /// The target of the answer's `Link: <…>; rel="next"`, when sent.
+    pub next_link: Option<&'a str>,
+    /// The URL the request went to, without its query: a next URL is
+    /// followed only when it names this one.
+    pub url: &'a str,
 }
 
 /// What one list answer says about the next page.
@@ -71,7 +93,7 @@ impl Pagination {
             Self::LastItemId { param, .. }
             | Self::CursorField { param, .. }
             | Self::PageNumber { param, .. } => param,
-            Self::None | Self::NextUrl { .. } => return None,
+            Self::None | Self::NextUrl { .. } | Self::LinkHeader => return None,
         };
         tool.params
             .iter()
@@ -83,41 +105,47 @@ impl Pagination {
     pub fn applies(&self, tool: &ToolDef) -> bool {
         match self {
             Self::None => false,
-            Self::NextUrl { .. } => tool.method == crate::catalogue::Method::Get,
+            Self::NextUrl { .. } | Self::LinkHeader => tool.method == crate::catalogue::Method::Get,
             _ => self.param_arg(tool).is_some(),
         }
     }
 
-    /// The next page after `body`, the answer to `tool` called with
-    /// `args`; `None` when the answer is not a page this convention reads.
+    /// The next page after `answer`, the answer to `tool` called with
+    /// `args`; `None` when the answer is not a page this convention reads
+    /// (or its next URL is not one the tool's arguments can express).
     pub fn next(
         &self,
         envelope: &BodyEnvelope,
         tool: &ToolDef,
         args: &Args,
-        body: &Value,
+        answer: Answer<'_>,
     ) -> Option<PageNext> {
-        Some(match self.step(envelope, tool, body)? {
+        Some(match self.step(envelope, tool, answer)? {
             Step::Set(arg, value) => {
                 let mut next = args.clone();
                 next.insert(arg.to_owned(), value);
                 PageNext::Next(next)
             }
-            Step::Url(url) => return query_args(tool, args, &url),
+            Step::Url(url) => {
+                let query = target::same_list_query(answer.url, &url)?;
+                return query_args(tool, args, &query);
+            }
             Step::Last => PageNext::Last,
         })
     }
 
     /// As [`Pagination::next`] for Code Mode's `api.request`, whose
-    /// `query` is keyed by parameter name: the next call's query.
+    /// `query` is keyed by parameter name: the next call's query (a next
+    /// URL's parameters the tool does not declare are kept: `api.request`
+    /// sends them as they are).
     pub fn next_query(
         &self,
         envelope: &BodyEnvelope,
         tool: &ToolDef,
         query: &Args,
-        body: &Value,
+        answer: Answer<'_>,
     ) -> Option<PageNext> {
-        Some(match self.step(envelope, tool, body)? {
+        Some(match self.step(envelope, tool, answer)? {
             Step::Set(arg, value) => {
                 let name = tool
                     .params
@@ -129,20 +157,26 @@ impl Pagination {
                 PageNext::Next(next)
             }
             Step::Url(url) => {
-                let raw = url.split_once('?').map_or("", |(_, q)| q);
-                let raw = raw.split('#').next().unwrap_or("");
-                let next: Args = url::form_urlencoded::parse(raw.as_bytes())
-                    .map(|(k, v)| (k.into_owned(), Value::String(v.into_owned())))
-                    .collect();
+                let raw = target::same_list_query(answer.url, &url)?;
+                let types = target::InputTypes::of(tool);
+                let next = target::typed_args(&types, target::pairs(&raw), |name| {
+                    let arg = tool
+                        .params
+                        .iter()
+                        .find(|p| p.location == ParamLocation::Query && p.name == name)
+                        .map_or(name, |p| p.arg);
+                    Some((name.to_owned(), arg.to_owned()))
+                })?;
                 PageNext::Next(next)
             }
             Step::Last => PageNext::Last,
         })
     }
 
-    /// What `body` says about the next page: a value for the argument
+    /// What `answer` says about the next page: a value for the argument
     /// named first, a URL, or the end.
-    fn step(&self, envelope: &BodyEnvelope, tool: &ToolDef, body: &Value) -> Option<Step> {
+    fn step(&self, envelope: &BodyEnvelope, tool: &ToolDef, answer: Answer<'_>) -> Option<Step> {
+        let body = answer.body;
         match *self {
             Self::None => None,
             Self::LastItemId { more, id, .. } => {
@@ -185,6 +219,11 @@ impl Pagination {
                 None if envelope.list(body).is_some() => Some(Step::Last),
                 _ => None,
             },
+            Self::LinkHeader => match answer.next_link {
+                Some(url) => Some(Step::Url(url.to_owned())),
+                None if envelope.list(body).is_some() => Some(Step::Last),
+                None => None,
+            },
         }
     }
 }
@@ -199,12 +238,11 @@ enum Step {
     Last,
 }
 
-/// The arguments of the page at `url`: the call's path arguments, plus
-/// each query parameter of `url` as the tool argument of that name (an
-/// unknown parameter makes the URL unusable as arguments: `None`).
-fn query_args(tool: &ToolDef, args: &Args, url: &str) -> Option<PageNext> {
-    let query = url.split_once('?').map_or("", |(_, q)| q);
-    let query = query.split('#').next().unwrap_or("");
+/// The arguments of the page whose query is `query`: the call's path
+/// arguments, plus each query parameter as the tool argument of that name,
+/// typed by the input schema (a parameter the tool does not declare makes
+/// the URL unusable as arguments: `None`).
+fn query_args(tool: &ToolDef, args: &Args, query: &str) -> Option<PageNext> {
     let mut next: Args = args
         .iter()
         .filter(|(arg, _)| {
@@ -214,13 +252,14 @@ fn query_args(tool: &ToolDef, args: &Args, url: &str) -> Option<PageNext> {
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
-        let def = tool
-            .params
+    let types = target::InputTypes::of(tool);
+    let query = target::typed_args(&types, target::pairs(query), |name| {
+        tool.params
             .iter()
-            .find(|p| p.location == ParamLocation::Query && p.name == name)?;
-        next.insert(def.arg.to_owned(), Value::String(value.into_owned()));
-    }
+            .find(|p| p.location == ParamLocation::Query && p.name == name)
+            .map(|p| (p.arg.to_owned(), p.arg.to_owned()))
+    })?;
+    next.extend(query);
     Some(PageNext::Next(next))
 }
 

@@ -199,10 +199,15 @@ impl Direct {
                 if refused && let Connection::OAuth(grant) = connection {
                     grant.refused(tool, path_only(&request.path_and_query));
                 }
+                let url = format!(
+                    "{}{}",
+                    self.upstream.base(),
+                    path_only(&request.path_and_query)
+                );
                 let next = resp
                     .status
                     .is_success()
-                    .then(|| super::paging::next_page(self.profile(), tool, &args, &resp.body))
+                    .then(|| super::paging::next_page(self.profile(), tool, &args, &url, &resp))
                     .flatten();
                 let call = Call {
                     tool,

@@ -9,23 +9,35 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
 
 use crate::catalogue::ToolDef;
-use crate::profile::{PageNext, Profile};
+use crate::profile::{Answer, PageNext, Profile};
 use crate::request::Args;
+use crate::upstream::UpstreamResponse;
 
 /// The member of `structuredContent` holding the next call's arguments.
 pub const NEXT: &str = "next";
 
-/// What `body` (a 2xx answer to `tool` called with `args`) says about the
-/// next page, when the profile pages this tool's lists. The body is only
-/// parsed for such tools.
-pub fn next_page(profile: &Profile, tool: &ToolDef, args: &Args, body: &[u8]) -> Option<PageNext> {
+/// What `resp` (a 2xx answer from `url`, without query, to `tool` called
+/// with `args`) says about the next page, when the profile pages this
+/// tool's lists. The body is only parsed for such tools.
+pub fn next_page(
+    profile: &Profile,
+    tool: &ToolDef,
+    args: &Args,
+    url: &str,
+    resp: &UpstreamResponse,
+) -> Option<PageNext> {
     if !profile.pagination.applies(tool) {
         return None;
     }
-    let body: Value = serde_json::from_slice(body).ok()?;
+    let body: Value = serde_json::from_slice(&resp.body).ok()?;
+    let answer = Answer {
+        body: &body,
+        next_link: resp.next_link.as_deref(),
+        url,
+    };
     profile
         .pagination
-        .next(&profile.envelope, tool, args, &body)
+        .next(&profile.envelope, tool, args, answer)
 }
 
 /// Adds `next` to a successful `result` of `tool`.
