@@ -20,7 +20,7 @@ pub fn explain(connection: &Connection, tool: &ToolDef, path: &str, profile: &Pr
                 .grant
                 .replace(PERMISSIONS_PLACEHOLDER, &listed(permissions));
             match connection {
-                Connection::ClientToken => format!(
+                Connection::ClientToken | Connection::ScopedClientToken(_) => format!(
                     "{text} The server uses the upstream token its operator mapped to your client token, so ask the operator to grant them."
                 ),
                 _ => text,

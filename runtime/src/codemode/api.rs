@@ -176,7 +176,13 @@ impl ApiHost {
             .map_err(|e| credential.redact(&e))?;
         let (tool, http) = built;
         // Before progress or the request: a hidden operation is not called.
-        if let Some(refusal) = crate::authz::hidden_refusal(&self.connection, tool) {
+        let scoped = self.connection.path_scope().map(|scope| {
+            let merged = self.direct.profile().merged;
+            scope.check_path(tool, path_only(&http.path_and_query), merged.as_ref())
+        });
+        if let Some(refusal) = crate::authz::hidden_refusal(&self.connection, tool)
+            .or_else(|| scoped.and_then(Result::err))
+        {
             return Err(Rejection::from(format!(
                 "{} {}: {refusal}",
                 tool.method.as_str(),

@@ -180,7 +180,7 @@ async fn validation(
             scopes: vec![],
             products: Default::default(),
         });
-        let server = OAuthServer::new(setup.clone(), 1);
+        let server = OAuthServer::new(setup.clone(), 1, &[]);
         let token = mint(
             store.as_ref(),
             &setup.keys,

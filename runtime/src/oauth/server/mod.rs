@@ -7,6 +7,7 @@ mod callback;
 mod guard;
 mod page;
 mod purge;
+mod resource;
 mod session;
 pub mod step_up;
 mod token;
@@ -77,6 +78,8 @@ pub struct OAuthServer {
     guards: guard::Guards,
     /// The scope catalogue as the authorization decision reads it.
     scope_table: Arc<crate::authz::ScopeTable>,
+    /// The profile's scoped URLs (resources besides `/mcp`).
+    scoped: &'static [crate::profile::ScopedPath],
     _purge: Option<purge::PurgeTask>,
 }
 
@@ -89,10 +92,15 @@ pub fn now() -> i64 {
 }
 
 impl OAuthServer {
-    /// The server for a setup bound to `port` (for a `{port}` public URL).
+    /// The server for a setup bound to `port` (for a `{port}` public URL),
+    /// issuing tokens for `/mcp` and the profile's `scoped` URLs.
     /// On a Tokio runtime it starts the scheduled purge of the grant store
     /// (see `retention`), which stops when the server is dropped.
-    pub fn new(setup: Arc<OAuthSetup>, port: u16) -> Arc<Self> {
+    pub fn new(
+        setup: Arc<OAuthSetup>,
+        port: u16,
+        scoped: &'static [crate::profile::ScopedPath],
+    ) -> Arc<Self> {
         let origin = setup.config.public_origin(port);
         let resource = format!("{origin}/mcp");
         let clients = ClientResolver::new(setup.config.cimd.clone(), &setup.config.limits);
@@ -109,6 +117,7 @@ impl OAuthServer {
             refreshing: Mutex::new(HashMap::new()),
             guards,
             scope_table,
+            scoped,
             _purge: purge,
         })
     }
@@ -121,6 +130,7 @@ impl OAuthServer {
             products: session.exposure.products.clone(),
             catalogue: Arc::clone(&self.scope_table),
             step_up: crate::authz::ChallengeSlot::default(),
+            path: session.path.clone(),
         }))
     }
 
@@ -182,6 +192,10 @@ impl OAuthServer {
             .route(
                 "/.well-known/oauth-protected-resource/mcp",
                 get(protected_resource_metadata),
+            )
+            .route(
+                "/.well-known/oauth-protected-resource/mcp/{*rest}",
+                get(resource::scoped_metadata),
             )
             .route("/authorize", get(authorize::show).post(authorize::decide))
             .route("/oauth/callback", get(callback::complete))
