@@ -57,7 +57,18 @@ pub struct ForgeConfig {
     /// The pinned skills served over MCP (the Skills extension), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills: Option<SkillsPin>,
+    /// Scoped URLs besides `/mcp` under `--transport http`, e.g.
+    /// `["/{org}/{project}"]`: a session connected at `/mcp/acme/web` is
+    /// bound to those path parameters (the spec's names), which leave the
+    /// tool schemas and are filled by the server. Segments are literals
+    /// (`[A-Za-z0-9_-]`) or `{name}`. Replaces the policy's (Cloudflare:
+    /// `/accounts/{account_id}` and `/accounts/{account_id}/zones/{zone_id}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scoped_paths: Option<Vec<String>>,
 }
+
+mod scoped;
+pub use scoped::scoped_paths;
 
 /// The response envelope of forge.json: RFC 6901 JSON pointers (`""` is
 /// the whole body). Fields left out keep the policy's values.
@@ -489,6 +500,7 @@ impl ForgeConfig {
             envelope: None,
             pagination: None,
             skills: None,
+            scoped_paths: None,
         }
     }
 }

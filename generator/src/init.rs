@@ -145,6 +145,7 @@ pub fn forge_config(opts: &InitOptions) -> ForgeConfig {
         envelope: None,
         pagination: None,
         skills: None,
+        scoped_paths: None,
     }
 }
 

@@ -504,6 +504,9 @@ pub(crate) fn build_catalogue_keeping(
             probes: vec![identity.probe(std::path::Path::new("forge.json"))?],
         });
     }
+    if let Some(paths) = &config.scoped_paths {
+        profile.scoped_paths = crate::config::scoped_paths(paths, &products)?;
+    }
     let server = crate::servers::default_server(doc, config.spec.url.as_deref())?;
     if let Some(server) = ctx.policy.default_server(server) {
         profile.base_url = Some(server.url);

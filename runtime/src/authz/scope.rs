@@ -164,7 +164,15 @@ impl PathScope {
             let Some(name) = placeholder(t) else {
                 continue;
             };
-            let name = merged_name(route, name, merged).unwrap_or(name);
+            // Placeholders are argument names: the wire name is the spec's.
+            let name = merged_name(route, name, merged)
+                .or_else(|| {
+                    tool.params
+                        .iter()
+                        .find(|p| p.location == ParamLocation::Path && p.arg == name)
+                        .map(|p| p.name)
+                })
+                .unwrap_or(name);
             if let Some(value) = self.value(name)
                 && value != *g
             {
