@@ -261,6 +261,8 @@ async function api(req, res, url) {
     reply = envelope({ id: '372e67954025e0ba6aaa6d586b9e0b59', zone_id: url.pathname.split('/')[2], zone_name: 'example.com', ...input });
   } else if (req.method === 'GET' && url.pathname === '/accounts') {
     reply = envelope([{ id: '01a7362d577a6c3019a474fd6f485823', name: 'Test account' }]);
+  } else if (req.method === 'GET' && url.pathname === '/accounts/01a7362d577a6c3019a474fd6f485823') {
+    reply = envelope({ id: '01a7362d577a6c3019a474fd6f485823', name: 'Test account' });
   } else {
     record.status = 404;
     return send(res, 404, cfError(7003, 'No route for that URI'));
