@@ -276,6 +276,9 @@ impl Engine {
         let limit = truncate.then_some(self.truncate_bytes);
         match name {
             SEARCH => {
+                // A narrowed session searches its own view (`narrow.rs`).
+                let code = narrow::search_prelude(connection, self.direct.tools())
+                    .map_or(code.clone(), |prelude| prelude + &code);
                 let report = self.pool.run_for(JobKind::Search, &code, None, run).await;
                 report::into_result(SEARCH, report, Some(self.truncate_bytes), None)
             }
