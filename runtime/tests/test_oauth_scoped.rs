@@ -320,3 +320,67 @@ async fn only_a_scoped_url_spelled_exactly_is_a_resource() {
         assert_eq!(status == 200, found, "{path}: {status}");
     }
 }
+
+#[tokio::test]
+async fn both_eras_are_scoped_and_a_step_up_names_the_scoped_metadata() {
+    let h = scoped_harness().await;
+    let resource = format!("{}/mcp/accounts/a1", h.origin);
+    // Minimal: the grant lacks the DNS scope, so a refusal steps up.
+    let (_, tokens) = h.tokens_for_choosing(&resource, "minimal").await;
+    let access = tokens["access_token"].as_str().unwrap();
+    for version in ["2025-11-25", "2026-07-28"] {
+        let other = h
+            .rpc_at_in(
+                version,
+                "/mcp/accounts/a1",
+                access,
+                "tools/call",
+                json!({"name": "workers_scripts_list", "arguments": {"account_id": "b2"}}),
+            )
+            .await;
+        assert_eq!(other.status, 200, "{version}: {}", other.body);
+        assert_eq!(
+            other.body["result"]["isError"], true,
+            "{version}: {}",
+            other.body
+        );
+        let mine = h
+            .rpc_at_in(
+                version,
+                "/mcp/accounts/a1",
+                access,
+                "tools/call",
+                json!({"name": "workers_scripts_list", "arguments": {}}),
+            )
+            .await;
+        assert_eq!(
+            mine.body["result"]["isError"], false,
+            "{version}: {}",
+            mine.body
+        );
+        let refused = h
+            .rpc_at_in(
+                version,
+                "/mcp/accounts/a1",
+                access,
+                "tools/call",
+                json!({"name": "dns_records_list", "arguments": {"zone_id": "forbidden"}}),
+            )
+            .await;
+        assert_eq!(refused.status, 403, "{version}: {}", refused.body);
+        let challenge = refused.challenge.unwrap();
+        assert!(challenge.contains("insufficient_scope"), "{challenge}");
+        assert!(
+            challenge.contains("/.well-known/oauth-protected-resource/mcp/accounts/a1\""),
+            "{version}: {challenge}"
+        );
+    }
+    assert!(
+        !h.provider
+            .lock()
+            .unwrap()
+            .api_requests
+            .iter()
+            .any(|r| r.contains("b2"))
+    );
+}

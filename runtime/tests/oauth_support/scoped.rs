@@ -118,6 +118,11 @@ impl Harness {
     /// Signs in a new client asking for `resource` (exchanging the code
     /// with the same `resource`): the client id and the token response.
     pub async fn tokens_for(&self, resource: &str) -> (String, Value) {
+        self.tokens_for_choosing(resource, "all").await
+    }
+
+    /// [`Harness::tokens_for`] with the consent template `exposure`.
+    pub async fn tokens_for_choosing(&self, resource: &str, exposure: &str) -> (String, Value) {
         let client_id = self.register(&[REDIRECT]).await;
         let mut browser = Browser::default();
         let challenge = s256_challenge(VERIFIER);
@@ -135,7 +140,7 @@ impl Harness {
         let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let consent = browser.get(&self.authorize_url(&params)).await;
         assert_eq!(consent.status, 200, "{}", consent.body);
-        let to_provider = self.approve(&mut browser, &consent, "all").await;
+        let to_provider = self.approve(&mut browser, &consent, exposure).await;
         assert_eq!(to_provider.status, 302, "{}", to_provider.body);
         let back = browser.get(to_provider.location.as_deref().unwrap()).await;
         let done = browser.get(back.location.as_deref().unwrap()).await;
@@ -157,17 +162,39 @@ impl Harness {
 
     /// One JSON-RPC request to `path` (`/mcp/accounts/a1`).
     pub async fn rpc_at(&self, path: &str, bearer: &str, method: &str, params: Value) -> Answer {
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let response = http()
+        self.rpc_at_in("2025-11-25", path, bearer, method, params)
+            .await
+    }
+
+    /// [`Harness::rpc_at`] in protocol era `version` (2026-07-28 carries
+    /// its version in `_meta` and mirrors method and name in headers).
+    pub async fn rpc_at_in(
+        &self,
+        version: &str,
+        path: &str,
+        bearer: &str,
+        method: &str,
+        mut params: Value,
+    ) -> Answer {
+        let mut request = http()
             .post(format!("{}{path}", self.bound))
             .header("authorization", format!("Bearer {bearer}"))
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
-            .header("mcp-protocol-version", "2025-11-25")
-            .body(body.to_string())
-            .send()
-            .await
-            .unwrap();
+            .header("mcp-protocol-version", version);
+        if version >= "2026-07-28" {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": version,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "scoped-test", "version": "1"}
+            });
+            request = request.header("mcp-method", method);
+            if let Some(name) = params.get("name").and_then(Value::as_str) {
+                request = request.header("mcp-name", name.to_owned());
+            }
+        }
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let response = request.body(body.to_string()).send().await.unwrap();
         let status = response.status().as_u16();
         let challenge = response
             .headers()
