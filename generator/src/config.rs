@@ -65,10 +65,18 @@ pub struct ForgeConfig {
     /// `/accounts/{account_id}` and `/accounts/{account_id}/zones/{zone_id}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scoped_paths: Option<Vec<String>>,
+    /// The skills the OAuth consent page offers (`--auth oauth`), each a
+    /// list of tool-name patterns (`*` matches any run of characters), e.g.
+    /// `{"dns": ["dns_records_*"], "workers": ["workers_*", "kv_*"]}`.
+    /// Without it the page offers one skill per product.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill_groups: Option<BTreeMap<String, Vec<String>>>,
 }
 
 mod scoped;
+mod skill_groups;
 pub use scoped::scoped_paths;
+pub use skill_groups::skill_groups;
 
 /// The response envelope of forge.json: RFC 6901 JSON pointers (`""` is
 /// the whole body). Fields left out keep the policy's values.
@@ -501,6 +509,7 @@ impl ForgeConfig {
             pagination: None,
             skills: None,
             scoped_paths: None,
+            skill_groups: None,
         }
     }
 }

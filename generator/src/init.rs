@@ -146,6 +146,7 @@ pub fn forge_config(opts: &InitOptions) -> ForgeConfig {
         pagination: None,
         skills: None,
         scoped_paths: None,
+        skill_groups: None,
     }
 }
 

@@ -460,6 +460,19 @@ pub struct Profile {
     /// `scoped_paths`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scoped_paths: Vec<ScopedPath>,
+    /// The consent page's skills (forge.json `skill_groups`), by name;
+    /// empty for one per product.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skill_groups: Vec<SkillGroup>,
+}
+
+/// A named group of tools (`toolforge_runtime::profile::SkillGroup`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct SkillGroup {
+    /// The name (`dns`).
+    pub name: String,
+    /// Its tools' names, sorted.
+    pub tools: Vec<String>,
 }
 
 impl Profile {
@@ -482,6 +495,7 @@ impl Profile {
             security_warnings: Vec::new(),
             identity: None,
             scoped_paths: Vec::new(),
+            skill_groups: Vec::new(),
         }
     }
 }

@@ -116,6 +116,18 @@ pub struct Profile {
     /// The scoped URLs a session may connect to besides `/mcp`
     /// (`/mcp/accounts/{account_id}`): empty for none.
     pub scoped_paths: &'static [ScopedPath],
+    /// The skills the OAuth consent page offers (forge.json `skill_groups`):
+    /// empty for one per product.
+    pub skill_groups: &'static [SkillGroup],
+}
+
+/// A named group of tools a user may choose on the OAuth consent page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SkillGroup {
+    /// The name shown and stored on the grant (`dns`).
+    pub name: &'static str,
+    /// The tools it holds, by name.
+    pub tools: &'static [&'static str],
 }
 
 /// A path under `/mcp` that binds a session to the values of some spec
@@ -152,6 +164,7 @@ impl Profile {
             scopes: &[],
             identity: None,
             scoped_paths: &[],
+            skill_groups: &[],
         }
     }
 

@@ -42,6 +42,7 @@ fn grant(scopes: &[&str]) -> Connection {
         }),
         step_up: Default::default(),
         path: None,
+        groups: &[],
     }))
 }
 

@@ -75,6 +75,9 @@ pub struct GrantAccess {
     pub step_up: ChallengeSlot,
     /// The path constraint of a grant made for a scoped resource.
     pub path: Option<Arc<PathScope>>,
+    /// The skills of the consent page when the profile defines them
+    /// (`products` then names skills); empty: one per product.
+    pub groups: &'static [crate::profile::SkillGroup],
 }
 
 /// How the caller of a tool is connected, which decides whose credential a
@@ -165,11 +168,33 @@ impl GrantAccess {
             return Some(HiddenBy::ReadOnly);
         }
         match &self.products {
-            Some(products) if !products.iter().any(|p| p == tool.product) => {
-                Some(HiddenBy::Product)
-            }
+            Some(chosen) if !self.chose(tool, chosen) => Some(HiddenBy::Product),
             _ => None,
         }
+    }
+
+    /// Whether `tool` is in one of the `chosen` skills: its product, or a
+    /// skill group holding it when the profile defines groups.
+    fn chose(&self, tool: &ToolDef, chosen: &[String]) -> bool {
+        if self.groups.is_empty() {
+            return chosen.iter().any(|p| p == tool.product);
+        }
+        self.groups
+            .iter()
+            .any(|g| chosen.iter().any(|c| c == g.name) && g.tools.contains(&tool.name))
+    }
+
+    /// The skills that would show `tool` (its product, or the groups
+    /// holding it).
+    pub fn skills_of(&self, tool: &ToolDef) -> Vec<&'static str> {
+        if self.groups.is_empty() {
+            return vec![tool.product];
+        }
+        self.groups
+            .iter()
+            .filter(|g| g.tools.contains(&tool.name))
+            .map(|g| g.name)
+            .collect()
     }
 
     /// The same grant with a slot nobody reads: for surfaces that must

@@ -50,6 +50,7 @@ fn oauth(scopes: &[&str], read_only: bool, products: Option<&[&str]>) -> Connect
         catalogue: catalogue(),
         step_up: ChallengeSlot::default(),
         path: None,
+        groups: &[],
     }))
 }
 

@@ -424,16 +424,7 @@ pub async fn start_with(
         UpstreamClient::new(config.upstream.clone(), "upstream-client-secret".into()).unwrap();
     let store = store::open(&store_url).await.unwrap();
     let catalogue = options.catalogue.unwrap_or(&CATALOGUE);
-    let mut products: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
-    for product in catalogue.products {
-        let entry = products.entry(product.name.to_owned()).or_default();
-        entry.extend(
-            product
-                .tools
-                .iter()
-                .flat_map(|t| t.permissions.iter().map(|p| (*p).to_owned())),
-        );
-    }
+    let products = toolforge_runtime::oauth::server::skills_of(catalogue);
     let setup = Arc::new(OAuthSetup {
         config,
         keys: ServerKeys::from_secret(SECRET).unwrap(),
@@ -441,6 +432,7 @@ pub async fn start_with(
         upstream,
         scopes,
         products,
+        skill_groups: catalogue.profile.skill_groups,
     });
     let core = Core::new(
         catalogue,

@@ -10,7 +10,7 @@ use toolforge_runtime::catalogue::{
     Catalogue, Method, ParamDef, ParamLocation, ParamStyle, Product, Route, SharedText, ToolDef,
 };
 use toolforge_runtime::oauth::crypto::s256_challenge;
-use toolforge_runtime::profile::ScopedPath;
+use toolforge_runtime::profile::{ScopedPath, SkillGroup};
 
 use super::{Browser, CATALOGUE, DNS_LIST, Harness, REDIRECT, Shared, VERIFIER, http, query_of};
 
@@ -61,6 +61,25 @@ pub static SCOPED: Catalogue = Catalogue {
             tools: &[&WORKERS_LIST],
         },
     ],
+    ..CATALOGUE
+};
+
+/// The harness catalogue with skills of forge.json `skill_groups` instead
+/// of one per product.
+pub static GROUPED: Catalogue = Catalogue {
+    profile: toolforge_runtime::profile::Profile {
+        skill_groups: &[
+            SkillGroup {
+                name: "dns-read",
+                tools: &["dns_records_list"],
+            },
+            SkillGroup {
+                name: "dns-write",
+                tools: &["dns_records_create"],
+            },
+        ],
+        ..CATALOGUE.profile
+    },
     ..CATALOGUE
 };
 

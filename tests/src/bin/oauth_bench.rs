@@ -179,6 +179,7 @@ async fn validation(
             upstream,
             scopes: vec![],
             products: Default::default(),
+            skill_groups: &[],
         });
         let server = OAuthServer::new(setup.clone(), 1, &[]);
         let token = mint(

@@ -44,9 +44,45 @@ pub struct OAuthSetup {
     pub upstream: UpstreamClient,
     /// The scope catalogue.
     pub scopes: Vec<ScopeEntry>,
-    /// Each product's tool permissions (sorted), for the consent page and
-    /// for narrowing the requested upstream scopes to chosen products.
+    /// Each skill's tool permissions (sorted), for the consent page and
+    /// for narrowing the requested upstream scopes to chosen skills: one
+    /// skill per product, or the profile's skill groups.
     pub products: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+    /// The profile's skill groups (empty: the skills are the products).
+    pub skill_groups: &'static [crate::profile::SkillGroup],
+}
+
+/// Each skill the consent page offers and the permissions of its tools:
+/// the catalogue's skill groups when it has some, else one per product.
+pub fn skills_of(
+    catalogue: &crate::catalogue::Catalogue,
+) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let mut skills: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        std::collections::BTreeMap::new();
+    let groups = catalogue.profile.skill_groups;
+    for product in catalogue.products {
+        for tool in product.tools {
+            let names: Vec<&str> = if groups.is_empty() {
+                vec![product.name]
+            } else {
+                groups
+                    .iter()
+                    .filter(|g| g.tools.contains(&tool.name))
+                    .map(|g| g.name)
+                    .collect()
+            };
+            for name in names {
+                skills
+                    .entry(name.to_owned())
+                    .or_default()
+                    .extend(tool.permissions.iter().map(|p| (*p).to_owned()));
+            }
+        }
+    }
+    for group in groups {
+        skills.entry(group.name.to_owned()).or_default();
+    }
+    skills
 }
 
 impl OAuthSetup {
@@ -131,6 +167,7 @@ impl OAuthServer {
             catalogue: Arc::clone(&self.scope_table),
             step_up: crate::authz::ChallengeSlot::default(),
             path: session.path.clone(),
+            groups: self.setup.skill_groups,
         }))
     }
 
