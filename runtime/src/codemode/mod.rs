@@ -230,8 +230,13 @@ impl Engine {
                         .copied()
                         .filter(|t| grant.hides(t).is_none())
                         .collect();
-                    tool.description =
-                        Some(describe::code_description(&self.facts, &exposed).into());
+                    let mut description = describe::code_description(&self.facts, &exposed);
+                    // At a scoped URL the server fills the fixed arguments.
+                    if let Some(scope) = grant.path.as_deref() {
+                        description =
+                            narrow::scoped_code_description(&description, scope, &exposed);
+                    }
+                    tool.description = Some(description.into());
                 }
                 tool
             })

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::authz::Connection;
+use crate::authz::{Connection, PathScope};
 use crate::catalogue::ToolDef;
 
 const METHODS: [&str; 8] = [
@@ -86,6 +86,80 @@ pub fn search_prelude(connection: &Connection, served: &[&ToolDef]) -> Option<St
     Some(format!("({PRELUDE_JS})({args});\n"))
 }
 
+/// `description` (the `code` tool's) with the arguments a scoped URL fixes
+/// taken out of each of `tools`' declared `args` (the server fills them).
+pub fn scoped_code_description(description: &str, scope: &PathScope, tools: &[&ToolDef]) -> String {
+    let mut out = String::with_capacity(description.len());
+    for line in description.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let narrowed = tools.iter().find_map(|t| {
+            let rest = trimmed.strip_prefix(t.name)?.strip_prefix("(args: {")?;
+            let fixed: Vec<&str> = scope.fixed_args(t).into_iter().map(|(a, _)| a).collect();
+            (!fixed.is_empty()).then(|| without_fields(rest, &fixed))
+        });
+        match narrowed.flatten() {
+            Some(fields_and_tail) => {
+                let indent = &line[..line.len() - trimmed.len()];
+                let name = tools
+                    .iter()
+                    .find(|t| trimmed.starts_with(t.name))
+                    .map_or("", |t| t.name);
+                out.push_str(&format!("{indent}{name}(args: {{{fields_and_tail}"));
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// `rest` (after `args: {`) without the top-level fields named in `fixed`:
+/// the kept fields, then the rest of the line from the closing brace.
+fn without_fields(rest: &str, fixed: &[&str]) -> Option<String> {
+    let mut depth = 0usize;
+    let mut end = None;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '{' | '(' | '[' | '<' => depth += 1,
+            '}' if depth == 0 => {
+                end = Some(i);
+                break;
+            }
+            '}' | ')' | ']' | '>' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    let end = end?;
+    let (inside, tail) = rest.split_at(end);
+    let mut fields = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in inside.char_indices() {
+        match c {
+            '{' | '(' | '[' | '<' => depth += 1,
+            '}' | ')' | ']' | '>' => depth = depth.saturating_sub(1),
+            ';' if depth == 0 => {
+                fields.push(&inside[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    fields.push(&inside[start..]);
+    let kept: Vec<&str> = fields
+        .into_iter()
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .filter(|f| {
+            let name = f.split([':', '?']).next().unwrap_or("").trim();
+            !fixed.contains(&name)
+        })
+        .collect();
+    Some(if kept.is_empty() {
+        tail.to_owned()
+    } else {
+        format!(" {} {tail}", kept.join("; "))
+    })
+}
+
 /// The view `search_prelude` installs; `visible` is `[method, templates]`
 /// per visible tool (`null`: every operation), `fixed` the scoped URL's
 /// `[name, value]` pairs.
@@ -137,6 +211,44 @@ mod tests {
     use super::*;
     use crate::catalogue::{Method, Route};
     use crate::request::testing::tool;
+
+    #[test]
+    fn a_scoped_code_description_declares_no_fixed_argument() {
+        use crate::catalogue::{ParamLocation, ParamStyle};
+        use crate::profile::ScopedPath;
+        use crate::request::testing::param;
+        let params = vec![param(
+            "account_id",
+            ParamLocation::Path,
+            ParamStyle::Simple,
+            false,
+        )];
+        let t = tool("workers_get", Method::Get, &[], params.leak(), None);
+        let only = tool(
+            "workers_list",
+            Method::Get,
+            &[],
+            vec![param(
+                "account_id",
+                ParamLocation::Path,
+                ParamStyle::Simple,
+                false,
+            )]
+            .leak(),
+            None,
+        );
+        let paths = [ScopedPath {
+            template: "/accounts/{account_id}",
+            check: None,
+        }];
+        let scope = crate::authz::parse_scope(&paths, "/accounts/a1").unwrap();
+        let description = "Run it.\n  /** Gets. */\n  workers_get(args: { account_id?: string; script: { a: string; b?: number }; x: string }): Promise<unknown>;\n  workers_list(args: { account_id: string }): Promise<unknown>;\n  other(args: { account_id: string }): Promise<unknown>;\n";
+        let narrowed = scoped_code_description(description, &scope, &[t, only]);
+        assert_eq!(
+            narrowed,
+            "Run it.\n  /** Gets. */\n  workers_get(args: { script: { a: string; b?: number }; x: string }): Promise<unknown>;\n  workers_list(args: {}): Promise<unknown>;\n  other(args: { account_id: string }): Promise<unknown>;\n"
+        );
+    }
 
     #[test]
     fn only_narrowed_sessions_get_a_search_prelude() {

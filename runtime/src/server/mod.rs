@@ -341,9 +341,11 @@ impl Core {
     pub fn listed_for(&self, connection: &Connection, with_output: bool) -> Vec<Tool> {
         let mut tools = match (&self.engine, connection) {
             (Some(engine), Connection::OAuth(grant)) => engine.listed_for(grant),
-            (Some(_), _) => (0..self.listed.len())
-                .filter_map(|i| self.listed.get(i).and_then(|t| self.tool(t.name)))
-                .collect(),
+            // A static token at a scoped URL: a grant that hides nothing.
+            (Some(engine), other) => engine.listed_for(&crate::authz::GrantAccess {
+                path: other.path_scope().cloned().map(Arc::new),
+                ..crate::authz::GrantAccess::default()
+            }),
             (None, _) => self
                 .listed
                 .iter()
