@@ -48,6 +48,7 @@ use toolforge_runtime::profile::MergedVariant;
 use toolforge_runtime::profile::Pagination;
 use toolforge_runtime::profile::Profile;
 use toolforge_runtime::profile::Refusals;
+use toolforge_runtime::profile::ScopedPath;
 use toolforge_runtime::security::SchemeKind;
 use toolforge_runtime::security::SecurityScheme;
 /// How `whoami` finds the credential's identity: probes tried in order.
@@ -135,6 +136,16 @@ pub static CATALOGUE: Catalogue = Catalogue {
         schemes: SCHEMES,
         security: &[&[0]],
         primary: Some(0),
+        scoped_paths: &[
+            ScopedPath {
+                template: "/accounts/{account_id}",
+                check: Some("/accounts/{account_id}"),
+            },
+            ScopedPath {
+                template: "/accounts/{account_id}/zones/{zone_id}",
+                check: Some("/zones/{zone_id}"),
+            },
+        ],
         ..Profile::generic("CLOUDFLARE_API_TOKEN")
     },
     products: &[

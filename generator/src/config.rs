@@ -57,7 +57,26 @@ pub struct ForgeConfig {
     /// The pinned skills served over MCP (the Skills extension), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills: Option<SkillsPin>,
+    /// Scoped URLs besides `/mcp` under `--transport http`, e.g.
+    /// `["/{org}/{project}"]`: a session connected at `/mcp/acme/web` is
+    /// bound to those path parameters (the spec's names), which leave the
+    /// tool schemas and are filled by the server. Segments are literals
+    /// (`[A-Za-z0-9_-]`) or `{name}`. Replaces the policy's (Cloudflare:
+    /// `/accounts/{account_id}` and `/accounts/{account_id}/zones/{zone_id}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scoped_paths: Option<Vec<String>>,
+    /// The skills the OAuth consent page offers (`--auth oauth`), each a
+    /// list of tool-name patterns (`*` matches any run of characters), e.g.
+    /// `{"dns": ["dns_records_*"], "workers": ["workers_*", "kv_*"]}`.
+    /// Without it the page offers one skill per product.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill_groups: Option<BTreeMap<String, Vec<String>>>,
 }
+
+mod scoped;
+mod skill_groups;
+pub use scoped::scoped_paths;
+pub use skill_groups::skill_groups;
 
 /// The response envelope of forge.json: RFC 6901 JSON pointers (`""` is
 /// the whole body). Fields left out keep the policy's values.
@@ -402,6 +421,8 @@ impl ForgeConfig {
             envelope: None,
             pagination: None,
             skills: None,
+            scoped_paths: None,
+            skill_groups: None,
         }
     }
 }

@@ -6,8 +6,10 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
+mod access;
 mod body;
 mod merged;
+pub use access::{AccountList, Identity, IdentityProbe, ScopedPath};
 pub use body::{BodyEnvelope, Pagination};
 pub use merged::{MergedPath, MergedPaths, MergedRoute};
 
@@ -460,6 +462,23 @@ pub struct Profile {
     /// is: the policy's, or forge.json `identity`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<Identity>,
+    /// The scoped URLs under `/mcp` (the policy's, or forge.json
+    /// `scoped_paths`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scoped_paths: Vec<ScopedPath>,
+    /// The consent page's skills (forge.json `skill_groups`), by name;
+    /// empty for one per product.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skill_groups: Vec<SkillGroup>,
+}
+
+/// A named group of tools (`toolforge_runtime::profile::SkillGroup`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct SkillGroup {
+    /// The name (`dns`).
+    pub name: String,
+    /// Its tools' names, sorted.
+    pub tools: Vec<String>,
 }
 
 impl Profile {
@@ -481,6 +500,8 @@ impl Profile {
             scopes: Vec::new(),
             security_warnings: Vec::new(),
             identity: None,
+            scoped_paths: Vec::new(),
+            skill_groups: Vec::new(),
         }
     }
 }
@@ -716,50 +737,6 @@ pub struct Refusals {
     /// The note on an empty list from a tool that documents permissions,
     /// when the API filters lists by permission.
     pub empty_list: Option<String>,
-}
-
-/// The listing that finds a credential's only account, and the path
-/// arguments it fills.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct AccountList {
-    /// Path arguments naming an account.
-    pub args: Vec<String>,
-    /// Path and query of the `GET` listing the accounts.
-    pub path: String,
-    /// JSON pointer to the array of accounts in the answer.
-    pub items: String,
-    /// Field of an account holding its ID.
-    pub id_field: String,
-    /// Field of an account holding its name.
-    pub name_field: String,
-    /// JSON pointer to the total count, when the answer is paginated.
-    pub total: Option<String>,
-    /// The permission the listing needs.
-    pub permission: Option<String>,
-}
-
-/// How the credential's identity is found
-/// (`toolforge_runtime::profile::Identity`): probes tried in order.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct Identity {
-    /// The probes, first preferred.
-    pub probes: Vec<IdentityProbe>,
-}
-
-/// One identity `GET` (`toolforge_runtime::profile::IdentityProbe`).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct IdentityProbe {
-    /// Path and query, relative to the base URL.
-    pub path: String,
-    /// JSON pointer, in the payload, to a list that must hold exactly one
-    /// item that `id` and `name` then point into.
-    pub only: Option<String>,
-    /// JSON pointer to the ID in the payload (after the envelope).
-    pub id: String,
-    /// JSON pointer to a display name.
-    pub name: Option<String>,
-    /// What the ID names: the identity is `<prefix>:<id>`.
-    pub prefix: String,
 }
 
 /// The selector argument of merged-path tools.

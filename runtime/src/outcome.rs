@@ -81,16 +81,11 @@ pub fn map_response(call: Call<'_>, resp: UpstreamResponse) -> CallToolResult {
             push_messages(&mut msg, call.profile.envelope, v, text);
             return refuse(msg);
         }
-        if let Some(v) = &json
-            && emptied_by_permission(call, v)
-        {
+        if let Some(refusal) = emptied_refusal(call, &status_text, json.as_ref()) {
             if let Connection::OAuth(grant) = call.connection {
                 grant.refused(call.tool, path);
             }
-            return refuse(format!(
-                "{method} {path} answered {status_text} with an empty list, but this session may not see what the list holds: the API leaves out what a token may not see instead of refusing.\n{}",
-                explain(call.connection, call.tool, path, call.profile)
-            ));
+            return refuse(refusal);
         }
         return success(
             call,
@@ -216,6 +211,25 @@ fn emptied_by_permission(call: Call<'_>, body: &Value) -> bool {
             crate::authz::decide(call.connection, call.tool, call.path),
             crate::authz::Decision::Missing { .. }
         )
+}
+
+/// The refusal for a 2xx `body` that [`emptied_by_permission`]: the same
+/// explanation as a 401/403, on every surface (direct tools and
+/// `execute`). `status_text` is the status as shown (`200 OK`).
+pub(crate) fn emptied_refusal(
+    call: Call<'_>,
+    status_text: &str,
+    body: Option<&Value>,
+) -> Option<String> {
+    if !emptied_by_permission(call, body?) {
+        return None;
+    }
+    Some(format!(
+        "{} {} answered {status_text} with an empty list, but this session may not see what the list holds: the API leaves out what a token may not see instead of refusing.\n{}",
+        call.tool.method.as_str(),
+        call.path,
+        explain(call.connection, call.tool, call.path, call.profile)
+    ))
 }
 
 /// The note for an empty list from a tool that needs permissions, for

@@ -113,6 +113,33 @@ pub struct Profile {
     /// How the credential's identity is found: the `whoami` tool is listed
     /// only when the profile has one.
     pub identity: Option<Identity>,
+    /// The scoped URLs a session may connect to besides `/mcp`
+    /// (`/mcp/accounts/{account_id}`): empty for none.
+    pub scoped_paths: &'static [ScopedPath],
+    /// The skills the OAuth consent page offers (forge.json `skill_groups`):
+    /// empty for one per product.
+    pub skill_groups: &'static [SkillGroup],
+}
+
+/// A named group of tools a user may choose on the OAuth consent page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SkillGroup {
+    /// The name shown and stored on the grant (`dns`).
+    pub name: &'static str,
+    /// The tools it holds, by name.
+    pub tools: &'static [&'static str],
+}
+
+/// A path under `/mcp` that binds a session to the values of some spec
+/// path parameters (see `crate::authz::PathScope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScopedPath {
+    /// The template after `/mcp`, whose placeholders are the spec's
+    /// path-parameter names (`/accounts/{account_id}`).
+    pub template: &'static str,
+    /// A `GET` path (same placeholders) whose success shows that a user's
+    /// upstream token can see the scoped resource; checked once per grant.
+    pub check: Option<&'static str>,
 }
 
 impl Profile {
@@ -136,6 +163,8 @@ impl Profile {
             primary: None,
             scopes: &[],
             identity: None,
+            scoped_paths: &[],
+            skill_groups: &[],
         }
     }
 

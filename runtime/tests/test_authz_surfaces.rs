@@ -41,6 +41,8 @@ fn grant(scopes: &[&str]) -> Connection {
             ],
         }),
         step_up: Default::default(),
+        path: None,
+        groups: &[],
     }))
 }
 
@@ -171,7 +173,7 @@ async fn a_read_only_grant_sees_and_calls_no_write_tool_on_any_surface() {
 
     let direct = core(Mode::Direct, &up, Exposure::default());
     let names: Vec<String> = direct
-        .listed_for(&grant, false)
+        .listed_for(&conn, false)
         .iter()
         .map(|t| t.name.to_string())
         .collect();
@@ -182,7 +184,7 @@ async fn a_read_only_grant_sees_and_calls_no_write_tool_on_any_surface() {
     );
 
     let code = core(Mode::Code, &up, Exposure::default());
-    let listed = code.listed_for(&grant, false);
+    let listed = code.listed_for(&conn, false);
     let description = listed[0].description.as_deref().unwrap_or_default();
     assert!(description.contains("dns_records_list("), "{description}");
     assert!(

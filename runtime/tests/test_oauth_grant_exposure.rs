@@ -116,3 +116,55 @@ async fn consent_templates_choose_the_scopes_asked_for() {
         "escaped: {refused}"
     );
 }
+
+#[tokio::test]
+async fn skills_from_forge_json_are_offered_and_narrow_the_grant() {
+    let h = start(Options {
+        catalogue: Some(&oauth_support::scoped::GROUPED),
+        ..Options::default()
+    })
+    .await;
+    let client = h.register(&[REDIRECT]).await;
+    let mut browser = Browser::default();
+    let consent = h.consent(&mut browser, &client).await;
+    for skill in ["dns-read", "dns-write"] {
+        assert!(
+            consent.body.contains(&format!("value=\"{skill}\"")),
+            "{skill}: {}",
+            consent.body
+        );
+    }
+    assert!(
+        !consent.body.contains("value=\"dns_records\""),
+        "no product skill"
+    );
+    let to_provider = h
+        .approve_with(
+            &mut browser,
+            &consent,
+            "products",
+            &[("products", "dns-read")],
+        )
+        .await;
+    assert_eq!(to_provider.status, 302, "{}", to_provider.body);
+    // Only the chosen skill's scopes are asked for.
+    let asked = query_of(to_provider.location.as_deref().unwrap())["scope"].clone();
+    assert!(asked.contains("dns_records:read"), "{asked}");
+    assert!(!asked.contains("dns_records:edit"), "{asked}");
+    let back = browser.get(to_provider.location.as_deref().unwrap()).await;
+    let done = browser.get(back.location.as_deref().unwrap()).await;
+    let code = query_of(&done.location.unwrap())["code"].clone();
+    let (status, tokens) = h.exchange(&client, &code, VERIFIER).await;
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap();
+    assert_eq!(h.listed(access).await, ["dns_records_list"]);
+    let (_, body) = h
+        .rpc(
+            access,
+            "tools/call",
+            json!({"name": "dns_records_create", "arguments": {"zone_id": "z1"}}),
+        )
+        .await;
+    let text = body["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("include `dns-write`"), "{text}");
+}

@@ -24,7 +24,9 @@
 //   POST /__admin/revoke {sub}                                   revokes every grant (and token) of a user
 //
 // Options: --access-ttl SECS (default 3600), --rotate-refresh (default off),
-// --password PW (the login password; default "wonderland").
+// --password PW (the login password; default "wonderland"), --withhold-once
+// SCOPE (the first consent grants every asked scope but SCOPE, as a user
+// unticking it; each consent then makes a fresh grant of what it allows).
 // When ready it prints one JSON line on stdout:
 //   {"issuer", "authorize_url", "token_url", "revoke_url", "introspection_url", "api", "admin"}
 
@@ -38,8 +40,12 @@ const { values: opts } = parseArgs({
     'access-ttl': { type: 'string', default: '3600' },
     'rotate-refresh': { type: 'boolean', default: false },
     password: { type: 'string', default: 'wonderland' },
+    'withhold-once': { type: 'string' },
   },
 });
+// The scope the user unticks at the first consent (a grant of fewer scopes
+// than asked); later consents grant everything asked.
+let withhold = opts['withhold-once'];
 const ACCESS_TTL = Number(opts['access-ttl']);
 if (!Number.isInteger(ACCESS_TTL) || ACCESS_TTL < 1) {
   throw new Error(`--access-ttl must be a positive integer, not ${opts['access-ttl']}`);
@@ -189,6 +195,19 @@ async function interaction(req, res, uid, action) {
     }
     return provider.interactionFinished(req, res, { login: { accountId: login } }, { mergeWithLastSubmission: false });
   }
+  if (action === 'confirm' && prompt.name === 'consent' && opts['withhold-once']) {
+    const asked = String(params.scope || '').split(' ').filter(Boolean);
+    const grant = new provider.Grant({ accountId: session.accountId, clientId: params.client_id });
+    if (withhold && asked.includes(withhold)) {
+      console.error(`upstream consent: the user unticked ${withhold}`);
+      grant.rejectOIDCScope(withhold);
+      withhold = undefined;
+    }
+    const rejected = grant.getRejectedOIDCScope().split(' ');
+    grant.addOIDCScope(asked.filter((s) => !rejected.includes(s)).join(' '));
+    const grantId = await grant.save();
+    return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  }
   if (action === 'confirm' && prompt.name === 'consent') {
     const grant = details.grantId
       ? await provider.Grant.find(details.grantId)
@@ -261,6 +280,8 @@ async function api(req, res, url) {
     reply = envelope({ id: '372e67954025e0ba6aaa6d586b9e0b59', zone_id: url.pathname.split('/')[2], zone_name: 'example.com', ...input });
   } else if (req.method === 'GET' && url.pathname === '/accounts') {
     reply = envelope([{ id: '01a7362d577a6c3019a474fd6f485823', name: 'Test account' }]);
+  } else if (req.method === 'GET' && url.pathname === '/accounts/01a7362d577a6c3019a474fd6f485823') {
+    reply = envelope({ id: '01a7362d577a6c3019a474fd6f485823', name: 'Test account' });
   } else {
     record.status = 404;
     return send(res, 404, cfError(7003, 'No route for that URI'));

@@ -249,6 +249,9 @@ pub struct UpstreamOptions {
     pub access_ttl_secs: u64,
     /// Rotate refresh tokens on use.
     pub rotate_refresh: bool,
+    /// A scope the user unticks at the first consent (the provider grants
+    /// fewer scopes than asked); later consents grant all.
+    pub withhold_once: Option<&'static str>,
 }
 
 impl Default for UpstreamOptions {
@@ -256,6 +259,7 @@ impl Default for UpstreamOptions {
         UpstreamOptions {
             access_ttl_secs: 3600,
             rotate_refresh: true,
+            withhold_once: None,
         }
     }
 }
@@ -297,6 +301,9 @@ impl OAuthUpstream {
             .stderr(Stdio::piped());
         if options.rotate_refresh {
             command.arg("--rotate-refresh");
+        }
+        if let Some(scope) = options.withhold_once {
+            command.args(["--withhold-once", scope]);
         }
         let mut child = command
             .spawn()

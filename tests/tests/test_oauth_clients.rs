@@ -81,6 +81,7 @@ fn upstream_provider_alone_issues_tokens_the_api_mock_checks() {
         let up = OAuthUpstream::start(&UpstreamOptions {
             access_ttl_secs: 2,
             rotate_refresh: true,
+            withhold_once: None,
         })
         .unwrap();
         let redirect = "http://127.0.0.1:9/cb".to_owned();
@@ -566,6 +567,7 @@ fn start_pair(label: &str) -> (OAuthUpstream, OAuthServer) {
     let up = OAuthUpstream::start(&UpstreamOptions {
         access_ttl_secs: SHORT_TTL,
         rotate_refresh: true,
+        withhold_once: None,
     })
     .unwrap();
     let server = OAuthServer::start(&up, &OAuthOptions::default())

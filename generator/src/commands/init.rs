@@ -145,6 +145,8 @@ pub fn forge_config(opts: &InitOptions) -> ForgeConfig {
         envelope: None,
         pagination: None,
         skills: None,
+        scoped_paths: None,
+        skill_groups: None,
     }
 }
 

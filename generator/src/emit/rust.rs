@@ -628,6 +628,23 @@ fn profile_expr(p: &Profile) -> (TokenStream, TokenStream) {
         });
         fields.push(quote!(scopes: &[#(#entries),*]));
     }
+    if !p.scoped_paths.is_empty() {
+        used.push("ScopedPath");
+        let paths = p.scoped_paths.iter().map(|s| {
+            let (template, check) = (lit(&s.template), opt_lit(s.check.as_deref()));
+            quote!(ScopedPath { template: #template, check: #check })
+        });
+        fields.push(quote!(scoped_paths: &[#(#paths),*]));
+    }
+    if !p.skill_groups.is_empty() {
+        used.push("SkillGroup");
+        let groups = p.skill_groups.iter().map(|g| {
+            let name = lit(&g.name);
+            let tools = g.tools.iter().map(|t| lit(t));
+            quote!(SkillGroup { name: #name, tools: &[#(#tools),*] })
+        });
+        fields.push(quote!(skill_groups: &[#(#groups),*]));
+    }
     let token_env = lit(&p.token_env);
     let expr = if fields.is_empty() {
         quote!(Profile::generic(#token_env))

@@ -515,6 +515,12 @@ pub(crate) fn build_catalogue_keeping(
             probes: vec![identity.probe(std::path::Path::new("forge.json"))?],
         });
     }
+    if let Some(paths) = &config.scoped_paths {
+        profile.scoped_paths = crate::config::scoped_paths(paths, &products)?;
+    }
+    if let Some(groups) = &config.skill_groups {
+        profile.skill_groups = crate::config::skill_groups(groups, &products)?;
+    }
     let server = crate::servers::default_server(doc, config.spec.url.as_deref())?;
     if let Some(server) = ctx.policy.default_server(server) {
         profile.base_url = Some(server.url);

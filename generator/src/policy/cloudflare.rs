@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::{ApiPolicy, MergedPath, MergedRoute, OpRef};
 use crate::ir::{
     AccountList, BodyEnvelope, Envelope, HttpMethod, Identity, IdentityProbe, MergedSelector,
-    MergedVariant, Profile, Refusals, Requirement, Scheme, Server,
+    MergedVariant, Profile, Refusals, Requirement, Scheme, ScopedPath, Server,
 };
 use crate::naming::{fit_tool_name, snake};
 
@@ -158,6 +158,16 @@ impl ApiPolicy for Cloudflare {
                     },
                 ],
             }),
+            scoped_paths: vec![
+                ScopedPath {
+                    template: own("/accounts/{account_id}"),
+                    check: Some(own("/accounts/{account_id}")),
+                },
+                ScopedPath {
+                    template: own("/accounts/{account_id}/zones/{zone_id}"),
+                    check: Some(own("/zones/{zone_id}")),
+                },
+            ],
             ..Profile::generic(api)
         }
     }

@@ -20,7 +20,7 @@ pub fn explain(connection: &Connection, tool: &ToolDef, path: &str, profile: &Pr
                 .grant
                 .replace(PERMISSIONS_PLACEHOLDER, &listed(permissions));
             match connection {
-                Connection::ClientToken => format!(
+                Connection::ClientToken | Connection::ScopedClientToken(_) => format!(
                     "{text} The server uses the upstream token its operator mapped to your client token, so ask the operator to grant them."
                 ),
                 _ => text,
@@ -33,7 +33,7 @@ pub fn explain(connection: &Connection, tool: &ToolDef, path: &str, profile: &Pr
             "The API documents no scope for this call; check that the signed-in account can reach the resource. {}",
             widen()
         ),
-        Decision::Hidden(by) => hidden_text(tool, by),
+        Decision::Hidden(by) => hidden_text(connection, tool, by),
         Decision::Missing {
             accepted,
             ask_for: Some(scope),
@@ -82,19 +82,34 @@ fn quoted(ids: &[String]) -> String {
 /// The refusal of a call to a tool outside the connection's exposure,
 /// made before any upstream request; `None` when the tool is exposed.
 pub fn hidden_refusal(connection: &Connection, tool: &ToolDef) -> Option<String> {
-    hidden(connection, tool).map(|by| hidden_text(tool, by))
+    hidden(connection, tool).map(|by| hidden_text(connection, tool, by))
 }
 
-fn hidden_text(tool: &ToolDef, by: HiddenBy) -> String {
+fn hidden_text(connection: &Connection, tool: &ToolDef, by: HiddenBy) -> String {
     let (why, fix) = match by {
         HiddenBy::ReadOnly => (
             "this session was authorized read only and the call writes",
             "choose a template that allows changes (or full access)".to_owned(),
         ),
-        HiddenBy::Product => (
-            "this session was authorized for other products",
-            format!("include `{}`", tool.product),
-        ),
+        HiddenBy::Product => {
+            let (skills, grouped) = match connection {
+                Connection::OAuth(grant) => (grant.skills_of(tool), !grant.groups.is_empty()),
+                _ => (vec![tool.product], false),
+            };
+            let named: Vec<String> = skills.iter().map(|s| format!("`{s}`")).collect();
+            (
+                if grouped {
+                    "this session was authorized for other skills"
+                } else {
+                    "this session was authorized for other products"
+                },
+                match named.as_slice() {
+                    [] => "choose full access".to_owned(),
+                    [one] => format!("include {one}"),
+                    more => format!("include one of {}", more.join(", ")),
+                },
+            )
+        }
     };
     format!(
         "`{}` is outside what this session was authorized for: {why}. To widen the session, reconnect the server in your client (sign in again) and on the consent page {fix}.",

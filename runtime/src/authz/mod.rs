@@ -11,6 +11,7 @@
 mod challenge;
 mod choose;
 mod explain;
+mod scope;
 
 use std::sync::Arc;
 
@@ -18,6 +19,7 @@ use crate::catalogue::{Method, ToolDef};
 
 pub use challenge::{ChallengeSlot, StepUp};
 pub use explain::{MAX_LISTED_PERMISSIONS, explain, hidden_refusal};
+pub use scope::{PathScope, parse as parse_scope};
 
 /// One upstream scope of the catalogue, as the decision needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +73,11 @@ pub struct GrantAccess {
     /// Where a refused call leaves the step-up to ask for (read by the
     /// HTTP layer after the call).
     pub step_up: ChallengeSlot,
+    /// The path constraint of a grant made for a scoped resource.
+    pub path: Option<Arc<PathScope>>,
+    /// The skills of the consent page when the profile defines them
+    /// (`products` then names skills); empty: one per product.
+    pub groups: &'static [crate::profile::SkillGroup],
 }
 
 /// How the caller of a tool is connected, which decides whose credential a
@@ -83,8 +90,23 @@ pub enum Connection {
     /// A static client token of `--tokens-file` / `TOOLFORGE_HTTP_TOKENS`,
     /// mapped by the operator to an upstream token.
     ClientToken,
+    /// A static client token used at a scoped URL (the constraint comes
+    /// from the URL alone).
+    ScopedClientToken(Arc<PathScope>),
     /// A signed-in user's OAuth grant.
     OAuth(Arc<GrantAccess>),
+}
+
+impl Connection {
+    /// The path constraint of the session, when it was connected at a
+    /// scoped URL.
+    pub fn path_scope(&self) -> Option<&PathScope> {
+        match self {
+            Self::OAuth(grant) => grant.path.as_deref(),
+            Self::ScopedClientToken(scope) => Some(scope),
+            Self::ServerCredential | Self::ClientToken => None,
+        }
+    }
 }
 
 /// Why a tool is outside a grant.
@@ -146,11 +168,33 @@ impl GrantAccess {
             return Some(HiddenBy::ReadOnly);
         }
         match &self.products {
-            Some(products) if !products.iter().any(|p| p == tool.product) => {
-                Some(HiddenBy::Product)
-            }
+            Some(chosen) if !self.chose(tool, chosen) => Some(HiddenBy::Product),
             _ => None,
         }
+    }
+
+    /// Whether `tool` is in one of the `chosen` skills: its product, or a
+    /// skill group holding it when the profile defines groups.
+    fn chose(&self, tool: &ToolDef, chosen: &[String]) -> bool {
+        if self.groups.is_empty() {
+            return chosen.iter().any(|p| p == tool.product);
+        }
+        self.groups
+            .iter()
+            .any(|g| chosen.iter().any(|c| c == g.name) && g.tools.contains(&tool.name))
+    }
+
+    /// The skills that would show `tool` (its product, or the groups
+    /// holding it).
+    pub fn skills_of(&self, tool: &ToolDef) -> Vec<&'static str> {
+        if self.groups.is_empty() {
+            return vec![tool.product];
+        }
+        self.groups
+            .iter()
+            .filter(|g| g.tools.contains(&tool.name))
+            .map(|g| g.name)
+            .collect()
     }
 
     /// The same grant with a slot nobody reads: for surfaces that must
@@ -179,7 +223,7 @@ impl GrantAccess {
 
     /// Whether the grant narrows the served tools at all.
     pub fn narrows(&self) -> bool {
-        self.read_only || self.products.is_some()
+        self.read_only || self.products.is_some() || self.path.is_some()
     }
 }
 
@@ -188,7 +232,9 @@ impl GrantAccess {
 pub fn decide(connection: &Connection, tool: &ToolDef, path: &str) -> Decision {
     let grant = match connection {
         Connection::OAuth(grant) => grant,
-        Connection::ServerCredential | Connection::ClientToken => {
+        Connection::ServerCredential
+        | Connection::ClientToken
+        | Connection::ScopedClientToken(_) => {
             return Decision::Direct {
                 permissions: tool.permissions,
             };

@@ -49,6 +49,8 @@ fn oauth(scopes: &[&str], read_only: bool, products: Option<&[&str]>) -> Connect
         products: products.map(|p| p.iter().map(|s| (*s).to_owned()).collect()),
         catalogue: catalogue(),
         step_up: ChallengeSlot::default(),
+        path: None,
+        groups: &[],
     }))
 }
 

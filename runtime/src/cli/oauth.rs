@@ -1,7 +1,6 @@
 //! `--auth oauth`: builds the authorization server's setup from
 //! `--oauth-config` and the environment before the listener binds.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -53,19 +52,13 @@ pub async fn setup(catalogue: &Catalogue, path: &Path) -> anyhow::Result<Arc<OAu
     let store = store::open(&config.store).await?;
     tracing::info!(backend = store.backend(), "grant store open");
     let upstream = UpstreamClient::new(config.upstream.clone(), client_secret)?;
-    let mut products: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for product in catalogue.products {
-        let entry = products.entry(product.name.to_owned()).or_default();
-        for tool in product.tools {
-            entry.extend(tool.permissions.iter().map(|p| (*p).to_owned()));
-        }
-    }
     Ok(Arc::new(OAuthSetup {
         config,
         keys,
         store,
         upstream,
         scopes,
-        products,
+        products: crate::oauth::server::skills_of(catalogue),
+        skill_groups: catalogue.profile.skill_groups,
     }))
 }

@@ -26,7 +26,7 @@ use super::routes::{Matched, RouteTable, shown};
 use crate::authz::Connection;
 use crate::catalogue::{BodyArgs, BodyKind, ParamLocation, ToolDef};
 use crate::credential::Credential;
-use crate::outcome::{Call, empty_list_note, map_response};
+use crate::outcome::{Call, emptied_refusal, empty_list_note, map_response};
 use crate::progress::{ProgressFn, Reporter};
 use crate::request::{Args, HttpRequest, RequestBody, build_request, header_safe};
 use crate::sandbox::{HostApi, HostFuture, HostRequest};
@@ -176,7 +176,13 @@ impl ApiHost {
             .map_err(|e| credential.redact(&e))?;
         let (tool, http) = built;
         // Before progress or the request: a hidden operation is not called.
-        if let Some(refusal) = crate::authz::hidden_refusal(&self.connection, tool) {
+        let scoped = self.connection.path_scope().map(|scope| {
+            let merged = self.direct.profile().merged;
+            scope.check_path(tool, path_only(&http.path_and_query), merged.as_ref())
+        });
+        if let Some(refusal) = crate::authz::hidden_refusal(&self.connection, tool)
+            .or_else(|| scoped.and_then(Result::err))
+        {
             return Err(Rejection::from(format!(
                 "{} {}: {refusal}",
                 tool.method.as_str(),
@@ -242,8 +248,6 @@ impl ApiHost {
                 code,
             });
         }
-        self.watch
-            .saw(&self.connection, tool, &path, Some(status.as_u16()), None);
         let call = Call {
             tool,
             path: &path,
@@ -251,6 +255,25 @@ impl ApiHost {
             profile,
             connection: &self.connection,
         };
+        // An OAuth session's empty list the API may have filtered: refused
+        // as a 403 would be (and may ask to step up), as direct tools do.
+        let shown = format!(
+            "{} {}",
+            status.as_u16(),
+            status.canonical_reason().unwrap_or("")
+        );
+        if let Some(refusal) = emptied_refusal(call, shown.trim_end(), json.as_ref()) {
+            let error = credential.redact(&refusal);
+            self.watch
+                .saw(&self.connection, tool, &path, Some(403), Some(&error));
+            return Err(Rejection {
+                message: error,
+                status: Some(status.as_u16()),
+                code: None,
+            });
+        }
+        self.watch
+            .saw(&self.connection, tool, &path, Some(status.as_u16()), None);
         if let Some(note) = empty_list_note(call, json.as_ref()) {
             self.notes
                 .add(format!("{} {path}: {note}", tool.method.as_str()));

@@ -230,8 +230,13 @@ impl Engine {
                         .copied()
                         .filter(|t| grant.hides(t).is_none())
                         .collect();
-                    tool.description =
-                        Some(describe::code_description(&self.facts, &exposed).into());
+                    let mut description = describe::code_description(&self.facts, &exposed);
+                    // At a scoped URL the server fills the fixed arguments.
+                    if let Some(scope) = grant.path.as_deref() {
+                        description =
+                            narrow::scoped_code_description(&description, scope, &exposed);
+                    }
+                    tool.description = Some(description.into());
                 }
                 tool
             })
@@ -276,6 +281,9 @@ impl Engine {
         let limit = truncate.then_some(self.truncate_bytes);
         match name {
             SEARCH => {
+                // A narrowed session searches its own view (`narrow.rs`).
+                let code = narrow::search_prelude(connection, self.direct.tools())
+                    .map_or(code.clone(), |prelude| prelude + &code);
                 let report = self.pool.run_for(JobKind::Search, &code, None, run).await;
                 report::into_result(SEARCH, report, Some(self.truncate_bytes), None)
             }

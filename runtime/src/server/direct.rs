@@ -171,6 +171,12 @@ impl Direct {
             return (tool_error(refusal), CallOutcome::Refused);
         }
         let mut args = arguments.unwrap_or_default();
+        // A scoped URL's values fill the arguments it took out of the schema.
+        if let Some(scope) = connection.path_scope()
+            && let Err(refusal) = scope.fill(tool, &mut args, self.profile().merged.as_ref())
+        {
+            return (tool_error(refusal), CallOutcome::Refused);
+        }
         let value = Value::Object(std::mem::take(&mut args));
         if let Err(e) = self.validators.validate(index, tool, &value) {
             return invalid(e.to_string());
@@ -190,6 +196,16 @@ impl Direct {
             Ok(r) => r,
             Err(e) => return invalid(e.to_string()),
         };
+        // Another account or zone than the scoped URL's: never sent.
+        if let Some(scope) = connection.path_scope()
+            && let Err(refusal) = scope.check_path(
+                tool,
+                path_only(&request.path_and_query),
+                self.profile().merged.as_ref(),
+            )
+        {
+            return (tool_error(refusal), CallOutcome::Refused);
+        }
         match self.upstream.send(&request, Some(credential)).await {
             Ok(resp) => {
                 if let Some(checks) = self.schema_checks.get() {

@@ -115,11 +115,10 @@ impl ServerHandler for Handler {
                 .extensions
                 .get::<http::request::Parts>()
                 .is_some_and(|p| wants_output_schemas(p.uri.query()));
-        if let Connection::OAuth(grant) = Self::connection(&ctx)
-            && grant.narrows()
-        {
+        let connection = Self::connection(&ctx);
+        if Core::lists_differently(&connection) {
             return Ok(ListToolsResult::with_all_items(
-                self.core.listed_for(&grant, with_output),
+                self.core.listed_for(&connection, with_output),
             ));
         }
         Ok(ListToolsResult::with_all_items(vec![

@@ -34,6 +34,7 @@ use super::jsonrpc_guard::{
     INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, Verdict, classify, clip,
 };
 use super::listing::SPLICE_MAX;
+use super::scoped::{self, metadata_url, unauthorized};
 use super::{Core, Handler, ServeError};
 use crate::credential::Credential;
 
@@ -104,6 +105,7 @@ struct HttpState {
     auth: ClientAuth,
     max_request_bytes: usize,
     compressed: Arc<Precompressed>,
+    visible: scoped::Visibility,
 }
 
 /// The router: `/mcp` and the protected-resource metadata documents.
@@ -119,7 +121,8 @@ pub fn router(
     #[cfg(feature = "oauth")]
     let oauth = match &options.auth {
         ClientAuth::OAuth { setup, .. } => {
-            let server = crate::oauth::OAuthServer::new(setup.clone(), bound.port());
+            let scoped = core.catalogue.profile.scoped_paths;
+            let server = crate::oauth::OAuthServer::new(setup.clone(), bound.port(), scoped);
             // The public origin is this server: its consent form posts
             // back with that Origin, and proxies forward its Host.
             let (origin, host) = server.origin_and_host();
@@ -138,6 +141,7 @@ pub fn router(
         auth: options.auth.clone(),
         max_request_bytes: options.max_request_bytes,
         compressed: Precompressed::new(core.listing().clone()),
+        visible: scoped::Visibility::default(),
     });
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
@@ -157,7 +161,8 @@ pub fn router(
         config,
     );
     let mcp = Router::new()
-        .route_service("/mcp", service)
+        .route_service("/mcp", service.clone())
+        .route_service("/mcp/{*scoped}", service)
         .layer(from_fn_with_state(state.clone(), splice_listing))
         .layer(axum::middleware::from_fn(compress::on_the_fly))
         .layer(from_fn_with_state(state.clone(), authenticate));
@@ -168,6 +173,10 @@ pub fn router(
         )
         .route(
             "/.well-known/oauth-protected-resource/mcp",
+            get(resource_metadata),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp/{*scoped}",
             get(resource_metadata),
         )
         .with_state(state.clone());
@@ -356,10 +365,6 @@ async fn guard(State(state): State<Arc<HttpState>>, req: Request, next: Next) ->
     next.run(req).await
 }
 
-fn metadata_url(host: &str) -> String {
-    format!("http://{host}/.well-known/oauth-protected-resource/mcp")
-}
-
 async fn authenticate(
     State(state): State<Arc<HttpState>>,
     mut req: Request,
@@ -371,10 +376,18 @@ async fn authenticate(
     // next request on that connection and see it closed without an answer.
     let unread = has_body(req.headers());
     let refuse = |resp: Response| closing_if(unread, resp);
+    // A scoped URL (`/mcp/accounts/A`) binds the session to its values.
+    let scope = match scoped::scope_of(&state.core, req.uri().path()) {
+        Ok(scope) => scope,
+        Err(resp) => return refuse(*resp),
+    };
     // An OAuth request's grant, to answer a refusal with a step-up.
     #[cfg(feature = "oauth")]
     let mut stepping: Option<(Arc<crate::authz::GrantAccess>, String)> = None;
     let credential = match &state.auth {
+        ClientAuth::Unauthenticated(_) if scope.is_some() => {
+            return refuse(scoped::needs_client_auth());
+        }
         ClientAuth::Unauthenticated(c) => c.clone(),
         ClientAuth::Tokens(table) => {
             let presented = req
@@ -384,13 +397,16 @@ async fn authenticate(
                 .and_then(bearer_token);
             match presented.and_then(|t| table.authenticate(t)) {
                 Some(c) => {
-                    req.extensions_mut()
-                        .insert(crate::authz::Connection::ClientToken);
+                    req.extensions_mut().insert(match &scope {
+                        Some(s) => crate::authz::Connection::ScopedClientToken(Arc::clone(s)),
+                        None => crate::authz::Connection::ClientToken,
+                    });
                     Some(c)
                 }
                 None => {
                     let host = request_host(&req).unwrap_or("localhost");
-                    return refuse(unauthorized(&metadata_url(host), presented.is_some()));
+                    let metadata = metadata_url(host, scope.as_deref());
+                    return refuse(unauthorized(&metadata, presented.is_some()));
                 }
             }
         }
@@ -407,29 +423,37 @@ async fn authenticate(
                 .get(header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())
                 .and_then(bearer_token);
+            let metadata = server.resource_metadata_url_at(scope.as_deref());
             let Some(presented) = presented else {
-                return refuse(unauthorized(&server.resource_metadata_url(), false));
+                return refuse(unauthorized(&metadata, false));
             };
-            match server.authenticate(presented).await {
+            match server.authenticate_at(presented, scope.as_ref()).await {
                 Ok(session) => {
                     let connection = server.connection(&session);
                     if let crate::authz::Connection::OAuth(grant) = &connection {
                         stepping = Some((Arc::clone(grant), session.client_id.clone()));
                     }
                     req.extensions_mut().insert(connection);
-                    match Credential::new(&session.upstream_token, "oauth grant") {
-                        Ok(c) => Some(match secrets {
+                    let credential = match Credential::new(&session.upstream_token, "oauth grant") {
+                        Ok(c) => match secrets {
                             Some(s) => c.bind(s),
                             None => c,
-                        }),
+                        },
                         // An upstream token the runtime cannot send.
-                        Err(_) => {
-                            return refuse(unauthorized(&server.resource_metadata_url(), true));
-                        }
+                        Err(_) => return refuse(unauthorized(&metadata, true)),
+                    };
+                    if let Some(scope) = &scope
+                        && let Err(resp) = state
+                            .visible
+                            .verify(&state.core, &session.grant_id, scope, &credential)
+                            .await
+                    {
+                        return refuse(*resp);
                     }
+                    Some(credential)
                 }
                 Err(crate::oauth::Rejection::InvalidToken) => {
-                    return refuse(unauthorized(&server.resource_metadata_url(), true));
+                    return refuse(unauthorized(&metadata, true));
                 }
                 Err(crate::oauth::Rejection::Unavailable) => {
                     return refuse(text_response(
@@ -554,32 +578,9 @@ fn jsonrpc_error(code: i64, message: &str) -> Response {
     (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
 }
 
-fn unauthorized(metadata: &str, presented: bool) -> Response {
-    crate::metrics::auth_event(crate::metrics::AuthEvent::Rejected);
-    let mut challenge = format!("Bearer resource_metadata=\"{metadata}\"");
-    let description = if presented {
-        challenge.push_str(", error=\"invalid_token\"");
-        "the bearer token is not valid for this server"
-    } else {
-        "this server needs `Authorization: Bearer <token>`"
-    };
-    let body = json!({"error": if presented { "invalid_token" } else { "unauthorized" }, "error_description": description});
-    let mut resp = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
-    if let Ok(v) = HeaderValue::from_str(&challenge) {
-        resp.headers_mut().insert(header::WWW_AUTHENTICATE, v);
-    }
-    resp
-}
-
 async fn resource_metadata(State(state): State<Arc<HttpState>>, req: Request) -> Response {
     let host = request_host(&req).unwrap_or("localhost");
-    let body = json!({
-        "resource": format!("http://{host}/mcp"),
-        "authorization_servers": [],
-        "bearer_methods_supported": ["header"],
-        "resource_name": state.core.info().server_info.name,
-    });
-    axum::Json(body).into_response()
+    scoped::static_metadata(&state.core, host, req.uri().path())
 }
 
 async fn not_found() -> Response {

@@ -35,6 +35,8 @@ pub mod paging;
 #[cfg(feature = "http")]
 pub mod prometheus;
 pub mod resources;
+#[cfg(feature = "http")]
+mod scoped;
 pub mod stdio;
 pub mod whoami;
 
@@ -285,6 +287,11 @@ impl Core {
         self.direct.enable_schema_checks(rate);
     }
 
+    /// The upstream client.
+    pub fn upstream(&self) -> &crate::upstream::Upstream {
+        self.direct.upstream()
+    }
+
     /// The encoded listing.
     pub fn listing(&self) -> &Arc<Listing> {
         &self.listing
@@ -318,16 +325,40 @@ impl Core {
         Some(slot.get_or_init(|| rmcp_tool(def)).clone())
     }
 
-    /// The `tools/list` entries for an OAuth grant whose exposure narrows
-    /// the served tools (the pre-encoded listing serves everyone else).
-    pub fn listed_for(&self, grant: &crate::authz::GrantAccess, with_output: bool) -> Vec<Tool> {
-        let mut tools = match &self.engine {
-            Some(engine) => engine.listed_for(grant),
-            None => self
+    /// Whether `connection` sees another `tools/list` than the pre-encoded
+    /// one: an OAuth grant whose exposure narrows the served tools, or a
+    /// session connected at a scoped URL.
+    pub fn lists_differently(connection: &Connection) -> bool {
+        match connection {
+            Connection::OAuth(grant) => grant.narrows(),
+            other => other.path_scope().is_some(),
+        }
+    }
+
+    /// The `tools/list` entries for a connection that
+    /// [`Core::lists_differently`]: without the tools its grant hides, and
+    /// without the arguments its scoped URL fixes.
+    pub fn listed_for(&self, connection: &Connection, with_output: bool) -> Vec<Tool> {
+        let mut tools = match (&self.engine, connection) {
+            (Some(engine), Connection::OAuth(grant)) => engine.listed_for(grant),
+            // A static token at a scoped URL: a grant that hides nothing.
+            (Some(engine), other) => engine.listed_for(&crate::authz::GrantAccess {
+                path: other.path_scope().cloned().map(Arc::new),
+                ..crate::authz::GrantAccess::default()
+            }),
+            (None, _) => self
                 .listed
                 .iter()
-                .filter(|t| grant.hides(t).is_none())
-                .filter_map(|t| self.tool(t.name))
+                .filter(|t| crate::authz::hidden(connection, t).is_none())
+                .filter_map(|t| {
+                    let mut tool = self.tool(t.name)?;
+                    if let Some(scope) = connection.path_scope() {
+                        let mut schema = (*tool.input_schema).clone();
+                        scope.narrow_schema(t, &mut schema);
+                        tool.input_schema = Arc::new(schema);
+                    }
+                    Some(tool)
+                })
                 .collect(),
         };
         if !with_output {

@@ -30,6 +30,7 @@ use toolforge_runtime::server::http::{ClientAuth, HttpOptions, serve_listener};
 use toolforge_runtime::server::{Core, CoreOptions};
 
 mod mcp;
+pub mod scoped;
 
 pub static DNS_LIST: ToolDef = ToolDef {
     name: "dns_records_list",
@@ -124,6 +125,10 @@ pub struct Provider {
     pub api_tokens: Vec<String>,
     /// Scopes asked at the provider's authorize endpoint.
     pub asked_scopes: Vec<String>,
+    /// Account API requests (`GET /accounts/…`), in order.
+    pub api_requests: Vec<String>,
+    /// Accounts whose details the API refuses (403).
+    pub hidden_accounts: Vec<String>,
 }
 
 pub type Shared = Arc<Mutex<Provider>>;
@@ -293,6 +298,8 @@ pub struct Options {
     /// Config members merged into the file (objects one level deep), e.g.
     /// `{"limits": {...}}`.
     pub extra: Option<Value>,
+    /// The served catalogue (default: [`CATALOGUE`]).
+    pub catalogue: Option<&'static Catalogue>,
 }
 
 impl Default for Options {
@@ -306,6 +313,7 @@ impl Default for Options {
             store: None,
             public_url: None,
             extra: None,
+            catalogue: None,
         }
     }
 }
@@ -345,6 +353,11 @@ pub async fn start_provider(expires_in: i64) -> (Shared, String) {
         .route("/token", post(provider_token))
         .route("/revoke", post(provider_revoke))
         .route("/client/v4/zones/{zone}/dns_records", get(api_records))
+        .route("/client/v4/accounts/{account}", get(scoped::account))
+        .route(
+            "/client/v4/accounts/{account}/workers/scripts",
+            get(scoped::scripts),
+        )
         .with_state(provider.clone());
     tokio::spawn(serve(listener, app));
     (provider, format!("http://{addr}"))
@@ -410,13 +423,8 @@ pub async fn start_with(
     let upstream =
         UpstreamClient::new(config.upstream.clone(), "upstream-client-secret".into()).unwrap();
     let store = store::open(&store_url).await.unwrap();
-    let mut products = BTreeMap::new();
-    products.insert(
-        "dns_records".to_owned(),
-        ["DNS Read".to_owned(), "DNS Write".to_owned()]
-            .into_iter()
-            .collect(),
-    );
+    let catalogue = options.catalogue.unwrap_or(&CATALOGUE);
+    let products = toolforge_runtime::oauth::server::skills_of(catalogue);
     let setup = Arc::new(OAuthSetup {
         config,
         keys: ServerKeys::from_secret(SECRET).unwrap(),
@@ -424,9 +432,10 @@ pub async fn start_with(
         upstream,
         scopes,
         products,
+        skill_groups: catalogue.profile.skill_groups,
     });
     let core = Core::new(
-        &CATALOGUE,
+        catalogue,
         CoreOptions {
             exposure: Exposure::default(),
             upstream: UpstreamConfig {

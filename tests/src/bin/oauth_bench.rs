@@ -179,8 +179,9 @@ async fn validation(
             upstream,
             scopes: vec![],
             products: Default::default(),
+            skill_groups: &[],
         });
-        let server = OAuthServer::new(setup.clone(), 1);
+        let server = OAuthServer::new(setup.clone(), 1, &[]);
         let token = mint(
             store.as_ref(),
             &setup.keys,

@@ -57,6 +57,9 @@ pub(super) struct AuthRequest {
     /// step-up so it adds the scope without widening the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<Exposure>,
+    /// The RFC 8707 resource the grant is for (`None`: `/mcp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
 }
 
 /// What the upstream callback needs, sealed into the pending sign-in.
@@ -250,17 +253,22 @@ pub(super) async fn show(
             "code_challenge is not a base64url S256 challenge",
         );
     }
-    if let Some(resource) = get(&pairs, "resource")
-        && resource.trim_end_matches('/') != server.resource()
-    {
-        return error_redirect(
-            &server,
-            redirect_uri,
-            state,
-            "invalid_target",
-            "resource is not this server's MCP endpoint",
-        );
-    }
+    // RFC 8707: the resource becomes the grant's (and its path constraint).
+    let resource = match get(&pairs, "resource") {
+        Some(given) => match server.resource_for(given) {
+            Some(resource) => resource,
+            None => {
+                return error_redirect(
+                    &server,
+                    redirect_uri,
+                    state,
+                    "invalid_target",
+                    "resource is not this server's MCP endpoint or one of its scoped URLs",
+                );
+            }
+        },
+        None => server.resource().to_owned(),
+    };
     let mut request = AuthRequest {
         client_id: client.client_id.clone(),
         redirect_uri: redirect_uri.to_owned(),
@@ -271,6 +279,7 @@ pub(super) async fn show(
         nonce: String::new(),
         scopes: asked_scopes(&server, get(&pairs, "scope")),
         base: None,
+        resource: Some(resource),
     };
     let (browser, mut cookies) = match page::read_cookie(&headers, BROWSER_COOKIE)
         .and_then(|v| server.setup.keys.verify("browser", v))

@@ -161,7 +161,11 @@ async fn create(
     let grant = Grant {
         id: grant_id.clone(),
         client_id: sign_in.request.client_id.clone(),
-        resource: server.resource().to_owned(),
+        resource: sign_in
+            .request
+            .resource
+            .clone()
+            .unwrap_or_else(|| server.resource().to_owned()),
         scopes: granted_scopes(&sign_in.scopes, tokens.scope.as_deref()),
         exposure: sign_in.exposure.clone(),
         created_at: now,

@@ -7,6 +7,7 @@ mod callback;
 mod guard;
 mod page;
 mod purge;
+mod resource;
 mod session;
 pub mod step_up;
 mod token;
@@ -43,9 +44,45 @@ pub struct OAuthSetup {
     pub upstream: UpstreamClient,
     /// The scope catalogue.
     pub scopes: Vec<ScopeEntry>,
-    /// Each product's tool permissions (sorted), for the consent page and
-    /// for narrowing the requested upstream scopes to chosen products.
+    /// Each skill's tool permissions (sorted), for the consent page and
+    /// for narrowing the requested upstream scopes to chosen skills: one
+    /// skill per product, or the profile's skill groups.
     pub products: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+    /// The profile's skill groups (empty: the skills are the products).
+    pub skill_groups: &'static [crate::profile::SkillGroup],
+}
+
+/// Each skill the consent page offers and the permissions of its tools:
+/// the catalogue's skill groups when it has some, else one per product.
+pub fn skills_of(
+    catalogue: &crate::catalogue::Catalogue,
+) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let mut skills: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        std::collections::BTreeMap::new();
+    let groups = catalogue.profile.skill_groups;
+    for product in catalogue.products {
+        for tool in product.tools {
+            let names: Vec<&str> = if groups.is_empty() {
+                vec![product.name]
+            } else {
+                groups
+                    .iter()
+                    .filter(|g| g.tools.contains(&tool.name))
+                    .map(|g| g.name)
+                    .collect()
+            };
+            for name in names {
+                skills
+                    .entry(name.to_owned())
+                    .or_default()
+                    .extend(tool.permissions.iter().map(|p| (*p).to_owned()));
+            }
+        }
+    }
+    for group in groups {
+        skills.entry(group.name.to_owned()).or_default();
+    }
+    skills
 }
 
 impl OAuthSetup {
@@ -77,6 +114,8 @@ pub struct OAuthServer {
     guards: guard::Guards,
     /// The scope catalogue as the authorization decision reads it.
     scope_table: Arc<crate::authz::ScopeTable>,
+    /// The profile's scoped URLs (resources besides `/mcp`).
+    scoped: &'static [crate::profile::ScopedPath],
     _purge: Option<purge::PurgeTask>,
 }
 
@@ -89,10 +128,15 @@ pub fn now() -> i64 {
 }
 
 impl OAuthServer {
-    /// The server for a setup bound to `port` (for a `{port}` public URL).
+    /// The server for a setup bound to `port` (for a `{port}` public URL),
+    /// issuing tokens for `/mcp` and the profile's `scoped` URLs.
     /// On a Tokio runtime it starts the scheduled purge of the grant store
     /// (see `retention`), which stops when the server is dropped.
-    pub fn new(setup: Arc<OAuthSetup>, port: u16) -> Arc<Self> {
+    pub fn new(
+        setup: Arc<OAuthSetup>,
+        port: u16,
+        scoped: &'static [crate::profile::ScopedPath],
+    ) -> Arc<Self> {
         let origin = setup.config.public_origin(port);
         let resource = format!("{origin}/mcp");
         let clients = ClientResolver::new(setup.config.cimd.clone(), &setup.config.limits);
@@ -109,6 +153,7 @@ impl OAuthServer {
             refreshing: Mutex::new(HashMap::new()),
             guards,
             scope_table,
+            scoped,
             _purge: purge,
         })
     }
@@ -121,6 +166,8 @@ impl OAuthServer {
             products: session.exposure.products.clone(),
             catalogue: Arc::clone(&self.scope_table),
             step_up: crate::authz::ChallengeSlot::default(),
+            path: session.path.clone(),
+            groups: self.setup.skill_groups,
         }))
     }
 
@@ -182,6 +229,10 @@ impl OAuthServer {
             .route(
                 "/.well-known/oauth-protected-resource/mcp",
                 get(protected_resource_metadata),
+            )
+            .route(
+                "/.well-known/oauth-protected-resource/mcp/{*rest}",
+                get(resource::scoped_metadata),
             )
             .route("/authorize", get(authorize::show).post(authorize::decide))
             .route("/oauth/callback", get(callback::complete))

@@ -27,6 +27,8 @@ pub struct Session {
     /// The MCP client the grant was made to (picks how a step-up is
     /// delivered).
     pub client_id: String,
+    /// The path constraint of a grant made for a scoped resource.
+    pub path: Option<std::sync::Arc<crate::authz::PathScope>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -137,20 +139,49 @@ impl OAuthServer {
     ///
     /// See [`Rejection`].
     pub async fn authenticate(&self, bearer: &str) -> Result<Session, Rejection> {
+        self.authenticate_at(bearer, None).await
+    }
+
+    /// [`OAuthServer::authenticate`] at `/mcp` or at a scoped URL: the
+    /// token's grant must have been made for exactly that resource.
+    ///
+    /// # Errors
+    ///
+    /// See [`Rejection`].
+    pub async fn authenticate_at(
+        &self,
+        bearer: &str,
+        scope: Option<&std::sync::Arc<crate::authz::PathScope>>,
+    ) -> Result<Session, Rejection> {
         let now = now();
         let hash = self.setup.keys.hash(bearer);
+        let resource = match scope {
+            Some(scope) => format!("{}{}", self.resource, scope.suffix),
+            None => self.resource.clone(),
+        };
         if let Some(hit) = self.cache.get(&hash, now)
             && let Some(upstream) = unseal(bearer, &hit.record, &hit.grant)
         {
+            if hit.grant.resource != resource {
+                record(AuthEvent::Rejected);
+                return Err(Rejection::InvalidToken);
+            }
             return Ok(Session {
                 grant_id: hit.grant.id,
                 upstream_token: upstream.access_token,
                 exposure: hit.grant.exposure,
                 scopes: hit.grant.scopes,
                 client_id: hit.grant.client_id,
+                path: scope.cloned(),
             });
         }
-        let result = self.authenticate_from_store(bearer, hash, now).await;
+        let result = self
+            .authenticate_from_store(bearer, hash, now, &resource)
+            .await
+            .map(|session| Session {
+                path: scope.cloned(),
+                ..session
+            });
         if result.is_err() {
             record(AuthEvent::Rejected);
         }
@@ -162,6 +193,7 @@ impl OAuthServer {
         bearer: &str,
         hash: TokenHash,
         now: i64,
+        resource: &str,
     ) -> Result<Session, Rejection> {
         let store = &self.setup.store;
         let (record, grant) = match store.token(&hash, now).await {
@@ -177,7 +209,7 @@ impl OAuthServer {
             || record.expires_at <= now
             || grant.expires_at <= now
             || !crypto::same(record.hash.0.as_slice(), hash.0.as_slice())
-            || grant.resource != self.resource
+            || grant.resource != resource
         {
             return Err(Rejection::InvalidToken);
         }
@@ -205,6 +237,7 @@ impl OAuthServer {
             exposure: grant.exposure,
             scopes: grant.scopes,
             client_id: grant.client_id,
+            path: None,
         })
     }
 

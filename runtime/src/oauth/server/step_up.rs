@@ -108,7 +108,7 @@ pub fn challenge(server: &OAuthServer, grant: &GrantAccess, step_up: &StepUp) ->
     format!(
         "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\", error_description=\"{}\"",
         quoted(&scopes.join(" ")),
-        quoted(&server.resource_metadata_url()),
+        quoted(&server.resource_metadata_url_at(grant.path.as_deref())),
         quoted(&description)
     )
 }

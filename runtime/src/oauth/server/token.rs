@@ -38,6 +38,14 @@ fn field<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .filter(|v| !v.is_empty())
 }
 
+fn invalid_target() -> Response {
+    oauth_error(
+        StatusCode::BAD_REQUEST,
+        "invalid_target",
+        "resource is not this server's MCP endpoint, or not the one the grant was made for",
+    )
+}
+
 fn invalid_grant(description: &str) -> Response {
     oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", description)
 }
@@ -59,18 +67,19 @@ pub(super) async fn token(
         Ok(p) => p,
         Err(r) => return *r,
     };
-    if let Some(resource) = field(&pairs, "resource")
-        && resource.trim_end_matches('/') != server.resource()
-    {
-        return oauth_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_target",
-            "resource is not this server's MCP endpoint",
-        );
-    }
+    // RFC 8707: a `resource` must be one of this server's, and the one the
+    // grant was made for (checked once the grant is known).
+    let asked = match field(&pairs, "resource") {
+        Some(given) => match server.resource_for(given) {
+            Some(resource) => Some(resource),
+            None => return invalid_target(),
+        },
+        None => None,
+    };
+    let asked = asked.as_deref();
     match field(&pairs, "grant_type") {
-        Some("authorization_code") => exchange_code(&server, &pairs).await,
-        Some("refresh_token") => refresh(&server, &pairs).await,
+        Some("authorization_code") => exchange_code(&server, &pairs, asked).await,
+        Some("refresh_token") => refresh(&server, &pairs, asked).await,
         _ => oauth_error(
             StatusCode::BAD_REQUEST,
             "unsupported_grant_type",
@@ -79,7 +88,11 @@ pub(super) async fn token(
     }
 }
 
-async fn exchange_code(server: &OAuthServer, pairs: &[(String, String)]) -> Response {
+async fn exchange_code(
+    server: &OAuthServer,
+    pairs: &[(String, String)],
+    asked: Option<&str>,
+) -> Response {
     let (Some(code), Some(client_id), Some(redirect_uri)) = (
         field(pairs, "code"),
         field(pairs, "client_id"),
@@ -128,10 +141,13 @@ async fn exchange_code(server: &OAuthServer, pairs: &[(String, String)]) -> Resp
         return invalid_grant("the code cannot be redeemed");
     };
     let grant = match store.grant(&record.grant_id).await {
-        Ok(Some(g)) if !g.revoked && g.resource == server.resource() => g,
+        Ok(Some(g)) if !g.revoked && server.serves(&g.resource) => g,
         Ok(_) => return invalid_grant("the grant was revoked"),
         Err(_) => return unavailable(),
     };
+    if asked.is_some_and(|a| a != grant.resource) {
+        return invalid_target();
+    }
     let Ok((access, access_record, refresh, refresh_record)) =
         new_pair(server, &grant.id, &grant_key, now, grant.expires_at)
     else {
@@ -194,7 +210,11 @@ fn token_response(
     )
 }
 
-async fn refresh(server: &OAuthServer, pairs: &[(String, String)]) -> Response {
+async fn refresh(
+    server: &OAuthServer,
+    pairs: &[(String, String)],
+    asked: Option<&str>,
+) -> Response {
     let (Some(presented), Some(client_id)) =
         (field(pairs, "refresh_token"), field(pairs, "client_id"))
     else {
@@ -213,8 +233,11 @@ async fn refresh(server: &OAuthServer, pairs: &[(String, String)]) -> Response {
         Ok(_) => return invalid_grant("unknown or expired refresh token"),
         Err(_) => return unavailable(),
     };
-    if grant.revoked || grant.client_id != client_id || grant.resource != server.resource() {
+    if grant.revoked || grant.client_id != client_id || !server.serves(&grant.resource) {
         return invalid_grant("the refresh token is not valid for this client");
+    }
+    if asked.is_some_and(|a| a != grant.resource) {
+        return invalid_target();
     }
     if let Some(scope) = field(pairs, "scope") {
         // Refresh never widens: every requested scope must be granted.
