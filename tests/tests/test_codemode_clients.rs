@@ -125,7 +125,11 @@ fn check_tools(report: &Value, problems: &mut Vec<String>) {
         ));
     }
     let all = serde_json::to_string(&tools).unwrap_or_default();
-    for needle in ["declare const spec", "declare const api", "Example:"] {
+    for needle in [
+        "spec: the OpenAPI document",
+        "declare const api",
+        "Example:",
+    ] {
         if !all.contains(needle) {
             problems.push(format!("the tool descriptions lack `{needle}`"));
         }

@@ -3,8 +3,10 @@
 //!
 //! They are catalogue-shaped [`ToolDef`]s built (and leaked) once at start,
 //! so the listing machinery that pre-encodes `tools/list` serves them like
-//! generated tools. The codemode pair stays under 1,000 cl100k tokens with
-//! its schemas (checked by a test).
+//! generated tools. The codemode pair stays within 600 cl100k tokens with
+//! its schemas and annotations (700 with `whoami`), every fact a model
+//! needs kept: both are tests in `tests/test_codemode.rs`. TypeScript uses
+//! single quotes where it can, as JSON escapes double ones.
 
 use std::collections::BTreeSet;
 
@@ -39,9 +41,9 @@ pub struct Facts {
     pub examples: Examples,
 }
 
-const CODE_SCHEMA: &str = r#"{"type":"object","properties":{"code":{"type":"string","description":"JavaScript: an async arrow function, e.g. async () => { ... }"}},"required":["code"],"additionalProperties":false}"#;
+const CODE_SCHEMA: &str = r#"{"type":"object","properties":{"code":{"type":"string"}},"required":["code"],"additionalProperties":false}"#;
 
-const CODE_TRUNCATE_SCHEMA: &str = r#"{"type":"object","properties":{"code":{"type":"string","description":"JavaScript: an async arrow function, e.g. async () => { ... }"},"truncate":{"type":"boolean","default":true,"description":"Shrink a large result to about 24 KB (false: return it whole)"}},"required":["code"],"additionalProperties":false}"#;
+const CODE_TRUNCATE_SCHEMA: &str = r#"{"type":"object","properties":{"code":{"type":"string"},"truncate":{"type":"boolean","default":true}},"required":["code"],"additionalProperties":false}"#;
 
 fn leak(text: String) -> &'static str {
     Box::leak(text.into_boxed_str())
@@ -90,11 +92,9 @@ pub fn search_tool(facts: &Facts) -> &'static ToolDef {
         .map(|m| format!(" {}", m.search_note()))
         .unwrap_or_default();
     let description = format!(
-        r#"Search the {api} API's OpenAPI spec (release {release}) with JavaScript, to find operations, parameters and schemas before calling execute. No network.
-`code` is an async arrow function; its return value (JSON) is the result, console.log output is returned too. Return only what you need: the spec is large.
-declare const spec: {{ paths: Record<string, Record<"get"|"post"|"put"|"patch"|"delete", {{ summary?: string; description?: string; tags?: string[]; operationId?: string; parameters?: {{ name: string; in: "path"|"query"|"header"; required?: boolean; schema?: any; description?: string }}[]; requestBody?: {{ content: Record<string, {{ schema: any }}> }}; responses: Record<string, any> }}>>; components: any }};
-$refs are inlined (a cycle is {{"$circular": ref}}); x-* extensions (e.g. permissions) are kept.{scopes}
-Example: async () => Object.entries(spec.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op.tags?.some(t => /{tag}/i.test(t))).map(([m, op]) => `${{m.toUpperCase()}} ${{path}}: ${{op.summary}}`))"#,
+        r#"Search the {api} API's OpenAPI spec (release {release}), offline, before execute. `code`: an async JavaScript arrow function; result: its JSON return value and console.log output.
+spec: the OpenAPI document (spec.paths[path][method]: operations with operationId, summary, tags, parameters, requestBody, responses) with $refs inlined (a cycle: {{$circular: ref}}) and x-* extensions (e.g. permissions).{scopes}
+Example: async () => Object.keys(spec.paths).filter(p => Object.values(spec.paths[p]).some(o => o.tags?.some(t => /{tag}/i.test(t))))"#,
         tag = facts.examples.tag
     );
     def(
@@ -125,22 +125,22 @@ pub fn execute_tool(facts: &Facts) -> &'static ToolDef {
     }
     let account = match &profile.accounts {
         AccountFill::FromList(list) => list.args.first().map_or_else(String::new, |arg| {
-            format!(" A literal {{{arg}}} in the path means the token's only account.")
+            format!(" (a literal {{{arg}}} is the token's only account)")
         }),
         AccountFill::Never => String::new(),
     };
     let example = &facts.examples.execute;
     let sample = &facts.examples.sample_path;
     let paginate = if profile.pagination == Pagination::None {
-        String::new()
+        ""
     } else {
-        r#"; paginate(req: { method: "GET"; path: string; query?: Record<string, any> }, opts?: { maxPages?: number; maxItems?: number }): Promise<{ items: any[]; pages: number; next: Record<string, any> | null; error?: string; status?: number; code?: any }>"#.to_owned()
+        "; paginate(req: Req, opts?: { maxPages?: number; maxItems?: number }): Promise<{ items: any[]; pages: number; next: object | null; error?; status?; code? }>"
     };
     let description = format!(
-        r#"Call the {api} API with JavaScript; find paths and parameters with search first.
-`code` is an async arrow function using:
-declare const api: {{ request(req: {{ method: "GET"|"POST"|"PUT"|"PATCH"|"DELETE"; path: string; query?: Record<string, any>; body?: any; contentType?: string }}): Promise<{result_type}>{paginate} }};
-`path` is relative to the API base, e.g. {sample}.{account} The server adds the credential; other hosts are unreachable. A failed request (4xx/5xx, unknown path) throws an Error (with `status` and the API's `code`) you can catch. At most {max} requests per run, each page one. The return value (JSON) is the result, cut to about {size} KB unless truncate is false; console.log output is returned too.
+        r#"Call the {api} API. `code`: an async JavaScript arrow function using
+type Req = {{ method: 'GET'|'POST'|'PUT'|'PATCH'|'DELETE'; path: string; query?: object; body?: any; contentType?: string }};
+declare const api: {{ request(req: Req): Promise<{result_type}>{paginate} }};
+`path`: relative to the API base, e.g. {sample}{account}. The server adds the credential; other hosts are unreachable. Failures (4xx/5xx, unknown path) throw an Error with `status` and the API's `code`. At most {max} requests (pages) a run. Result: the JSON return value (cut to ~{size} KB unless truncate: false) and console.log output.
 Example: {example}"#
     );
     def(

@@ -546,6 +546,27 @@ mod tests {
     }
 
     #[test]
+    fn odd_strings_numbers_and_keys_read_like_parsed_json() {
+        let doc = json!({
+            "long": "x".repeat(300),
+            "small": {"q": "\"quoted\" \\ back\nslash", "u": "\u{2028}é😀\u{0}", "__proto__": {"p": 1}},
+            "numbers": [0, -0.0, 1.5, 1e300, -9223372036854775808_i64, 18446744073709551615_u64, 2147483648_u64],
+            "flags": [true, false, null],
+            "nested": {"deep": {"long": "y".repeat(300), "k": [1, {"a": "b"}]}},
+        });
+        let text = serde_json::to_string(&doc).unwrap_or_default();
+        let index = SpecIndex::from_value(doc.clone()).unwrap();
+        assert!(index.lazy_nodes() >= 2, "{}", index.lazy_nodes());
+        assert_eq!(index.to_value(), doc);
+        // Read in QuickJS, the spec is what JSON.parse makes of the text.
+        let code = format!(
+            "JSON.stringify(spec) === JSON.stringify(JSON.parse({})) && Object.keys(spec.small).includes('__proto__') && Object.is(spec.numbers[1], -0)",
+            Value::from(text)
+        );
+        assert_eq!(eval_json(index, &code), "true");
+    }
+
+    #[test]
     fn invalid_json_is_an_error() {
         assert!(SpecIndex::from_json("{").is_err());
         let ok = SpecIndex::from_json("[1]").map(|i| i.source_bytes());

@@ -19,7 +19,7 @@ pub const NAME: &str = "whoami";
 /// Its name when the API has a tool named [`NAME`].
 pub const FALLBACK_NAME: &str = "toolforge_whoami";
 
-const DESCRIPTION: &str = "Who the server's API credential belongs to: returns `identity`, a stable string `<kind>:<id>` (e.g. `user:<id>` or `account:<id>`), and `name` when the API gives one. Never returns the credential. Use it to tell apart servers connected to different accounts.";
+const DESCRIPTION: &str = "The API credential's owner: `identity` (stable `<kind>:<id>`, e.g. `user:<id>`) and `name` if known; never the credential. Tells servers on different accounts apart.";
 const INPUT_SCHEMA: &str = r#"{"type":"object","properties":{},"additionalProperties":false}"#;
 const OUTPUT_SCHEMA: &str = r#"{"type":"object","properties":{"identity":{"type":"string","description":"`<kind>:<id>`, stable for the credential"},"name":{"type":"string","description":"Display name, when the API gives one"}},"required":["identity"]}"#;
 

@@ -541,6 +541,19 @@ pub fn core_searching(
     limits: Limits,
     spec_artifact: Option<std::path::PathBuf>,
 ) -> Core {
+    core_of(&CATALOGUE, mode, upstream, exposure, limits, spec_artifact)
+}
+
+/// [`core_searching`] over another catalogue (e.g. one whose profile lists
+/// `whoami`).
+pub fn core_of(
+    catalogue: &'static Catalogue,
+    mode: Mode,
+    upstream: &Upstream,
+    exposure: Exposure,
+    limits: Limits,
+    spec_artifact: Option<std::path::PathBuf>,
+) -> Core {
     let options = CoreOptions {
         exposure,
         upstream: UpstreamConfig {
@@ -560,7 +573,7 @@ pub fn core_searching(
         setup.spec_artifact = spec_artifact;
         setup
     });
-    Core::with_mode(&CATALOGUE, options, setup).unwrap()
+    Core::with_mode(catalogue, options, setup).unwrap()
 }
 
 /// The upstream credential.
