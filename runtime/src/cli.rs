@@ -31,6 +31,7 @@ use crate::profile::servers::parse_server_var;
 use crate::request::build_request;
 #[cfg(feature = "codemode")]
 use crate::sandbox::{Limits, SandboxConfig, WorkerCommand};
+use crate::schema_profile::{SchemaChoice, SchemaProfile};
 #[cfg(feature = "http")]
 use crate::server::auth::{TOKENS_ENV, TokenTable};
 use crate::server::connections::{
@@ -39,6 +40,7 @@ use crate::server::connections::{
 };
 #[cfg(feature = "http")]
 use crate::server::http::{ClientAuth, HttpOptions, serve_http};
+use crate::server::listing::Variant;
 use crate::server::stdio::serve_stdio;
 use crate::server::{Core, CoreOptions};
 use crate::validate::Validators;
@@ -54,29 +56,11 @@ mod credentials;
 mod oauth;
 mod signals;
 
-/// The MCP listing entry of a tool, as JSON (with its output schema).
-pub fn tool_listing(tool: &ToolDef) -> Value {
-    let input: Value = serde_json::from_str(&tool.input_schema_text())
-        .unwrap_or_else(|_| json!({"type": "object"}));
-    let mut v = json!({
-        "name": tool.name,
-        "title": tool.title,
-        "description": tool.description,
-        "inputSchema": input,
-        "annotations": {
-            "readOnlyHint": tool.annotations.read_only,
-            "destructiveHint": tool.annotations.destructive,
-            "idempotentHint": tool.annotations.idempotent,
-            "openWorldHint": tool.annotations.open_world,
-        },
-    });
-    if let Some(out) = tool
-        .output_schema_text()
-        .and_then(|s| serde_json::from_str::<Value>(&s).ok())
-    {
-        v["outputSchema"] = out;
-    }
-    v
+/// The MCP listing entry of a tool, as JSON (with its output schema), in
+/// `profile`: the listing's own encoder.
+pub fn tool_listing(tool: &ToolDef, profile: SchemaProfile) -> Value {
+    let entry = crate::server::listing::entry(tool, Variant::new(profile, true));
+    serde_json::from_str(&entry).unwrap_or_default()
 }
 
 #[derive(Debug, Parser)]
@@ -101,6 +85,9 @@ enum Command {
     Describe {
         /// Tool name.
         tool: String,
+        /// The input schema's profile: full or strict.
+        #[arg(long, default_value = "full", value_parser = parse_schema_profile)]
+        schema_profile: SchemaProfile,
     },
     /// Dry run: the upstream request the arguments build (JSON).
     Request {
@@ -111,6 +98,15 @@ enum Command {
     },
     /// The release this binary was generated from.
     Source,
+}
+
+fn parse_schema_profile(s: &str) -> Result<SchemaProfile, String> {
+    SchemaProfile::parse(s).ok_or_else(|| format!("`{s}` is not a schema profile: full or strict"))
+}
+
+fn parse_schema_choice(s: &str) -> Result<SchemaChoice, String> {
+    SchemaChoice::parse(s)
+        .ok_or_else(|| format!("`{s}` is not a schema profile: auto, full or strict"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -247,6 +243,12 @@ struct ServeArgs {
     /// List output schemas to every client (otherwise only with ?output_schemas=1).
     #[arg(long)]
     output_schemas: bool,
+    /// Input schemas listed: `auto` chooses per client (strict for OpenAI,
+    /// Codex and Gemini-based clients, full for the others), `full` or
+    /// `strict` for every client; a client's `?schema_profile=full|strict`
+    /// URL wins over both.
+    #[arg(long, default_value = "auto", value_parser = parse_schema_choice)]
+    schema_profile: SchemaChoice,
     /// Threads running the server: 1 (the default) serves everything on one
     /// thread, which saves the cross-thread wake-ups that dominate latency at
     /// agent-paced load; 0 means one per CPU core, for many busy clients.
@@ -320,8 +322,11 @@ pub fn main(catalogue: &'static Catalogue) -> ExitCode {
                 .collect();
             print(&mut out, &lines.join("\n"))
         }
-        Some(Command::Describe { tool }) => match catalogue.tool(&tool) {
-            Some(t) => print(&mut out, &tool_listing(t).to_string()),
+        Some(Command::Describe {
+            tool,
+            schema_profile,
+        }) => match catalogue.tool(&tool) {
+            Some(t) => print(&mut out, &tool_listing(t, schema_profile).to_string()),
             None => fail(&format!("unknown tool `{tool}`")),
         },
         Some(Command::Request { tool, args_json }) => {
@@ -442,21 +447,24 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
     let secrets = credentials::server_secrets(catalogue, &token_env)?;
     start_metrics(args.metrics_listen, args.metrics_max_connections).await?;
     let setup = mode_setup(&args)?;
-    let core = Arc::new(Core::with_mode(
-        catalogue,
-        CoreOptions {
-            exposure,
-            upstream: UpstreamConfig {
-                base,
-                timeout: Duration::from_secs(args.upstream_timeout_secs.max(1)),
-                max_body_bytes: args.max_upstream_bytes,
+    let core = Arc::new(
+        Core::with_mode(
+            catalogue,
+            CoreOptions {
+                exposure,
+                upstream: UpstreamConfig {
+                    base,
+                    timeout: Duration::from_secs(args.upstream_timeout_secs.max(1)),
+                    max_body_bytes: args.max_upstream_bytes,
+                },
+                output_schemas: args.output_schemas,
+                max_argument_bytes: args.max_request_bytes,
+                credential_hint,
             },
-            output_schemas: args.output_schemas,
-            max_argument_bytes: args.max_request_bytes,
-            credential_hint,
-        },
-        setup,
-    )?);
+            setup,
+        )?
+        .with_schema_choice(args.schema_profile),
+    );
     if args.schema_check_rate > 0.0 {
         core.enable_schema_checks(args.schema_check_rate);
     }

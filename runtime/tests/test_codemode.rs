@@ -27,7 +27,12 @@ use toolforge_runtime::truncate::DEFAULT_MAX_BYTES;
 async fn search_queries_the_spec_without_network() {
     let up = upstream().await;
     let core = core(Mode::CodeMode, &up, Exposure::default());
-    let listed: Value = serde_json::from_slice(&core.listing().bytes(false)).unwrap();
+    let listed: Value = serde_json::from_slice(
+        &core
+            .listing()
+            .bytes(toolforge_runtime::server::listing::Variant::DEFAULT),
+    )
+    .unwrap();
     let names: Vec<&str> = listed
         .as_array()
         .unwrap()
@@ -481,7 +486,12 @@ async fn results_are_truncated_unless_asked_not_to() {
 async fn code_mode_calls_tools_through_the_direct_pipeline() {
     let up = upstream().await;
     let core = core(Mode::Code, &up, Exposure::default());
-    let listed: Value = serde_json::from_slice(&core.listing().bytes(false)).unwrap();
+    let listed: Value = serde_json::from_slice(
+        &core
+            .listing()
+            .bytes(toolforge_runtime::server::listing::Variant::DEFAULT),
+    )
+    .unwrap();
     let tools = listed.as_array().unwrap();
     assert_eq!(tools.len(), 1);
     assert_eq!(tools[0]["name"], "code");
@@ -580,7 +590,12 @@ async fn codemode_tools_fit_in_a_thousand_tokens() {
     let core = core(Mode::CodeMode, &up, Exposure::default());
     // The listing as clients receive it: names, titles, descriptions,
     // input schemas and annotations of both tools.
-    let listing = String::from_utf8(core.listing().bytes(false).to_vec()).unwrap();
+    let listing = String::from_utf8(
+        core.listing()
+            .bytes(toolforge_runtime::server::listing::Variant::DEFAULT)
+            .to_vec(),
+    )
+    .unwrap();
     let bpe = tiktoken_rs::cl100k_base().unwrap();
     let tokens = bpe.encode_with_special_tokens(&listing).len();
     println!(
