@@ -1,9 +1,12 @@
 //! `loadtest scale`: many concurrent keep-alive clients making a fixed
 //! number of `tools/call` in total over HTTP, against a loopback upstream
-//! that fails a share of requests (a third each: 500s, connections reset
-//! before an answer, answers delayed by `--slow-ms`). It checks that every
-//! request got exactly one well-formed JSON-RPC answer with its own id (a
-//! result, error results included), reports p50/p99/max latency, the
+//! that fails a share of requests (a quarter each: 500s, connections reset
+//! before an answer, answers delayed by `--slow-ms`, and no answer before
+//! the server's `--upstream-timeout-secs`). It checks that every request got
+//! exactly one well-formed JSON-RPC answer with its own id (a result, error
+//! results included), that every failure the upstream made came back as a
+//! tool error saying which (a 500, unreachable, timed out) and nothing else
+//! did, reports p50/p99/max latency, the
 //! server's peak RSS against a stated bound, and that the server still
 //! answers a call and `/healthz` afterwards. `--mode codemode` runs
 //! `execute` (one `api.request` each; 8 clients, 2,000 calls, 8 client
@@ -38,7 +41,17 @@ struct Options {
     slow: Duration,
     rss_bound_mb: u64,
     tokens: usize,
+    upstream_timeout: Duration,
     server_args: Vec<String>,
+}
+
+/// What the upstream did, per kind, counted as it did it.
+#[derive(Default)]
+struct Faults {
+    seen: AtomicUsize,
+    failed: AtomicUsize,
+    reset: AtomicUsize,
+    timed_out: AtomicUsize,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -50,6 +63,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         slow: Duration::from_millis(200),
         rss_bound_mb: 256,
         tokens: 1,
+        upstream_timeout: Duration::from_secs(2),
         server_args: Vec::new(),
     };
     let mut explicit = (false, false);
@@ -93,10 +107,13 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--slow-ms" => o.slow = Duration::from_millis(number(value()?, 10_000)?),
             "--rss-bound-mb" => o.rss_bound_mb = number(value()?, 65_536)?,
             "--tokens" => o.tokens = number(value()?, 256)?.max(1) as usize,
+            "--upstream-timeout-secs" => {
+                o.upstream_timeout = Duration::from_secs(number(value()?, 60)?.max(1));
+            }
             "--server-arg" => o.server_args.push(value()?),
             other => {
                 return Err(format!(
-                    "loadtest scale: unknown option {other}\n  --mode direct|codemode --clients N --calls M --fail-every K --slow-ms MS --rss-bound-mb MB --tokens T --server-arg ARG"
+                    "loadtest scale: unknown option {other}\n  --mode direct|codemode --clients N --calls M --fail-every K --slow-ms MS --rss-bound-mb MB --tokens T --upstream-timeout-secs S --server-arg ARG"
                 ));
             }
         }
@@ -118,28 +135,29 @@ fn parse(args: &[String]) -> Result<Options, String> {
 
 /// A keep-alive loopback upstream (a thread per connection) answering
 /// every request with a zone envelope, except request n (counted from 0)
-/// when n % (3·fail_every) is 0 (a 500), 1 (the connection is shut down
-/// without an answer) or 2 (answered after `slow`): one request in
+/// when n % (4·fail_every) is 0 (a 500), 1 (the connection is shut down
+/// without an answer), 2 (answered after `slow`) or 3 (held for a second
+/// past the server's upstream timeout, then shut): one request in
 /// `fail_every` misbehaves. The threads end when the server closes its
 /// connections (the process exits after the run).
-fn upstream(o: &Options) -> std::io::Result<SocketAddr> {
+fn upstream(o: &Options, faults: &Arc<Faults>) -> std::io::Result<SocketAddr> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;
-    let seen = Arc::new(AtomicUsize::new(0));
-    let every = o.fail_every * 3;
-    let slow = o.slow;
+    let every = o.fail_every * 4;
+    let (slow, hang) = (o.slow, o.upstream_timeout + Duration::from_secs(1));
+    let faults = Arc::clone(faults);
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            let seen = Arc::clone(&seen);
+            let faults = Arc::clone(&faults);
             let _ = std::thread::Builder::new()
                 .stack_size(128 * 1024)
-                .spawn(move || serve(stream, &seen, every, slow));
+                .spawn(move || serve(stream, &faults, every, slow, hang));
         }
     });
     Ok(addr)
 }
 
-fn serve(stream: TcpStream, seen: &AtomicUsize, every: usize, slow: Duration) {
+fn serve(stream: TcpStream, faults: &Faults, every: usize, slow: Duration, hang: Duration) {
     let _ = stream.set_nodelay(true);
     let Ok(mut writer) = stream.try_clone() else {
         return;
@@ -175,16 +193,26 @@ fn serve(stream: TcpStream, seen: &AtomicUsize, every: usize, slow: Duration) {
         if reader.read_exact(&mut body).is_err() {
             return;
         }
-        let n = seen.fetch_add(1, Ordering::Relaxed);
+        let n = faults.seen.fetch_add(1, Ordering::Relaxed);
         let (status, text) = match n % every {
-            0 => ("500 Internal Server Error", &failed),
+            0 => {
+                faults.failed.fetch_add(1, Ordering::Relaxed);
+                ("500 Internal Server Error", &failed)
+            }
             1 => {
+                faults.reset.fetch_add(1, Ordering::Relaxed);
                 let _ = writer.shutdown(Shutdown::Both);
                 return;
             }
             2 => {
                 std::thread::sleep(slow);
                 ("200 OK", &ok)
+            }
+            3 => {
+                faults.timed_out.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(hang);
+                let _ = writer.shutdown(Shutdown::Both);
+                return;
             }
             _ => ("200 OK", &ok),
         };
@@ -214,6 +242,9 @@ struct Tally {
     latencies: Vec<Duration>,
     ids: Vec<u64>,
     tool_errors: usize,
+    /// Tool errors by what they say: a 500, unreachable, timed out, other.
+    kinds: [usize; 4],
+    unclear: Option<String>,
     busy: usize,
     malformed: usize,
     transport: usize,
@@ -262,6 +293,12 @@ fn client(
                 t.ids.push(id as u64);
                 if m["result"]["isError"] == true {
                     t.tool_errors += 1;
+                    let text = m["result"]["content"].to_string();
+                    let kind = error_kind(&text);
+                    t.kinds[kind] += 1;
+                    if kind == 3 && !codemode {
+                        t.unclear.get_or_insert(text);
+                    }
                     t.first_tool_error
                         .get_or_insert_with(|| m["result"]["content"].to_string());
                     if m.to_string().contains("busy") {
@@ -275,6 +312,20 @@ fn client(
                     .get_or_insert(format!("request {id}: HTTP {} {other:?}", response.status));
             }
         }
+    }
+}
+
+/// What a tool error says went wrong: 0 the API answered 500, 1 it could
+/// not be reached (the reset), 2 it did not answer in time, 3 anything else.
+fn error_kind(text: &str) -> usize {
+    if text.contains("500") && text.contains("internal error") {
+        0
+    } else if text.contains("could not reach the API") {
+        1
+    } else if text.contains("did not answer within") {
+        2
+    } else {
+        3
     }
 }
 
@@ -319,7 +370,8 @@ pub fn main(args: &[String]) -> std::process::ExitCode {
 
 fn run(args: &[String]) -> Result<bool, String> {
     let o = parse(args)?;
-    let upstream = upstream(&o).map_err(|e| format!("upstream: {e}"))?;
+    let faults = Arc::new(Faults::default());
+    let upstream = upstream(&o, &faults).map_err(|e| format!("upstream: {e}"))?;
     let upstream_url = format!("http://{upstream}");
     let tokens: Vec<String> = (0..o.tokens)
         .map(|i| format!("scale-client-token-{i:03}"))
@@ -333,7 +385,7 @@ fn run(args: &[String]) -> Result<bool, String> {
         "--metrics-listen".to_owned(),
         "127.0.0.1:0".to_owned(),
         "--upstream-timeout-secs".to_owned(),
-        "10".to_owned(),
+        o.upstream_timeout.as_secs().to_string(),
     ]);
     if o.codemode {
         config = config.arg("--mode").arg("codemode");
@@ -394,6 +446,21 @@ fn run(args: &[String]) -> Result<bool, String> {
         sum(|t| t.transport),
     );
     let lost = o.calls - ids.len();
+    let mut kinds = [0usize; 4];
+    for t in &tallies {
+        for (k, n) in kinds.iter_mut().zip(t.kinds) {
+            *k += n;
+        }
+    }
+    let caused = [
+        faults.failed.load(Ordering::Relaxed),
+        faults.reset.load(Ordering::Relaxed),
+        faults.timed_out.load(Ordering::Relaxed),
+    ];
+    let unclear = tallies.iter().find_map(|t| t.unclear.clone());
+    // Direct mode: each failure the upstream made is one tool error of its
+    // kind, and nothing else is (Code Mode answers the run's own errors).
+    let clear = o.codemode || (kinds[..3] == caused[..] && kinds[3] == 0);
 
     // Still serving: a call on a fresh connection, and the health probe.
     let after = KeepAlive::connect(addr, REQUEST_TIMEOUT)
@@ -413,11 +480,12 @@ fn run(args: &[String]) -> Result<bool, String> {
 
     let mode = if o.codemode { "codemode" } else { "direct" };
     println!(
-        "loadtest scale --mode {mode}: {} clients, {} tools/call, upstream misbehaving on 1 in {} requests (500 / reset / {} ms slow)",
+        "loadtest scale --mode {mode}: {} clients, {} tools/call, upstream misbehaving on 1 in {} requests (500 / reset / {} ms slow / past the {} s timeout)",
         o.clients,
         o.calls,
         o.fail_every,
-        o.slow.as_millis()
+        o.slow.as_millis(),
+        o.upstream_timeout.as_secs()
     );
     println!(
         "  wall {:.1} s, {:.0} calls/s",
@@ -434,6 +502,23 @@ fn run(args: &[String]) -> Result<bool, String> {
             String::new()
         }
     );
+    println!(
+        "  upstream failures made: {} 500s, {} resets, {} past the {} s timeout; tool errors saying so: {} / {} / {}, other {}",
+        caused[0],
+        caused[1],
+        caused[2],
+        o.upstream_timeout.as_secs(),
+        kinds[0],
+        kinds[1],
+        kinds[2],
+        kinds[3]
+    );
+    if let Some(text) = &unclear {
+        println!(
+            "  an unclear tool error: {}",
+            toolforge_tests::mcp::clip(text, 300)
+        );
+    }
     println!(
         "  latency: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
         percentile(&latencies, 50.0).as_secs_f64() * 1e3,
@@ -477,6 +562,7 @@ fn run(args: &[String]) -> Result<bool, String> {
         println!("  first problem: {}", toolforge_tests::mcp::clip(&p, 300));
     }
     let pass = lost == 0
+        && clear
         && duplicates == 0
         && malformed == 0
         && transport == 0
