@@ -368,43 +368,14 @@ pub fn main(args: &[String]) -> std::process::ExitCode {
     }
 }
 
-fn run(args: &[String]) -> Result<bool, String> {
-    let o = parse(args)?;
-    let faults = Arc::new(Faults::default());
-    let upstream = upstream(&o, &faults).map_err(|e| format!("upstream: {e}"))?;
-    let upstream_url = format!("http://{upstream}");
-    let tokens: Vec<String> = (0..o.tokens)
-        .map(|i| format!("scale-client-token-{i:03}"))
-        .collect();
-    let mut config = ServerConfig::new([
-        "--upstream".to_owned(),
-        upstream_url,
-        "--allow-loopback-upstream".to_owned(),
-        "--max-connections".to_owned(),
-        (o.clients * 2 + 64).to_string(),
-        "--metrics-listen".to_owned(),
-        "127.0.0.1:0".to_owned(),
-        "--upstream-timeout-secs".to_owned(),
-        o.upstream_timeout.as_secs().to_string(),
-    ]);
-    if o.codemode {
-        config = config.arg("--mode").arg("codemode");
-    }
-    for a in &o.server_args {
-        config = config.arg(a.clone());
-    }
-    for t in &tokens {
-        config = config.token(t, UPSTREAM_TOKEN);
-    }
-    let server = Server::http(&config)?;
-    let log = server.log();
-    let metrics: SocketAddr = log
-        .split("metrics on http://")
-        .nth(1)
-        .and_then(|r| r.split('/').next())
-        .and_then(|a| a.parse().ok())
-        .ok_or("no metrics address in the server log")?;
-    let addr = server.addr();
+/// Runs `o.clients` client threads against `addr` (client `i` presents
+/// `tokens[i % len]`) until `o.calls` calls were made: their tallies and
+/// the wall time.
+fn drive(
+    o: &Options,
+    addr: SocketAddr,
+    tokens: &[String],
+) -> Result<(Vec<Tally>, Duration), String> {
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let handles: Vec<_> = (0..o.clients)
@@ -423,9 +394,13 @@ fn run(args: &[String]) -> Result<bool, String> {
         .map(|h| h.join().unwrap_or_default())
         .collect();
     let wall = started.elapsed();
-    let peak_mb = rss_kb(server.pid(), "VmHWM:") as f64 / 1024.0;
-    let rss_mb = rss_kb(server.pid(), "VmRSS:") as f64 / 1024.0;
+    Ok((tallies, wall))
+}
 
+/// Prints the run, the answers and the latencies; whether every call got
+/// one well-formed answer with its id and every failure was a clear tool
+/// error.
+fn report(o: &Options, tallies: &[Tally], faults: &Faults, wall: Duration) -> bool {
     let mut latencies: Vec<Duration> = tallies
         .iter()
         .flat_map(|t| t.latencies.iter().copied())
@@ -447,7 +422,7 @@ fn run(args: &[String]) -> Result<bool, String> {
     );
     let lost = o.calls - ids.len();
     let mut kinds = [0usize; 4];
-    for t in &tallies {
+    for t in tallies {
         for (k, n) in kinds.iter_mut().zip(t.kinds) {
             *k += n;
         }
@@ -461,22 +436,6 @@ fn run(args: &[String]) -> Result<bool, String> {
     // Direct mode: each failure the upstream made is one tool error of its
     // kind, and nothing else is (Code Mode answers the run's own errors).
     let clear = o.codemode || (kinds[..3] == caused[..] && kinds[3] == 0);
-
-    // Still serving: a call on a fresh connection, and the health probe.
-    let after = KeepAlive::connect(addr, REQUEST_TIMEOUT)
-        .and_then(|mut c| c.send_bytes(&request_bytes(addr, &tokens[0], 9_999_999, o.codemode)))
-        .map(|r| message(&r).is_ok_and(|m| m["id"] == json!(9_999_999) && m["result"].is_object()))
-        .unwrap_or(false);
-    let health = http::send(
-        addr,
-        &http::Request {
-            method: "GET".into(),
-            target: "/healthz".into(),
-            ..http::Request::default()
-        },
-        Duration::from_secs(10),
-    )
-    .is_ok_and(|r| r.status == 200);
 
     let mode = if o.codemode { "codemode" } else { "direct" };
     println!(
@@ -525,6 +484,74 @@ fn run(args: &[String]) -> Result<bool, String> {
         percentile(&latencies, 99.0).as_secs_f64() * 1e3,
         latencies.last().copied().unwrap_or_default().as_secs_f64() * 1e3
     );
+    if let Some(e) = tallies.iter().find_map(|t| t.first_tool_error.clone()) {
+        println!("  a tool error: {}", toolforge_tests::mcp::clip(&e, 300));
+    }
+    if let Some(p) = tallies.iter().find_map(|t| t.first_problem.clone()) {
+        println!("  first problem: {}", toolforge_tests::mcp::clip(&p, 300));
+    }
+    lost == 0 && clear && duplicates == 0 && malformed == 0 && transport == 0
+}
+
+fn run(args: &[String]) -> Result<bool, String> {
+    let o = parse(args)?;
+    let faults = Arc::new(Faults::default());
+    let upstream = upstream(&o, &faults).map_err(|e| format!("upstream: {e}"))?;
+    let upstream_url = format!("http://{upstream}");
+    let tokens: Vec<String> = (0..o.tokens)
+        .map(|i| format!("scale-client-token-{i:03}"))
+        .collect();
+    let mut config = ServerConfig::new([
+        "--upstream".to_owned(),
+        upstream_url,
+        "--allow-loopback-upstream".to_owned(),
+        "--max-connections".to_owned(),
+        (o.clients * 2 + 64).to_string(),
+        "--metrics-listen".to_owned(),
+        "127.0.0.1:0".to_owned(),
+        "--upstream-timeout-secs".to_owned(),
+        o.upstream_timeout.as_secs().to_string(),
+    ]);
+    if o.codemode {
+        config = config.arg("--mode").arg("codemode");
+    }
+    for a in &o.server_args {
+        config = config.arg(a.clone());
+    }
+    for t in &tokens {
+        config = config.token(t, UPSTREAM_TOKEN);
+    }
+    let server = Server::http(&config)?;
+    let log = server.log();
+    let metrics: SocketAddr = log
+        .split("metrics on http://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .and_then(|a| a.parse().ok())
+        .ok_or("no metrics address in the server log")?;
+    let addr = server.addr();
+    let (tallies, wall) = drive(&o, addr, &tokens)?;
+    // Before the call afterwards, which the upstream may fail too.
+    let answered = report(&o, &tallies, &faults, wall);
+    let peak_mb = rss_kb(server.pid(), "VmHWM:") as f64 / 1024.0;
+    let rss_mb = rss_kb(server.pid(), "VmRSS:") as f64 / 1024.0;
+
+    // Still serving: a call on a fresh connection, and the health probe.
+    let after = KeepAlive::connect(addr, REQUEST_TIMEOUT)
+        .and_then(|mut c| c.send_bytes(&request_bytes(addr, &tokens[0], 9_999_999, o.codemode)))
+        .map(|r| message(&r).is_ok_and(|m| m["id"] == json!(9_999_999) && m["result"].is_object()))
+        .unwrap_or(false);
+    let health = http::send(
+        addr,
+        &http::Request {
+            method: "GET".into(),
+            target: "/healthz".into(),
+            ..http::Request::default()
+        },
+        Duration::from_secs(10),
+    )
+    .is_ok_and(|r| r.status == 200);
+
     println!(
         "  server RSS: peak {peak_mb:.1} MB, now {rss_mb:.1} MB (bound {} MB)",
         o.rss_bound_mb
@@ -555,20 +582,7 @@ fn run(args: &[String]) -> Result<bool, String> {
         if after { "ok" } else { "FAILED" },
         if health { "200" } else { "FAILED" }
     );
-    if let Some(e) = tallies.iter().find_map(|t| t.first_tool_error.clone()) {
-        println!("  a tool error: {}", toolforge_tests::mcp::clip(&e, 300));
-    }
-    if let Some(p) = tallies.iter().find_map(|t| t.first_problem.clone()) {
-        println!("  first problem: {}", toolforge_tests::mcp::clip(&p, 300));
-    }
-    let pass = lost == 0
-        && clear
-        && duplicates == 0
-        && malformed == 0
-        && transport == 0
-        && after
-        && health
-        && peak_mb <= o.rss_bound_mb as f64;
+    let pass = answered && after && health && peak_mb <= o.rss_bound_mb as f64;
     println!("  {}", if pass { "PASS" } else { "FAIL" });
     drop(server);
     Ok(pass)
