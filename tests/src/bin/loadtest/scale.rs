@@ -12,6 +12,8 @@
 //! `execute` (one `api.request` each; 8 clients, 2,000 calls, 8 client
 //! tokens) instead and reports the sandbox queueing (the wait histogram
 //! from the server's own metrics) and busy refusals.
+//! `--instances 2` runs two `--auth oauth` instances behind a loopback
+//! proxy sharing a PostgreSQL grant store instead (see [`instances`]).
 //! A benchmark, not a test: it exits 1 when a check fails.
 
 use std::collections::HashSet;
@@ -28,6 +30,8 @@ use toolforge_tests::server::{Server, ServerConfig};
 
 use super::{call_bytes, percentile};
 
+mod instances;
+
 const ZONE: &str = "0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a";
 const UPSTREAM_TOKEN: &str = "scale-upstream-token-77c1";
 /// Bound on one request (a Code Mode run may queue).
@@ -42,6 +46,8 @@ struct Options {
     rss_bound_mb: u64,
     tokens: usize,
     upstream_timeout: Duration,
+    /// 2: two `--auth oauth` instances behind a proxy (see [`instances`]).
+    instances: usize,
     server_args: Vec<String>,
 }
 
@@ -64,6 +70,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         rss_bound_mb: 256,
         tokens: 1,
         upstream_timeout: Duration::from_secs(2),
+        instances: 1,
         server_args: Vec::new(),
     };
     let mut explicit = (false, false);
@@ -107,16 +114,28 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--slow-ms" => o.slow = Duration::from_millis(number(value()?, 10_000)?),
             "--rss-bound-mb" => o.rss_bound_mb = number(value()?, 65_536)?,
             "--tokens" => o.tokens = number(value()?, 256)?.max(1) as usize,
+            "--instances" => match value()?.as_str() {
+                "1" => o.instances = 1,
+                "2" => o.instances = 2,
+                other => {
+                    return Err(format!(
+                        "--instances: `{other}` (1, or 2 behind a proxy under --auth oauth)"
+                    ));
+                }
+            },
             "--upstream-timeout-secs" => {
                 o.upstream_timeout = Duration::from_secs(number(value()?, 60)?.max(1));
             }
             "--server-arg" => o.server_args.push(value()?),
             other => {
                 return Err(format!(
-                    "loadtest scale: unknown option {other}\n  --mode direct|codemode --clients N --calls M --fail-every K --slow-ms MS --rss-bound-mb MB --tokens T --upstream-timeout-secs S --server-arg ARG"
+                    "loadtest scale: unknown option {other}\n  --mode direct|codemode --clients N --calls M --fail-every K --slow-ms MS --rss-bound-mb MB --tokens T --upstream-timeout-secs S --instances 1|2 --server-arg ARG"
                 ));
             }
         }
+    }
+    if o.codemode && o.instances > 1 {
+        return Err("--instances 2 runs direct tools only".into());
     }
     if o.codemode {
         // A scale the sandbox pool can take: 8 workers at most, 4 runs per client.
@@ -495,6 +514,9 @@ fn report(o: &Options, tallies: &[Tally], faults: &Faults, wall: Duration) -> bo
 
 fn run(args: &[String]) -> Result<bool, String> {
     let o = parse(args)?;
+    if o.instances == 2 {
+        return instances::run(&o);
+    }
     let faults = Arc::new(Faults::default());
     let upstream = upstream(&o, &faults).map_err(|e| format!("upstream: {e}"))?;
     let upstream_url = format!("http://{upstream}");
