@@ -41,10 +41,20 @@ fn repo() -> PathBuf {
 /// Each tool's input schema as the generator writes it with
 /// `schema_profile: strict`, by tool name.
 fn generated_strict(config_file: &str) -> BTreeMap<String, Value> {
+    generated_inputs(config_file, None, SchemaProfile::Strict)
+}
+
+/// Each tool's input schema as the generator writes it for `config_file`
+/// (with `spec` in place of the pinned one) in `profile`, by tool name.
+fn generated_inputs(
+    config_file: &str,
+    spec: Option<&Path>,
+    profile: SchemaProfile,
+) -> BTreeMap<String, Value> {
     let path = repo().join(config_file);
     let mut config = ForgeConfig::parse(&std::fs::read_to_string(&path).unwrap(), &path).unwrap();
-    config.options.schema_profile = SchemaProfile::Strict;
-    let spec_path = repo().join(&config.spec.path);
+    config.options.schema_profile = profile;
+    let spec_path = spec.map_or_else(|| repo().join(&config.spec.path), Path::to_path_buf);
     let spec = std::fs::read(&spec_path).unwrap();
     let name = spec_path
         .file_name()
@@ -116,6 +126,42 @@ fn runtime_strict_matches_generated(catalogue: &Catalogue, config_file: &str) {
 fn the_run_time_strict_profile_is_the_generators() {
     runtime_strict_matches_generated(&cloudflare_tools::CATALOGUE, "forge.json");
     runtime_strict_matches_generated(&larder_tools::CATALOGUE, "forge.larder.json");
+}
+
+/// The same on the full Cloudflare release (1,533 tools; `../shared`):
+/// the run-time strict form of each full (shared) schema is the
+/// generator's strict schema. Prints what the strict forms cost.
+#[test]
+fn the_run_time_strict_profile_is_the_generators_on_the_full_release() {
+    let test = "the_run_time_strict_profile_is_the_generators_on_the_full_release";
+    let Some(shared) = clients::shared_dir(test, "specs/cloudflare/openapi.json")
+        .unwrap_or_else(|e| panic!("{e}"))
+    else {
+        return;
+    };
+    let spec = shared.join("specs/cloudflare/openapi.json");
+    let full = generated_inputs("forge.json", Some(&spec), SchemaProfile::Full);
+    let strict = generated_inputs("forge.json", Some(&spec), SchemaProfile::Strict);
+    assert_eq!(full.len(), strict.len());
+    let started = std::time::Instant::now();
+    let made: BTreeMap<&String, Value> = full
+        .iter()
+        .map(|(name, schema)| (name, strict_input_schema(schema)))
+        .collect();
+    let took = started.elapsed();
+    for (name, schema) in &made {
+        assert_eq!(Some(schema), strict.get(*name), "{name}");
+    }
+    let bytes = |m: &mut dyn Iterator<Item = &Value>| {
+        m.map(|v| serde_json::to_string(v).unwrap().len())
+            .sum::<usize>()
+    };
+    eprintln!(
+        "{test}: {} tools; input schemas full {} bytes, strict {} bytes; strict forms made in {took:?} (this build)",
+        full.len(),
+        bytes(&mut full.values()),
+        bytes(&mut made.values())
+    );
 }
 
 /// The expected listing of each tool's input schema in `profile`.
