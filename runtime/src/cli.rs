@@ -708,6 +708,28 @@ mod tests {
     }
 
     #[test]
+    fn schema_profile_flags_parse() {
+        let cli = Cli::try_parse_from(["bin", "--transport", "stdio"]).unwrap();
+        assert_eq!(cli.serve.schema_profile, SchemaChoice::Auto);
+        let cli = Cli::try_parse_from(["bin", "--schema-profile", "strict"]).unwrap();
+        assert_eq!(
+            cli.serve.schema_profile,
+            SchemaChoice::Fixed(SchemaProfile::Strict)
+        );
+        assert!(Cli::try_parse_from(["bin", "--schema-profile", "loose"]).is_err());
+        let cli =
+            Cli::try_parse_from(["bin", "describe", "x", "--schema-profile", "strict"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Some(Command::Describe {
+                schema_profile: SchemaProfile::Strict,
+                ..
+            })
+        ));
+        assert!(Cli::try_parse_from(["bin", "describe", "x", "--schema-profile", "auto"]).is_err());
+    }
+
+    #[test]
     fn server_var_flags_repeat_and_need_name_value() {
         let cli = Cli::try_parse_from([
             "bin",
