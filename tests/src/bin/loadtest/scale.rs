@@ -529,6 +529,9 @@ fn run(args: &[String]) -> Result<bool, String> {
         "--allow-loopback-upstream".to_owned(),
         "--max-connections".to_owned(),
         (o.clients * 2 + 64).to_string(),
+        // Every client comes from 127.0.0.1.
+        "--max-connections-per-ip".to_owned(),
+        (o.clients * 2 + 64).to_string(),
         "--metrics-listen".to_owned(),
         "127.0.0.1:0".to_owned(),
         "--upstream-timeout-secs".to_owned(),

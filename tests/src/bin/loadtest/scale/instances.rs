@@ -96,6 +96,9 @@ pub(super) fn run(o: &Options) -> Result<bool, String> {
     let mut extra_args: Vec<String> = [
         "--max-connections".to_owned(),
         (o.clients * 2 + 64).to_string(),
+        // Every connection comes from the proxy on 127.0.0.1.
+        "--max-connections-per-ip".to_owned(),
+        (o.clients * 2 + 64).to_string(),
         "--upstream-timeout-secs".to_owned(),
         o.upstream_timeout.as_secs().to_string(),
     ]
