@@ -24,7 +24,7 @@ use anyhow::bail;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 
-use crate::catalogue::{Catalogue, ToolDef};
+use crate::catalogue::Catalogue;
 use crate::codemode::{Mode, ModeSetup};
 use crate::config::{Exposure, UpstreamConfig, upstream_base};
 use crate::profile::servers::parse_server_var;
@@ -40,7 +40,7 @@ use crate::server::connections::{
 };
 #[cfg(feature = "http")]
 use crate::server::http::{ClientAuth, HttpOptions, serve_http};
-use crate::server::listing::Variant;
+use crate::server::listing::{Variant, entry};
 use crate::server::stdio::serve_stdio;
 use crate::server::{Core, CoreOptions};
 use crate::validate::Validators;
@@ -55,13 +55,6 @@ mod credentials;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod signals;
-
-/// The MCP listing entry of a tool, as JSON (with its output schema), in
-/// `profile`: the listing's own encoder.
-pub fn tool_listing(tool: &ToolDef, profile: SchemaProfile) -> Value {
-    let entry = crate::server::listing::entry(tool, Variant::new(profile, true));
-    serde_json::from_str(&entry).unwrap_or_default()
-}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -86,7 +79,7 @@ enum Command {
         /// Tool name.
         tool: String,
         /// The input schema's profile: full or strict.
-        #[arg(long, default_value = "full", value_parser = parse_schema_profile)]
+        #[arg(long, default_value = "full")]
         schema_profile: SchemaProfile,
     },
     /// Dry run: the upstream request the arguments build (JSON).
@@ -98,15 +91,6 @@ enum Command {
     },
     /// The release this binary was generated from.
     Source,
-}
-
-fn parse_schema_profile(s: &str) -> Result<SchemaProfile, String> {
-    SchemaProfile::parse(s).ok_or_else(|| format!("`{s}` is not a schema profile: full or strict"))
-}
-
-fn parse_schema_choice(s: &str) -> Result<SchemaChoice, String> {
-    SchemaChoice::parse(s)
-        .ok_or_else(|| format!("`{s}` is not a schema profile: auto, full or strict"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -243,11 +227,9 @@ struct ServeArgs {
     /// List output schemas to every client (otherwise only with ?output_schemas=1).
     #[arg(long)]
     output_schemas: bool,
-    /// Input schemas listed: `auto` chooses per client (strict for OpenAI,
-    /// Codex and Gemini-based clients, full for the others), `full` or
-    /// `strict` for every client; a client's `?schema_profile=full|strict`
-    /// URL wins over both.
-    #[arg(long, default_value = "auto", value_parser = parse_schema_choice)]
+    /// Input schemas listed: `auto` per client (strict for OpenAI, Codex, Gemini), or `full` or
+    /// `strict` for all; a client's `?schema_profile=full|strict` URL wins over both.
+    #[arg(long, default_value = "auto")]
     schema_profile: SchemaChoice,
     /// Threads running the server: 1 (the default) serves everything on one
     /// thread, which saves the cross-thread wake-ups that dominate latency at
@@ -326,7 +308,8 @@ pub fn main(catalogue: &'static Catalogue) -> ExitCode {
             tool,
             schema_profile,
         }) => match catalogue.tool(&tool) {
-            Some(t) => print(&mut out, &tool_listing(t, schema_profile).to_string()),
+            // The listing's own encoder, with the output schema.
+            Some(t) => print(&mut out, &entry(t, Variant::new(schema_profile, true))),
             None => fail(&format!("unknown tool `{tool}`")),
         },
         Some(Command::Request { tool, args_json }) => {

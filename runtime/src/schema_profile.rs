@@ -53,6 +53,14 @@ impl SchemaProfile {
     }
 }
 
+impl std::str::FromStr for SchemaProfile {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::parse(s).ok_or_else(|| format!("`{s}` is not a schema profile: full or strict"))
+    }
+}
+
 /// The operator's `--schema-profile`: `auto` chooses per client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SchemaChoice {
@@ -90,6 +98,14 @@ impl SchemaChoice {
             .into_iter()
             .find_map(clients::profile_of)
             .unwrap_or_default()
+    }
+}
+
+impl std::str::FromStr for SchemaChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::parse(s).ok_or_else(|| format!("`{s}` is not a schema profile: auto, full or strict"))
     }
 }
 
