@@ -24,13 +24,14 @@ use anyhow::bail;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 
-use crate::catalogue::{Catalogue, ToolDef};
+use crate::catalogue::Catalogue;
 use crate::codemode::{Mode, ModeSetup};
 use crate::config::{Exposure, UpstreamConfig, upstream_base};
 use crate::profile::servers::parse_server_var;
 use crate::request::build_request;
 #[cfg(feature = "codemode")]
 use crate::sandbox::{Limits, SandboxConfig, WorkerCommand};
+use crate::schema_profile::{SchemaChoice, SchemaProfile};
 #[cfg(feature = "http")]
 use crate::server::auth::{TOKENS_ENV, TokenTable};
 use crate::server::connections::{
@@ -39,6 +40,7 @@ use crate::server::connections::{
 };
 #[cfg(feature = "http")]
 use crate::server::http::{ClientAuth, HttpOptions, serve_http};
+use crate::server::listing::{Variant, entry};
 use crate::server::stdio::serve_stdio;
 use crate::server::{Core, CoreOptions};
 use crate::validate::Validators;
@@ -53,31 +55,6 @@ mod credentials;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod signals;
-
-/// The MCP listing entry of a tool, as JSON (with its output schema).
-pub fn tool_listing(tool: &ToolDef) -> Value {
-    let input: Value = serde_json::from_str(&tool.input_schema_text())
-        .unwrap_or_else(|_| json!({"type": "object"}));
-    let mut v = json!({
-        "name": tool.name,
-        "title": tool.title,
-        "description": tool.description,
-        "inputSchema": input,
-        "annotations": {
-            "readOnlyHint": tool.annotations.read_only,
-            "destructiveHint": tool.annotations.destructive,
-            "idempotentHint": tool.annotations.idempotent,
-            "openWorldHint": tool.annotations.open_world,
-        },
-    });
-    if let Some(out) = tool
-        .output_schema_text()
-        .and_then(|s| serde_json::from_str::<Value>(&s).ok())
-    {
-        v["outputSchema"] = out;
-    }
-    v
-}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -101,6 +78,9 @@ enum Command {
     Describe {
         /// Tool name.
         tool: String,
+        /// The input schema's profile: full or strict.
+        #[arg(long, default_value = "full")]
+        schema_profile: SchemaProfile,
     },
     /// Dry run: the upstream request the arguments build (JSON).
     Request {
@@ -247,6 +227,10 @@ struct ServeArgs {
     /// List output schemas to every client (otherwise only with ?output_schemas=1).
     #[arg(long)]
     output_schemas: bool,
+    /// Input schemas listed: `auto` per client (strict for OpenAI, Codex, Gemini), or `full` or
+    /// `strict` for all; a client's `?schema_profile=full|strict` URL wins over both.
+    #[arg(long, default_value = "auto")]
+    schema_profile: SchemaChoice,
     /// Threads running the server: 1 (the default) serves everything on one
     /// thread, which saves the cross-thread wake-ups that dominate latency at
     /// agent-paced load; 0 means one per CPU core, for many busy clients.
@@ -320,8 +304,12 @@ pub fn main(catalogue: &'static Catalogue) -> ExitCode {
                 .collect();
             print(&mut out, &lines.join("\n"))
         }
-        Some(Command::Describe { tool }) => match catalogue.tool(&tool) {
-            Some(t) => print(&mut out, &tool_listing(t).to_string()),
+        Some(Command::Describe {
+            tool,
+            schema_profile,
+        }) => match catalogue.tool(&tool) {
+            // The listing's own encoder, with the output schema.
+            Some(t) => print(&mut out, &entry(t, Variant::new(schema_profile, true))),
             None => fail(&format!("unknown tool `{tool}`")),
         },
         Some(Command::Request { tool, args_json }) => {
@@ -442,21 +430,24 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
     let secrets = credentials::server_secrets(catalogue, &token_env)?;
     start_metrics(args.metrics_listen, args.metrics_max_connections).await?;
     let setup = mode_setup(&args)?;
-    let core = Arc::new(Core::with_mode(
-        catalogue,
-        CoreOptions {
-            exposure,
-            upstream: UpstreamConfig {
-                base,
-                timeout: Duration::from_secs(args.upstream_timeout_secs.max(1)),
-                max_body_bytes: args.max_upstream_bytes,
+    let core = Arc::new(
+        Core::with_mode(
+            catalogue,
+            CoreOptions {
+                exposure,
+                upstream: UpstreamConfig {
+                    base,
+                    timeout: Duration::from_secs(args.upstream_timeout_secs.max(1)),
+                    max_body_bytes: args.max_upstream_bytes,
+                },
+                output_schemas: args.output_schemas,
+                max_argument_bytes: args.max_request_bytes,
+                credential_hint,
             },
-            output_schemas: args.output_schemas,
-            max_argument_bytes: args.max_request_bytes,
-            credential_hint,
-        },
-        setup,
-    )?);
+            setup,
+        )?
+        .with_schema_choice(args.schema_profile),
+    );
     if args.schema_check_rate > 0.0 {
         core.enable_schema_checks(args.schema_check_rate);
     }
@@ -699,6 +690,28 @@ mod tests {
         let cli = Cli::try_parse_from(["bin", "describe", "x"]).unwrap();
         assert!(matches!(cli.command, Some(Command::Describe { .. })));
         assert!(Cli::try_parse_from(["bin", "--transport", "carrier-pigeon"]).is_err());
+    }
+
+    #[test]
+    fn schema_profile_flags_parse() {
+        let cli = Cli::try_parse_from(["bin", "--transport", "stdio"]).unwrap();
+        assert_eq!(cli.serve.schema_profile, SchemaChoice::Auto);
+        let cli = Cli::try_parse_from(["bin", "--schema-profile", "strict"]).unwrap();
+        assert_eq!(
+            cli.serve.schema_profile,
+            SchemaChoice::Fixed(SchemaProfile::Strict)
+        );
+        assert!(Cli::try_parse_from(["bin", "--schema-profile", "loose"]).is_err());
+        let cli =
+            Cli::try_parse_from(["bin", "describe", "x", "--schema-profile", "strict"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Some(Command::Describe {
+                schema_profile: SchemaProfile::Strict,
+                ..
+            })
+        ));
+        assert!(Cli::try_parse_from(["bin", "describe", "x", "--schema-profile", "auto"]).is_err());
     }
 
     #[test]

@@ -78,6 +78,7 @@ pub mod request;
 #[cfg(feature = "codemode")]
 pub mod sandbox;
 pub mod schema_check;
+pub mod schema_profile;
 pub mod security;
 pub mod server;
 mod shared_text;

@@ -30,7 +30,12 @@ use toolforge_runtime::truncate::DEFAULT_MAX_BYTES;
 async fn search_queries_the_spec_without_network() {
     let up = upstream().await;
     let core = core(Mode::CodeMode, &up, Exposure::default());
-    let listed: Value = serde_json::from_slice(&core.listing().bytes(false)).unwrap();
+    let listed: Value = serde_json::from_slice(
+        &core
+            .listing()
+            .bytes(toolforge_runtime::server::listing::Variant::DEFAULT),
+    )
+    .unwrap();
     let names: Vec<&str> = listed
         .as_array()
         .unwrap()
@@ -484,7 +489,12 @@ async fn results_are_truncated_unless_asked_not_to() {
 async fn code_mode_calls_tools_through_the_direct_pipeline() {
     let up = upstream().await;
     let core = core(Mode::Code, &up, Exposure::default());
-    let listed: Value = serde_json::from_slice(&core.listing().bytes(false)).unwrap();
+    let listed: Value = serde_json::from_slice(
+        &core
+            .listing()
+            .bytes(toolforge_runtime::server::listing::Variant::DEFAULT),
+    )
+    .unwrap();
     let tools = listed.as_array().unwrap();
     assert_eq!(tools.len(), 1);
     assert_eq!(tools[0]["name"], "code");
@@ -603,7 +613,12 @@ fn catalogue_with_whoami() -> &'static Catalogue {
 }
 
 fn listed_tools(core: &toolforge_runtime::server::Core) -> Vec<Value> {
-    let listing: Value = serde_json::from_slice(&core.listing().bytes(false)).unwrap();
+    let listing: Value = serde_json::from_slice(
+        &core
+            .listing()
+            .bytes(toolforge_runtime::server::listing::Variant::DEFAULT),
+    )
+    .unwrap();
     listing.as_array().unwrap().clone()
 }
 
@@ -615,7 +630,12 @@ async fn codemode_listing_fits_the_token_budget() {
     assert_eq!(bpe.encode_with_special_tokens("hello world").len(), 2);
     // The listing as clients receive it (the pre-encoded bytes).
     let count = |core: &toolforge_runtime::server::Core| {
-        let text = String::from_utf8(core.listing().bytes(false).to_vec()).unwrap();
+        let text = String::from_utf8(
+            core.listing()
+                .bytes(toolforge_runtime::server::listing::Variant::DEFAULT)
+                .to_vec(),
+        )
+        .unwrap();
         println!("{text}");
         bpe.encode_with_special_tokens(&text).len()
     };

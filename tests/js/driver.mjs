@@ -5,13 +5,16 @@
 //
 // Plan (JSON on stdin):
 //   {"url": "http://127.0.0.1:PORT/mcp?output_schemas=1", "token": "…",
-//    "timeoutMs": 60000,
+//    "timeoutMs": 60000, "clientName": "claude-code", "userAgent": "claude-code/2.0",
 //    "steps": [{"op": "list"}, {"op": "call", "name": "zones_list", "arguments": {}},
 //              {"op": "skills"}, {"op": "request", "method": "skills/get", "params": {…}}]}
 // `skills` walks the Skills extension (SEP-2640) as a host would: listResources,
 // skills/list, skills/get of each skill, readResource of every manifest file
 // and of api://products. The SDK has no skills methods: those are sent with
 // client.request and the SDK's loose ResultSchema (`request` sends any method).
+// `clientName` is the `clientInfo.name` announced at initialize (default
+// `toolforge-e2e-typescript`), `userAgent` the User-Agent of every request
+// (what a stateless server sees; Node's own otherwise).
 // Report (last stdout line):
 //   {"client": "typescript-sdk", "protocolVersion", "serverInfo", "capabilities",
 //    "results": [{"op": "list", "tools": [...]},
@@ -79,10 +82,11 @@ watchdog.unref();
 
 try {
   const headers = plan.token ? { Authorization: `Bearer ${plan.token}` } : {};
+  if (plan.userAgent) headers["User-Agent"] = plan.userAgent;
   const transport = new StreamableHTTPClientTransport(new URL(plan.url), {
     requestInit: { headers },
   });
-  const client = new Client({ name: "toolforge-e2e-typescript", version: "1.0.0" });
+  const client = new Client({ name: plan.clientName ?? "toolforge-e2e-typescript", version: "1.0.0" });
   await client.connect(transport, { timeout: timeoutMs });
   report.protocolVersion = transport.protocolVersion ?? null;
   report.serverInfo = client.getServerVersion() ?? null;

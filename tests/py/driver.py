@@ -14,9 +14,12 @@ Plan (JSON on stdin)::
 
     {"client": "client"|"session", "transport": "http"|"stdio",
      "url": "...", "token": "...", "command": "...", "args": [...], "env": {...},
-     "timeoutSeconds": 60,
+     "timeoutSeconds": 60, "clientName": "gemini-cli",
      "steps": [{"op": "list"}, {"op": "call", "name": "zones_list", "arguments": {}},
                {"op": "skills"}, {"op": "request", "method": "skills/get", "params": {...}}]}
+
+``clientName`` is the ``clientInfo.name`` the client announces (at ``initialize``, and
+in every request's ``_meta`` on 2026-07-28); the SDK's default otherwise.
 
 ``follow`` calls ``name`` with ``arguments``, then again with the result's
 ``structuredContent.next`` while that is an object (at most ``maxCalls`` calls), as
@@ -51,6 +54,7 @@ import anyio
 import httpx2
 from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import Implementation
 
 
 def dump(model: Any) -> Any:
@@ -206,6 +210,8 @@ async def drive(plan: dict[str, Any], report: dict[str, Any]) -> None:
     transport = plan.get("transport", "http")
     steps = plan.get("steps", [])
     timeout = float(plan.get("timeoutSeconds", 60))
+    name = plan.get("clientName")
+    client_info = Implementation(name=name, version="1.0.0") if name else None
     async with AsyncExitStack() as stack:
         http_client = None
         if transport == "http":
@@ -219,7 +225,13 @@ async def drive(plan: dict[str, Any], report: dict[str, Any]) -> None:
             else:
                 target = stdio_params(plan)
             client = await stack.enter_async_context(
-                Client(target, mode="auto", read_timeout_seconds=timeout, cache=None)
+                Client(
+                    target,
+                    mode="auto",
+                    read_timeout_seconds=timeout,
+                    cache=None,
+                    client_info=client_info,
+                )
             )
             report["protocolVersion"] = client.protocol_version
             info = client.server_info
@@ -232,7 +244,9 @@ async def drive(plan: dict[str, Any], report: dict[str, Any]) -> None:
                 )
             else:
                 read, write = await stack.enter_async_context(stdio_client(stdio_params(plan)))
-            session = await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=timeout))
+            session = await stack.enter_async_context(
+                ClientSession(read, write, read_timeout_seconds=timeout, client_info=client_info)
+            )
             init = await session.initialize()
             report["protocolVersion"] = init.protocol_version
             report["serverInfo"] = dump(init.server_info) if init.server_info is not None else None

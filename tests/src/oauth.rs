@@ -469,6 +469,9 @@ pub struct OAuthOptions {
     pub public_url: Option<String>,
     /// More server arguments.
     pub extra_args: Vec<String>,
+    /// The API the server calls (`--upstream`); `None`: the provider's own
+    /// API mock.
+    pub api_url: Option<String>,
     /// The scope catalogue; `None`: `api:read` / `api:write` mapping no
     /// permissions.
     pub scope_catalogue: Option<Value>,
@@ -486,6 +489,7 @@ impl Default for OAuthOptions {
             code_secs: 60,
             public_url: None,
             extra_args: Vec::new(),
+            api_url: None,
             scope_catalogue: None,
         }
     }
@@ -567,7 +571,12 @@ impl OAuthServer {
         let mut config = ServerConfig::new(["--auth", "oauth", "--oauth-config"])
             .arg(config_path.display().to_string())
             .arg("--upstream")
-            .arg(upstream.url("api"))
+            .arg(
+                options
+                    .api_url
+                    .clone()
+                    .unwrap_or_else(|| upstream.url("api")),
+            )
             .arg("--allow-loopback-upstream")
             .env(SECRET_ENV, &secret)
             .env(UPSTREAM_SECRET_ENV, &upstream.client_secret);

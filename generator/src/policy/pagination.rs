@@ -348,7 +348,7 @@ mod tests {
         let doc = crate::load::load(GITHUB_SHAPED.as_bytes(), "spec.json").unwrap();
         let config =
             crate::config::ForgeConfig::generic("t", std::path::Path::new("spec.json"), "0");
-        let cat = crate::build::build_catalogue(&doc, &config).unwrap();
+        let cat = crate::lower::build_catalogue(&doc, &config).unwrap();
         let tools: Vec<&Tool> = cat.products.iter().flat_map(|p| &p.tools).collect();
         let of = |id: &str| {
             let tool = tools.iter().find(|t| t.operation_id == id).unwrap();

@@ -35,7 +35,7 @@ use http::{HeaderMap, HeaderValue, header};
 use http_body::Body as _;
 use serde_json::{Map, Value};
 
-use super::listing::{Listing, Spliced};
+use super::listing::{Listing, Spliced, Variant};
 
 /// JSON responses smaller than this go out as they are.
 pub const MIN_COMPRESS_BYTES: usize = 1024;
@@ -108,8 +108,8 @@ impl Encoding {
 #[derive(Debug)]
 pub struct Precompressed {
     listing: Arc<Listing>,
-    variants: [OnceLock<Encoded>; 2],
-    started: [std::sync::Once; 2],
+    variants: [OnceLock<Encoded>; Variant::COUNT],
+    started: [std::sync::Once; Variant::COUNT],
 }
 
 /// `HEAD` + one listing variant, compressed.
@@ -129,20 +129,20 @@ impl Precompressed {
     pub fn new(listing: Arc<Listing>) -> Arc<Self> {
         Arc::new(Self {
             listing,
-            variants: [OnceLock::new(), OnceLock::new()],
-            started: [std::sync::Once::new(), std::sync::Once::new()],
+            variants: std::array::from_fn(|_| OnceLock::new()),
+            started: std::array::from_fn(|_| std::sync::Once::new()),
         })
     }
 
     /// Starts encoding a variant (once) on its own thread.
-    fn start(self: &Arc<Self>, with_output: bool) {
-        let v = usize::from(with_output);
+    fn start(self: &Arc<Self>, variant: Variant) {
+        let v = variant.index();
         self.started[v].call_once(|| {
             let this = Arc::clone(self);
             let spawned = std::thread::Builder::new()
                 .name("listing-compress".into())
                 .spawn(move || {
-                    let bytes = this.listing.bytes(with_output);
+                    let bytes = this.listing.bytes(variant);
                     let _ = this.variants[v].set(encode_shared(&bytes));
                 });
             if let Err(e) = spawned {
@@ -158,10 +158,9 @@ impl Precompressed {
         if encoding == Encoding::Identity {
             return None;
         }
-        let with_output = spliced.with_output;
-        let v = usize::from(with_output);
-        let Some(encoded) = self.variants[v].get() else {
-            self.start(with_output);
+        let variant = spliced.variant;
+        let Some(encoded) = self.variants[variant.index()].get() else {
+            self.start(variant);
             return None;
         };
         let tail = reordered_tail(&spliced.prefix, &spliced.suffix)?;
@@ -179,7 +178,7 @@ impl Precompressed {
             prefix: shared,
             listing: Bytes::from(tail),
             suffix: Bytes::new(),
-            with_output,
+            variant,
         })
     }
 }

@@ -25,6 +25,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 
 use super::Core;
+use super::listing::Variant;
 use crate::authz::Connection;
 use crate::credential::Credential;
 
@@ -94,6 +95,25 @@ pub fn wants_output_schemas(query: Option<&str>) -> bool {
     })
 }
 
+/// The listing a `tools/list` request gets: output schemas as the server
+/// or the URL says, and the schema profile its client reads (see
+/// [`crate::schema_profile`]: from this request alone).
+fn listing_variant(core: &Core, ctx: &RequestContext<RoleServer>) -> Variant {
+    let parts = ctx.extensions.get::<http::request::Parts>();
+    let query = parts.and_then(|p| p.uri.query());
+    let with_output = core.output_schemas() || wants_output_schemas(query);
+    let meta_name = ctx.meta.client_info().map(|i| i.name);
+    let initialize_name = ctx.peer.peer_info().map(|i| i.client_info.name.clone());
+    let user_agent = parts
+        .and_then(|p| p.headers.get(http::header::USER_AGENT))
+        .and_then(|v| v.to_str().ok());
+    let names = [meta_name.as_deref(), initialize_name.as_deref(), user_agent];
+    let profile = core
+        .schema_choice()
+        .choose(query, names.into_iter().flatten());
+    Variant::new(profile, with_output)
+}
+
 impl ServerHandler for Handler {
     fn get_info(&self) -> InitializeResult {
         self.core.info()
@@ -110,19 +130,15 @@ impl ServerHandler for Handler {
                 None,
             ));
         }
-        let with_output = self.core.output_schemas()
-            || ctx
-                .extensions
-                .get::<http::request::Parts>()
-                .is_some_and(|p| wants_output_schemas(p.uri.query()));
+        let variant = listing_variant(&self.core, &ctx);
         let connection = Self::connection(&ctx);
         if Core::lists_differently(&connection) {
             return Ok(ListToolsResult::with_all_items(
-                self.core.listed_for(&connection, with_output),
+                self.core.listed_for(&connection, variant),
             ));
         }
         Ok(ListToolsResult::with_all_items(vec![
-            self.core.listing().placeholder(with_output),
+            self.core.listing().placeholder(variant),
         ]))
     }
 

@@ -14,84 +14,26 @@ use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use rmcp::model::{JsonObject, Tool};
-use serde_json::value::RawValue;
 
-use crate::catalogue::{SharedText, ToolDef, Written};
+use crate::catalogue::ToolDef;
 
 /// Responses larger than this are never scanned for the placeholder.
 pub(crate) const SPLICE_MAX: usize = 16 * 1024;
 
-/// The pre-encoded listings and their placeholders.
+mod encode;
+
+use encode::encode;
+pub use encode::{FALLBACK_SCHEMA, Variant, entry, rmcp_tool};
+
+/// The pre-encoded listings (one per [`Variant`]) and their placeholders.
 #[derive(Debug)]
 pub struct Listing {
     tools: Vec<&'static ToolDef>,
-    /// Encoded on a thread of its own from start-up (see [`Listing::new`]).
-    compact: Arc<OnceLock<Bytes>>,
-    full: OnceLock<Bytes>,
-    placeholders: [Tool; 2],
-    patterns: [Vec<u8>; 2],
-}
-
-const FALLBACK_SCHEMA: &str = r#"{"type":"object"}"#;
-
-/// Appends `value` as a JSON string (serde_json's escaping).
-fn push_json_str(out: &mut String, value: &str) {
-    // A string always serialises.
-    out.push_str(&serde_json::to_string(value).unwrap_or_default());
-}
-
-/// Appends schema `text` (put together from its shared parts straight
-/// into `out`, no buffer per tool: the server does this for every tool
-/// before it listens), or [`FALLBACK_SCHEMA`] when it is not JSON.
-fn push_schema(out: &mut String, written: &mut Written, text: SharedText, tool: &str, what: &str) {
-    let start = out.len();
-    text.write_into(out, Some(written));
-    if let Err(e) = serde_json::from_str::<&RawValue>(&out[start..]) {
-        tracing::warn!(tool, what, error = %e, "invalid schema JSON in the catalogue; listing it as {FALLBACK_SCHEMA}");
-        out.truncate(start);
-        // Parts noted since were cut away.
-        written.clear();
-        out.push_str(FALLBACK_SCHEMA);
-    }
-}
-
-/// The listing of `tools` as a JSON array: per tool `name`, `title`,
-/// `description`, `inputSchema`, `outputSchema` (when `with_output` and
-/// the tool has one) and `annotations`, compact, in that order. (Encoding
-/// parts on two threads made the cold start slower: the threads' start
-/// and the other start-up work cost more than they saved.)
-fn encode(tools: &[&'static ToolDef], with_output: bool) -> Bytes {
-    let mut out = String::from("[");
-    encode_part(tools, with_output, &mut out);
-    out.push(']');
-    Bytes::from(out.into_bytes())
-}
-
-/// Appends the listing entries of `tools` to `out`, comma-separated.
-fn encode_part(tools: &[&'static ToolDef], with_output: bool, out: &mut String) {
-    let mut written = Written::default();
-    for (i, t) in tools.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str("{\"name\":");
-        push_json_str(out, t.name);
-        out.push_str(",\"title\":");
-        push_json_str(out, t.title);
-        out.push_str(",\"description\":");
-        push_json_str(out, t.description);
-        out.push_str(",\"inputSchema\":");
-        push_schema(out, &mut written, t.input_schema, t.name, "input");
-        if let Some(schema) = t.output_schema.filter(|_| with_output) {
-            out.push_str(",\"outputSchema\":");
-            push_schema(out, &mut written, schema, t.name, "output");
-        }
-        let a = t.annotations;
-        out.push_str(&format!(
-            ",\"annotations\":{{\"readOnlyHint\":{},\"destructiveHint\":{},\"idempotentHint\":{},\"openWorldHint\":{}}}}}",
-            a.read_only, a.destructive, a.idempotent, a.open_world
-        ));
-    }
+    /// Per variant; [`Variant::DEFAULT`]'s is encoded on a thread of its
+    /// own from start-up (see [`Listing::new`]), the others on first use.
+    encoded: [Arc<OnceLock<Bytes>>; Variant::COUNT],
+    placeholders: [Tool; Variant::COUNT],
+    patterns: [Vec<u8>; Variant::COUNT],
 }
 
 /// A response with the listing spliced in, as three pieces: the listing is
@@ -104,8 +46,8 @@ pub struct Spliced {
     pub listing: Bytes,
     /// The response after the listing.
     pub suffix: Bytes,
-    /// The listing is the variant with output schemas.
-    pub with_output: bool,
+    /// The listing's variant.
+    pub variant: Variant,
 }
 
 impl Spliced {
@@ -176,22 +118,23 @@ impl http_body::Body for PiecesBody {
 }
 
 impl Listing {
-    /// The listing of `tools`: encoded without output schemas on a thread
-    /// started here, and with them on the first request for that variant.
+    /// The listing of `tools`: encoded in [`Variant::DEFAULT`] on a thread
+    /// started here, and in the other variants on the first request for
+    /// each.
     pub fn new(tools: Vec<&'static ToolDef>) -> Self {
         let nonce = std::collections::hash_map::RandomState::new()
             .build_hasher()
             .finish();
-        let placeholders = [0, 1].map(|v| {
+        let placeholders = Variant::ALL.map(|v| {
             Tool::new(
-                format!("toolforge_listing_{nonce:016x}_{v}"),
+                format!("toolforge_listing_{nonce:016x}_{}", v.index()),
                 "",
                 Arc::new(JsonObject::new()),
             )
         });
-        let patterns = [0, 1].map(|v| {
+        let patterns = Variant::ALL.map(|v| {
             let mut p = b"[".to_vec();
-            p.extend(serde_json::to_vec(&placeholders[v]).unwrap_or_default());
+            p.extend(serde_json::to_vec(&placeholders[v.index()]).unwrap_or_default());
             p.push(b']');
             p
         });
@@ -200,34 +143,35 @@ impl Listing {
         // runtime, the listener), and the first request that needs it
         // waits for it (`OnceLock` runs one initialiser; a caller that
         // comes first, or a thread that could not start, encodes it).
-        let compact = Arc::new(OnceLock::new());
-        let (cell, listed) = (Arc::clone(&compact), tools.clone());
+        let encoded: [Arc<OnceLock<Bytes>>; Variant::COUNT] =
+            std::array::from_fn(|_| Arc::new(OnceLock::new()));
+        let (cell, listed) = (
+            Arc::clone(&encoded[Variant::DEFAULT.index()]),
+            tools.clone(),
+        );
         let _ = std::thread::Builder::new()
             .name("toolforge-listing".into())
             .spawn(move || {
-                cell.get_or_init(|| encode(&listed, false));
+                cell.get_or_init(|| encode(&listed, Variant::DEFAULT));
             });
         Self {
             tools,
-            compact,
-            full: OnceLock::new(),
+            encoded,
             placeholders,
             patterns,
         }
     }
 
-    /// The encoded listing (a JSON array of tools), shared.
-    pub fn bytes(&self, with_output: bool) -> Bytes {
-        if with_output {
-            self.full.get_or_init(|| encode(&self.tools, true)).clone()
-        } else {
-            (self.compact.get_or_init(|| encode(&self.tools, false))).clone()
-        }
+    /// The encoded listing (a JSON array of tools) in `variant`, shared.
+    pub fn bytes(&self, variant: Variant) -> Bytes {
+        self.encoded[variant.index()]
+            .get_or_init(|| encode(&self.tools, variant))
+            .clone()
     }
 
     /// The placeholder tool that stands for the listing in a response.
-    pub fn placeholder(&self, with_output: bool) -> Tool {
-        self.placeholders[usize::from(with_output)].clone()
+    pub fn placeholder(&self, variant: Variant) -> Tool {
+        self.placeholders[variant.index()].clone()
     }
 
     /// `body` with the encoded placeholder array replaced by the listing,
@@ -236,13 +180,14 @@ impl Listing {
         if body.len() > SPLICE_MAX {
             return None;
         }
-        for (v, pattern) in self.patterns.iter().enumerate() {
+        for variant in Variant::ALL {
+            let pattern = &self.patterns[variant.index()];
             if let Some(at) = memchr::memmem::find(body, pattern) {
                 return Some(Spliced {
                     prefix: Bytes::copy_from_slice(&body[..at]),
-                    listing: self.bytes(v == 1),
+                    listing: self.bytes(variant),
                     suffix: Bytes::copy_from_slice(&body[at + pattern.len()..]),
-                    with_output: v == 1,
+                    variant,
                 });
             }
         }
@@ -255,6 +200,7 @@ mod tests {
     use super::*;
     use crate::catalogue::SharedText;
     use crate::request::testing::custom;
+    use crate::schema_profile::SchemaProfile;
     use rmcp::model::{ListToolsResult, RequestId, ServerJsonRpcMessage, ServerResult};
     use serde_json::{Value, json};
 
@@ -276,7 +222,11 @@ mod tests {
     }
 
     fn response(listing: &Listing, with_output: bool) -> Vec<u8> {
-        let result = ListToolsResult::with_all_items(vec![listing.placeholder(with_output)]);
+        response_in(listing, Variant::new(SchemaProfile::Full, with_output))
+    }
+
+    fn response_in(listing: &Listing, variant: Variant) -> Vec<u8> {
+        let result = ListToolsResult::with_all_items(vec![listing.placeholder(variant)]);
         let msg = ServerJsonRpcMessage::response(
             ServerResult::ListToolsResult(result),
             RequestId::Number(7),
@@ -292,7 +242,7 @@ mod tests {
         let pieces = spliced.pieces();
         assert_eq!(
             pieces[1].as_ptr(),
-            listing.bytes(false).as_ptr(),
+            listing.bytes(Variant::DEFAULT).as_ptr(),
             "the listing is shared"
         );
         let v: Value = serde_json::from_slice(&body).unwrap();
@@ -369,13 +319,13 @@ mod tests {
             serde_json::to_vec(&json!([first, second])).unwrap()
         };
         for with_output in [false, true] {
-            let got = encode(&tools, with_output);
+            let got = encode(&tools, Variant::new(SchemaProfile::Full, with_output));
             assert_eq!(
                 String::from_utf8_lossy(&got),
                 String::from_utf8_lossy(&expect(with_output))
             );
         }
-        assert_eq!(encode(&[], false), "[]".as_bytes());
+        assert_eq!(encode(&[], Variant::DEFAULT), "[]".as_bytes());
     }
 
     #[cfg(feature = "http")]
@@ -394,10 +344,80 @@ mod tests {
         assert_eq!(got.as_ref(), expected.as_slice());
     }
 
+    /// Each variant has its own placeholder and listing: the strict ones
+    /// hold no `$ref` and the tool's own full schema is untouched.
+    #[test]
+    fn every_variant_splices_its_own_listing() {
+        let recursive = custom(|t| {
+            t.name = "tree_put";
+            t.input_schema = SharedText::Text(
+                r##"{"type":"object","properties":{"n":{"$ref":"#/$defs/N"},"id":{"type":["string","null"],"format":"uuid"}},"$defs":{"N":{"type":"object","properties":{"k":{"$ref":"#/$defs/N"}}}}}"##,
+            );
+            t.output_schema = Some(SharedText::Text(r##"{"oneOf":[{"type":"string"}]}"##));
+        });
+        let listing = Listing::new(vec![recursive]);
+        let mut seen = std::collections::HashSet::new();
+        for variant in Variant::ALL {
+            let spliced = listing.splice(&response_in(&listing, variant)).unwrap();
+            assert_eq!(spliced.variant, variant);
+            let v: Value = serde_json::from_slice(&joined(&spliced)).unwrap();
+            let tool = &v["result"]["tools"][0];
+            let input = serde_json::to_string(&tool["inputSchema"]).unwrap();
+            match variant.profile {
+                SchemaProfile::Full => {
+                    assert_eq!(input, recursive.input_schema_text());
+                }
+                SchemaProfile::Strict => {
+                    assert!(
+                        !input.contains("$ref") && !input.contains("null"),
+                        "{input}"
+                    );
+                    assert_eq!(
+                        tool["inputSchema"]["properties"]["id"],
+                        json!({"type": "string", "description": "(format: uuid)"})
+                    );
+                }
+            }
+            // Output schemas describe the upstream: never simplified.
+            assert_eq!(
+                tool.get("outputSchema").cloned(),
+                variant
+                    .with_output
+                    .then(|| json!({"oneOf": [{"type": "string"}]}))
+            );
+            assert!(seen.insert(listing.bytes(variant)), "{variant:?}");
+        }
+    }
+
+    /// The rmcp form of a tool is its listing entry, in every variant, and
+    /// a schema that is not a JSON object falls back the same way in both.
+    #[test]
+    fn the_rmcp_tool_is_the_listing_entry() {
+        let odd = custom(|t| {
+            t.name = "odd";
+            t.input_schema = SharedText::Text("[1]");
+            t.output_schema = Some(SharedText::Text("true"));
+        });
+        for t in tools().into_iter().chain([odd]) {
+            for variant in Variant::ALL {
+                let listed: Value = serde_json::from_slice(&encode(&[t], variant)).unwrap();
+                let tool = serde_json::to_value(rmcp_tool(t, variant)).unwrap();
+                assert_eq!(tool, listed[0], "{} {variant:?}", t.name);
+                assert_eq!(
+                    serde_json::from_str::<Value>(&entry(t, variant)).unwrap(),
+                    listed[0]
+                );
+            }
+        }
+        let listed: Value = serde_json::from_slice(&encode(&[odd], Variant::ALL[3])).unwrap();
+        assert_eq!(listed[0]["inputSchema"], json!({"type": "object"}));
+        assert_eq!(listed[0]["outputSchema"], json!({"type": "object"}));
+    }
+
     #[test]
     fn placeholder_inside_a_string_is_not_spliced() {
         let listing = Listing::new(tools());
-        let name = listing.placeholder(false).name.to_string();
+        let name = listing.placeholder(Variant::DEFAULT).name.to_string();
         let echoed =
             serde_json::to_vec(&json!({"text": format!("[{{\"name\":\"{name}\"}}]")})).unwrap();
         assert!(listing.splice(&echoed).is_none());

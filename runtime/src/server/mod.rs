@@ -57,7 +57,6 @@ use std::time::{Duration, Instant};
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolResult, Implementation, InitializeResult, JsonObject, ServerCapabilities, Tool,
-    ToolAnnotations,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -70,8 +69,10 @@ use crate::credential::Credential;
 use crate::metrics::{self, CallOutcome};
 use crate::outcome::tool_error;
 use crate::progress::ProgressFn;
+use crate::schema_profile::{SchemaChoice, SchemaProfile, strict_input_schema};
 use crate::upstream::{Upstream, UpstreamError};
 use direct::{Direct, json_size};
+use listing::Variant;
 
 /// The transports' decoding steps, callable without a session: what the
 /// fuzz harness (`runtime/tests/fuzz_jsonrpc.rs`) drives. Not a stable API.
@@ -155,6 +156,7 @@ pub struct Core {
     listing: Arc<Listing>,
     rmcp_tools: Vec<OnceLock<Tool>>,
     output_schemas: bool,
+    schema_choice: SchemaChoice,
     max_argument_bytes: usize,
     resources: Resources,
     info: InitializeResult,
@@ -265,6 +267,7 @@ impl Core {
             listed,
             index,
             output_schemas: options.output_schemas,
+            schema_choice: SchemaChoice::Auto,
             max_argument_bytes: options.max_argument_bytes,
             resources,
             info,
@@ -312,6 +315,19 @@ impl Core {
         self.output_schemas
     }
 
+    /// The same core with the operator's `--schema-profile` (`auto`
+    /// unless set: each client is listed the profile the table gives it).
+    #[must_use]
+    pub fn with_schema_choice(mut self, choice: SchemaChoice) -> Self {
+        self.schema_choice = choice;
+        self
+    }
+
+    /// The operator's `--schema-profile`.
+    pub fn schema_choice(&self) -> SchemaChoice {
+        self.schema_choice
+    }
+
     /// Number of listed tools.
     pub fn tool_count(&self) -> usize {
         self.listed.len()
@@ -336,9 +352,10 @@ impl Core {
     }
 
     /// The `tools/list` entries for a connection that
-    /// [`Core::lists_differently`]: without the tools its grant hides, and
-    /// without the arguments its scoped URL fixes.
-    pub fn listed_for(&self, connection: &Connection, with_output: bool) -> Vec<Tool> {
+    /// [`Core::lists_differently`], in the schema `variant` its client reads:
+    /// without the tools its grant hides, and without the arguments its
+    /// scoped URL fixes.
+    pub fn listed_for(&self, connection: &Connection, variant: Variant) -> Vec<Tool> {
         let mut tools = match (&self.engine, connection) {
             (Some(engine), Connection::OAuth(grant)) => engine.listed_for(grant),
             // A static token at a scoped URL: a grant that hides nothing.
@@ -346,24 +363,36 @@ impl Core {
                 path: other.path_scope().cloned().map(Arc::new),
                 ..crate::authz::GrantAccess::default()
             }),
-            (None, _) => self
-                .listed
-                .iter()
-                .filter(|t| crate::authz::hidden(connection, t).is_none())
-                .filter_map(|t| {
-                    let mut tool = self.tool(t.name)?;
-                    if let Some(scope) = connection.path_scope() {
-                        let mut schema = (*tool.input_schema).clone();
-                        scope.narrow_schema(t, &mut schema);
-                        tool.input_schema = Arc::new(schema);
-                    }
-                    Some(tool)
-                })
-                .collect(),
+            (None, _) => {
+                return self
+                    .listed
+                    .iter()
+                    .filter(|t| crate::authz::hidden(connection, t).is_none())
+                    .filter_map(|t| {
+                        let mut tool = match variant {
+                            Variant::FULL_WITH_OUTPUT => self.tool(t.name)?,
+                            _ => listing::rmcp_tool(t, variant),
+                        };
+                        if let Some(scope) = connection.path_scope() {
+                            let mut schema = (*tool.input_schema).clone();
+                            scope.narrow_schema(t, &mut schema);
+                            tool.input_schema = Arc::new(schema);
+                        }
+                        Some(tool)
+                    })
+                    .collect();
+            }
         };
-        if !with_output {
-            for tool in &mut tools {
+        let mut tools = engine.listed_for(grant);
+        for tool in &mut tools {
+            if !variant.with_output {
                 tool.output_schema = None;
+            }
+            if variant.profile == SchemaProfile::Strict {
+                let full = serde_json::Value::Object((*tool.input_schema).clone());
+                if let serde_json::Value::Object(strict) = strict_input_schema(&full) {
+                    tool.input_schema = Arc::new(strict);
+                }
             }
         }
         tools
@@ -530,27 +559,10 @@ impl Core {
     }
 }
 
-/// The rmcp [`Tool`] of a catalogue entry (for rmcp's header validation).
-/// The rmcp form of a tool definition.
+/// The rmcp form of a tool definition, with its output schema and full
+/// input schema (see [`listing::rmcp_tool`] for the other variants).
 pub(crate) fn rmcp_tool(def: &ToolDef) -> Tool {
-    let parse = |s: &str| serde_json::from_str::<JsonObject>(s).unwrap_or_default();
-    let mut tool = Tool::new(
-        def.name,
-        def.description,
-        Arc::new(parse(&def.input_schema_text())),
-    )
-    .with_title(def.title)
-    .with_annotations(
-        ToolAnnotations::new()
-            .read_only(def.annotations.read_only)
-            .destructive(def.annotations.destructive)
-            .idempotent(def.annotations.idempotent)
-            .open_world(def.annotations.open_world),
-    );
-    if let Some(out) = def.output_schema_text() {
-        tool = tool.with_raw_output_schema(Arc::new(parse(&out)));
-    }
-    tool
+    listing::rmcp_tool(def, Variant::FULL_WITH_OUTPUT)
 }
 
 #[cfg(test)]

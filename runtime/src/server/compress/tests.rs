@@ -79,8 +79,8 @@ fn brotli_tail_spans_several_meta_blocks() {
     assert_eq!(unbrotli(&stream), want);
 }
 
-fn response(listing: &Listing, with_output: bool, id: i64) -> Vec<u8> {
-    let result = ListToolsResult::with_all_items(vec![listing.placeholder(with_output)]);
+fn response(listing: &Listing, variant: Variant, id: i64) -> Vec<u8> {
+    let result = ListToolsResult::with_all_items(vec![listing.placeholder(variant)]);
     let msg = ServerJsonRpcMessage::response(
         ServerResult::ListToolsResult(result),
         RequestId::Number(id),
@@ -101,11 +101,10 @@ fn precompressed_listing_decodes_to_the_same_message() {
         .collect();
     let listing = Arc::new(Listing::new(tools));
     let pre = Precompressed::new(listing.clone());
-    for with_output in [false, true] {
+    let mut shared_streams = Vec::new();
+    for variant in Variant::ALL {
         let deadline = Instant::now() + Duration::from_secs(30);
-        let spliced = listing
-            .splice(&response(&listing, with_output, 41))
-            .unwrap();
+        let spliced = listing.splice(&response(&listing, variant, 41)).unwrap();
         let identity: Value = serde_json::from_slice(&spliced.clone().pieces().concat()).unwrap();
         for encoding in [Encoding::Gzip, Encoding::Brotli] {
             let packed = loop {
@@ -125,21 +124,26 @@ fn precompressed_listing_decodes_to_the_same_message() {
                 _ => unbrotli(&wire),
             };
             let decoded: Value = serde_json::from_slice(&plain).unwrap();
-            assert_eq!(decoded, identity, "{encoding:?} {with_output}");
+            assert_eq!(decoded, identity, "{encoding:?} {variant:?}");
             assert_eq!(decoded["id"], 41);
             assert!(plain.starts_with(HEAD), "the tools array comes first");
             // Another id shares the same compressed bytes.
-            let other = listing
-                .splice(&response(&listing, with_output, 42))
-                .unwrap();
+            let other = listing.splice(&response(&listing, variant, 42)).unwrap();
             let again = pre.answer(&other, encoding).unwrap();
             assert_eq!(again.prefix.as_ptr(), shared.as_ptr());
             assert!(wire.len() < plain.len());
+            shared_streams.push(shared);
         }
     }
+    // Eight streams (four variants × two codings), none shared by two.
+    let distinct: std::collections::HashSet<_> =
+        shared_streams.iter().map(|b| b.as_ptr()).collect();
+    assert_eq!(distinct.len(), 2 * Variant::COUNT);
     assert_eq!(
         pre.answer(
-            &listing.splice(&response(&listing, false, 1)).unwrap(),
+            &listing
+                .splice(&response(&listing, Variant::DEFAULT, 1))
+                .unwrap(),
             Encoding::Identity
         )
         .map(|_| ()),

@@ -288,3 +288,106 @@ async fn oversized_lines_are_dropped_and_the_session_goes_on() {
         .unwrap()
         .unwrap();
 }
+
+/// A core whose one tool has a nullable argument (strict drops the `null`).
+fn nullable_core() -> Arc<Core> {
+    let tools: &'static [&'static crate::catalogue::ToolDef] = vec![custom(|t| {
+        t.name = "a_get";
+        t.input_schema = crate::catalogue::SharedText::Text(
+            r#"{"type":"object","properties":{"x":{"type":["string","null"]}}}"#,
+        );
+    })]
+    .leak();
+    let products = vec![Product {
+        name: "test",
+        tools,
+    }]
+    .leak();
+    let catalogue = Box::leak(Box::new(Catalogue {
+        api: "example",
+        profile: crate::profile::Profile::generic("EXAMPLE_API_TOKEN"),
+        products,
+        source: "{}",
+        spec: "",
+        skills: &[],
+    }));
+    let options = CoreOptions {
+        exposure: Exposure::default(),
+        upstream: UpstreamConfig {
+            base: validate_upstream("http://127.0.0.1:9", true).unwrap(),
+            timeout: Duration::from_secs(1),
+            max_body_bytes: 1000,
+        },
+        output_schemas: false,
+        max_argument_bytes: 1000,
+        credential_hint: String::new(),
+    };
+    Arc::new(Core::new(catalogue, options).unwrap())
+}
+
+/// The type of `x` a stdio session is listed after `messages`.
+async fn listed_type(messages: Vec<Value>) -> Value {
+    let (client, server) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server);
+    let task = tokio::spawn(serve_io(
+        nullable_core(),
+        None,
+        1 << 20,
+        server_read,
+        server_write,
+        std::future::pending(),
+    ));
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let mut lines = BufReader::new(client_read).lines();
+    let mut listed = Value::Null;
+    for message in messages {
+        client_write
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+        if message.get("id").is_none() {
+            continue;
+        }
+        let answer: Value =
+            serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        if message["method"] == "tools/list" {
+            listed = answer["result"]["tools"][0]["inputSchema"]["properties"]["x"]["type"].clone();
+        }
+    }
+    task.abort();
+    listed
+}
+
+fn initialize(name: &str) -> Vec<Value> {
+    vec![
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": name, "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ]
+}
+
+/// Over stdio the client's `initialize` name, or its 2026-07-28 `_meta`
+/// `clientInfo`, chooses the profile (a strict client gets no `null`).
+#[tokio::test]
+async fn the_announced_client_name_chooses_the_schema_profile() {
+    let full = json!(["string", "null"]);
+    let strict = json!("string");
+    assert_eq!(listed_type(initialize("claude-code")).await, full);
+    assert_eq!(listed_type(initialize("codex-mcp-client")).await, strict);
+    assert_eq!(listed_type(initialize("some-agent")).await, full);
+    let meta = |name: &str| {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": name, "version": "1"},
+        })
+    };
+    let stateless = |name: &str| {
+        vec![
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta(name)}}),
+        ]
+    };
+    assert_eq!(listed_type(stateless("gemini-cli")).await, strict);
+    assert_eq!(listed_type(stateless("claude-code")).await, full);
+}
