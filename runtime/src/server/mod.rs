@@ -383,7 +383,6 @@ impl Core {
                     .collect();
             }
         };
-        let mut tools = engine.listed_for(grant);
         for tool in &mut tools {
             if !variant.with_output {
                 tool.output_schema = None;
