@@ -41,6 +41,7 @@ pub mod proxy;
 pub mod sample;
 pub mod server;
 pub mod sha256;
+pub mod step_up_run;
 pub mod upstream;
 pub mod webdriver;
 

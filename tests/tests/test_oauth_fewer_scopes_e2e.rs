@@ -8,26 +8,13 @@
 //! SDK client authorizes again, the user allows it this time, and the
 //! retry succeeds with a grant holding the old scopes plus the new one.
 
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use toolforge_tests::browser::{Browser, Consent};
+use serde_json::Value;
 use toolforge_tests::clients;
-use toolforge_tests::oauth::{
-    LOGIN, OAuthOptions, OAuthServer, OAuthUpstream, PASSWORD, UpstreamOptions,
-};
+use toolforge_tests::oauth::UpstreamOptions;
+use toolforge_tests::step_up_run::{run_step_up, step};
 use toolforge_tests::with_deadline;
-
-const LIMIT: Duration = Duration::from_secs(240);
-
-fn step<'a>(report: &'a Value, name: &str) -> &'a Value {
-    report["steps"]
-        .as_array()
-        .and_then(|s| s.iter().find(|s| s["step"] == name))
-        .unwrap_or_else(|| panic!("no `{name}` step in the report: {report}"))
-}
 
 fn scopes(value: &Value) -> Vec<String> {
     value
@@ -46,53 +33,18 @@ fn a_grant_of_fewer_scopes_is_recorded_and_the_missing_one_steps_up() {
         return;
     }
     with_deadline(Duration::from_secs(300), move || {
-        let up = OAuthUpstream::start(&UpstreamOptions {
+        // Full access asked; the provider withholds api:read once.
+        let upstream = UpstreamOptions {
             withhold_once: Some("api:read"),
             ..UpstreamOptions::default()
-        })
-        .unwrap();
-        let options = OAuthOptions {
-            scope_catalogue: Some(json!([
-                {"id": "api:read", "description": "Read", "read_only": true, "permissions": ["Zone Read", "DNS Read"]},
-                {"id": "api:write", "description": "Write", "read_only": false, "permissions": ["Zone Write", "DNS Write"]},
-            ])),
-            ..OAuthOptions::default()
         };
-        let server = OAuthServer::start(&up, &options)
-            .unwrap_or_else(|e| panic!("{label}: {e}\nupstream log:\n{}", up.log()));
-        let redirect = "http://127.0.0.1:9/cb".to_owned();
-        let plan = json!({
-            "url": server.mcp_url(),
-            "redirectUrl": redirect,
-            "call": {"name": "zones_list", "arguments": {"per_page": 5}},
-        });
-        let mut command = Command::new("node");
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-        command.arg(dir.join("js/oauth-step-up.mjs")).current_dir(dir);
-        let mut sign_ins = 0;
-        let report = toolforge_tests::oauth_driver::drive_client(
-            command,
-            &plan,
-            LIMIT,
-            &mut |url| {
-                sign_ins += 1;
-                // Full access asked; the step-up's page preselects the
-                // asked scopes (advanced).
-                let consent = Consent {
-                    exposure: if sign_ins == 1 { "all" } else { "advanced" }.to_owned(),
-                    ..Consent::default()
-                };
-                Browser::new()
-                    .sign_in(url, &redirect, &consent, LOGIN, PASSWORD)
-                    .map(|s| s.final_url)
-            },
-            &mut |_| Ok(()),
-        )
-        .unwrap_or_else(|e| {
-            panic!("{label}: {e}\nserver log:\n{}\nupstream log:\n{}", server.server.log(), up.log())
-        });
+        let run = run_step_up(&upstream, "all").unwrap_or_else(|e| panic!("{label}: {e}"));
+        let (report, sign_ins, up) = (run.report, run.sign_ins, run.upstream);
         let first = scopes(&step(&report, "first-sign-in")["token_scope"]);
-        assert!(first.iter().any(|s| s == "api:write"), "{label}: granted api:write: {report}");
+        assert!(
+            first.iter().any(|s| s == "api:write"),
+            "{label}: granted api:write: {report}"
+        );
         assert!(
             !first.iter().any(|s| s == "api:read"),
             "{label}: the grant records that api:read was not granted: {report}"
@@ -100,18 +52,42 @@ fn a_grant_of_fewer_scopes_is_recorded_and_the_missing_one_steps_up() {
         let challenged = step(&report, "challenged");
         assert_eq!(challenged["pending"], true, "{label}: {report}");
         let asked = scopes(&step(&report, "second-sign-in")["scope"]);
-        assert!(asked.iter().any(|s| s == "api:read"), "{label}: asks for api:read: {report}");
-        assert!(asked.iter().any(|s| s == "api:write"), "{label}: keeps api:write: {report}");
+        assert!(
+            asked.iter().any(|s| s == "api:read"),
+            "{label}: asks for api:read: {report}"
+        );
+        assert!(
+            asked.iter().any(|s| s == "api:write"),
+            "{label}: keeps api:write: {report}"
+        );
         let second = scopes(&step(&report, "second-sign-in")["token_scope"]);
         for scope in ["api:read", "api:write"] {
-            assert!(second.iter().any(|s| s == scope), "{label}: new grant holds {scope}: {report}");
+            assert!(
+                second.iter().any(|s| s == scope),
+                "{label}: new grant holds {scope}: {report}"
+            );
         }
-        assert_eq!(step(&report, "retry")["isError"], false, "{label}: {report}");
+        assert_eq!(
+            step(&report, "retry")["isError"],
+            false,
+            "{label}: {report}"
+        );
         assert_eq!(sign_ins, 2, "{label}: two sign-ins");
         let requests = up.requests().unwrap();
-        let statuses: Vec<i64> = requests.iter().filter_map(|r| r["status"].as_i64()).collect();
-        assert_eq!(statuses.first(), Some(&403), "{label}: first refused upstream: {statuses:?}");
-        assert_eq!(statuses.last(), Some(&200), "{label}: the retry: {statuses:?}");
+        let statuses: Vec<i64> = requests
+            .iter()
+            .filter_map(|r| r["status"].as_i64())
+            .collect();
+        assert_eq!(
+            statuses.first(),
+            Some(&403),
+            "{label}: first refused upstream: {statuses:?}"
+        );
+        assert_eq!(
+            statuses.last(),
+            Some(&200),
+            "{label}: the retry: {statuses:?}"
+        );
     })
     .unwrap_or_else(|e| panic!("{e}"));
 }
