@@ -309,8 +309,11 @@ pub struct OutputSchema {
     /// The schema's compact JSON text (also the success response's text
     /// when the policy gives the tool no envelope).
     pub text: SchemaText,
-    /// Its TypeScript declaration.
-    pub declaration: OutputDeclaration,
+    /// The root `$defs` entries its TypeScript declaration names as types,
+    /// in order, each with whether a `$ref` alone still reads it in place:
+    /// what the schema kept before sharing (`schema::kept_defs`), so the
+    /// declaration pass reads the shared text as the unshared schema read.
+    pub declared_defs: Vec<(String, bool)>,
 }
 
 impl OutputSchema {
@@ -327,18 +330,6 @@ impl Serialize for OutputSchema {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.text.serialize(serializer)
     }
-}
-
-/// The TypeScript declaration of an output schema: the alias line of each
-/// of its recursive `$defs` entries, and its type (made by
-/// `emit::typescript::output_declaration`). Tools that share an output
-/// schema share this.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutputDeclaration {
-    /// `(definition name, "type Name = …;")` in `$defs` order.
-    pub aliases: Vec<(String, String)>,
-    /// The output's TypeScript type.
-    pub ty: String,
 }
 
 /// A converted schema kept as compact JSON text. Response schemas are

@@ -105,7 +105,7 @@ fn check_generated(config: &str, g: &toolforge_generator::Generated) -> usize {
             }
             assert_eq!(
                 declaration,
-                toolforge_generator::emit::typescript::tool_declaration(tool),
+                toolforge_generator::emit::typescript::tool_declaration(tool).unwrap(),
                 "{config}: {} declaration",
                 tool.name
             );

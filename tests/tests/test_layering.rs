@@ -305,6 +305,27 @@ fn emit_never_reads_the_policy() {
     );
 }
 
+/// The generator's pipeline stages, in order: a stage reads those before
+/// it (through their output types), never one after it. The emitters'
+/// TypeScript declarations are their own pass over the IR
+/// (`emit::typescript::OutputDeclarations`), not called by the lowering.
+const GENERATOR_STAGES: &[&str] = &["load", "schema", "policy", "lower", "emit"];
+
+#[test]
+fn no_generator_stage_names_a_later_one() {
+    let stage = |folder: &str| GENERATOR_STAGES.iter().position(|s| *s == folder);
+    let back: Vec<String> = arrows("generator")
+        .into_iter()
+        .filter(|((from, to), _)| matches!((stage(from), stage(to)), (Some(f), Some(t)) if f < t))
+        .map(|((from, to), files)| format!("  {from} -> {to} ({files:?})"))
+        .collect();
+    assert!(
+        back.is_empty(),
+        "a generator stage names a later one:\n{}",
+        back.join("\n")
+    );
+}
+
 #[test]
 fn no_new_import_circle_spans_runtime_folders() {
     let found = unexpected_circles("runtime", RUNTIME_CIRCLES);

@@ -51,7 +51,7 @@ fn check(config: &str, catalogue: &Catalogue) -> usize {
         count += 1;
         assert_eq!(
             def.ts_declaration.text(),
-            toolforge_generator::emit::typescript::tool_declaration(tool),
+            toolforge_generator::emit::typescript::tool_declaration(tool).unwrap(),
             "{}: TypeScript declaration",
             tool.name
         );

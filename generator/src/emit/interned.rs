@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 
 use super::chunks::{Piece, chunk_texts, free_key, marked};
 use super::deferred::raw_literal;
-use super::typescript::tool_declaration_parts;
+use super::typescript::{OutputDeclarations, tool_declaration_parts};
 use crate::error::{GenerateError, Result};
 use crate::ir::Catalogue;
 
@@ -212,13 +212,17 @@ impl SchemaTable {
         // The declarations, their shared parts and the free key are made
         // beside the chunks: each side has steps on one thread, which the
         // other side's parallel steps fill.
-        let (chunked, (shared, key)) = rayon::join(
+        let (chunked, shared) = rayon::join(
             || chunk_texts(&texts),
             || {
+                let outputs = OutputDeclarations::build(cat)?;
                 let parts: Vec<Vec<Vec<String>>> = cat
                     .products
                     .par_iter()
-                    .map(|product| product.tools.iter().map(tool_declaration_parts).collect())
+                    .map(|product| {
+                        let parts = |t| tool_declaration_parts(t, outputs.of(t));
+                        product.tools.iter().map(parts).collect()
+                    })
                     .collect();
                 let key: Arc<str> = Arc::from(free_key(
                     super::artifacts::CHUNK_KEY,
@@ -227,14 +231,14 @@ impl SchemaTable {
                         .copied()
                         .chain(parts.iter().flatten().flatten().map(String::as_str)),
                 ));
-                (share_parts(&parts), key)
+                Ok((share_parts(&parts)?, key))
             },
         );
         let mut chunked = chunked.map_err(|name| {
             GenerateError::emit("src/schemas.rs", format!("two schema texts hash to {name}"))
         })?;
         let entries = std::mem::take(&mut chunked.entries);
-        let (declared, shared_parts) = shared?;
+        let ((declared, shared_parts), key) = shared?;
         // Both sources make one table: a name means one text.
         if let Some(name) = shared_parts.keys().find(|name| entries.contains_key(*name)) {
             return Err(name_clash(name));

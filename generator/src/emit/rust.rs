@@ -268,7 +268,7 @@ fn tool_tokens(
     let ts_declaration = match interned {
         Some(i) => declaration_tokens(&i.declaration, &i.key),
         None => {
-            let text = lit(&super::typescript::tool_declaration(tool));
+            let text = lit(&super::typescript::tool_declaration(tool)?);
             quote!(SharedText::Text(#text))
         }
     };

@@ -251,7 +251,7 @@ fn fields(
     );
     let ts = match schemas {
         Some(i) => declaration(&i.declaration, &i.key),
-        None => text_call(Doc::str(&super::typescript::tool_declaration(tool))),
+        None => text_call(Doc::str(&super::typescript::tool_declaration(tool)?)),
     };
     Ok(vec![
         ("name", Doc::str(&tool.name)),

@@ -3,13 +3,15 @@
 //! (`codemode.dns_records_list(args)`), so the model writes calls that
 //! type-check against the real schemas.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::{Map, Value};
 
-use crate::ir::{OutputDeclaration, Tool};
-use crate::schema::{DefBody, MemoBody, SharedView, fill_memo_bodies, inline_shared};
+use crate::error::{GenerateError, Result};
+use crate::ir::{Catalogue, OutputSchema, Tool};
+use crate::schema::{SharedView, inline_shared};
 
 /// Deepest nesting rendered as a structural type; deeper parts become `any`.
 const MAX_DEPTH: usize = 4;
@@ -334,100 +336,80 @@ fn doc_line(text: &str) -> String {
     clipped.replace("*/", "* /")
 }
 
-/// The [`OutputDeclaration`] of output schema `schema`.
-pub fn output_declaration(schema: &Value) -> OutputDeclaration {
-    output_declaration_with(schema, &[], &DeclaredTypes::default())
+/// The TypeScript declaration of an output schema: the alias line of each
+/// definition it names as a type, and its type. Tools that share an output
+/// schema share this.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputDeclaration {
+    /// `(definition name, "type Name = …;")` in `$defs` order.
+    pub aliases: Vec<(String, String)>,
+    /// The output's TypeScript type.
+    pub ty: String,
 }
 
-/// The TypeScript types of memo bodies as declarations read them, for one
-/// catalogue. A body reads the same wherever the definitions its view
-/// expands are the same memo bodies under the same names: Stripe's output
-/// schemas hold some 3,100 bodies, over some 60 sets of definitions.
-#[derive(Debug, Default)]
-pub struct DeclaredTypes(Mutex<HashMap<ViewKey, HashMap<u64, Arc<str>>>>);
-
-/// What a view expands: each expanded definition's name and memo body id,
-/// sorted.
-type ViewKey = Box<[(Box<str>, u64)]>;
-
-impl DeclaredTypes {
-    /// How many body types it keeps.
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.lock().values().map(HashMap::len).sum()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ViewKey, HashMap<u64, Arc<str>>>> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
+/// The declaration of `output`, read from its shared text as its unshared
+/// schema read: the definitions the lowering found kept before sharing
+/// (`OutputSchema::declared_defs`) are named, every other is read in
+/// place.
+///
+/// # Errors
+/// When the text is not JSON (it always is when built by the generator).
+pub fn output_declaration(output: &OutputSchema) -> Result<OutputDeclaration> {
+    let value = output.to_value().map_err(|e| {
+        GenerateError::emit_from("src/schemas.rs", "an output schema text is not JSON", e)
+    })?;
+    Ok(declared(&value, &output.declared_defs))
 }
 
-/// [`output_declaration`] of a schema whose root `$defs` entries named in
-/// `bodies` are placeholders for those memo bodies (see
-/// [`SharedView::with_bodies`]); `types` keeps the bodies' types for the
-/// next schema.
-pub fn output_declaration_with<'a>(
-    root: &'a Value,
-    bodies: &'a [(String, MemoBody)],
-    types: &DeclaredTypes,
-) -> OutputDeclaration {
-    let placed: Vec<DefBody<'_>> = bodies.iter().map(|(n, b)| b.def_body(n)).collect();
-    let Some(view) = SharedView::with_bodies(root, &placed) else {
-        let mut whole = root.clone();
-        fill_memo_bodies(&mut whole, bodies);
-        return output_declaration_inlined(&inline_shared(&whole));
-    };
+/// The declaration of `schema` naming the root `$defs` entries in `kept`.
+fn declared(schema: &Value, kept: &[(String, bool)]) -> OutputDeclaration {
+    let view = SharedView::keeping(schema, kept);
     let reader = Reader::new(&view);
-    let body = |name: &str| bodies.iter().find(|(n, _)| n == name).map(|(_, b)| b.id());
-    // Rendering reads the expanded definitions and nothing else of the
-    // schema: with only memo bodies expanded, a body's type is known by
-    // the view's key. (Any other definition lives in this schema only.)
-    let key: Option<ViewKey> = view
-        .expanded_names()
-        .map(|name| body(name).map(|id| (Box::from(name), id)))
-        .collect::<Option<Vec<_>>>()
-        .map(|mut key| {
-            key.sort_unstable();
-            key.into_boxed_slice()
-        });
-    let ids: Vec<Option<u64>> = view
-        .kept
-        .iter()
-        .map(|(k, _)| key.as_ref().and(body(k)))
-        .collect();
-    let mut known: Vec<Option<Arc<str>>> = match &key {
-        Some(key) => {
-            let types = types.lock();
-            let found = types.get(key);
-            ids.iter()
-                .map(|id| id.and_then(|id| found?.get(&id).cloned()))
-                .collect()
-        }
-        None => vec![None; ids.len()],
-    };
-    let mut made = Vec::new();
-    for (i, &(_, v)) in view.kept.iter().enumerate() {
-        if known[i].is_none() {
-            let ty: Arc<str> = Arc::from(ts(v, 1, &reader, 0));
-            if let Some(id) = ids[i] {
-                made.push((id, Arc::clone(&ty)));
-            }
-            known[i] = Some(ty);
-        }
-    }
-    if let Some(key) = key.filter(|_| !made.is_empty()) {
-        types.lock().entry(key).or_default().extend(made);
-    }
     OutputDeclaration {
         aliases: view
             .kept
             .iter()
-            .zip(known)
-            .map(|(&(k, _), ty)| (k.to_string(), alias(k, ty.as_deref().unwrap_or("any"))))
+            .map(|&(k, v)| (k.to_string(), alias(k, &ts(v, 1, &reader, 0))))
             .collect(),
-        ty: ts(root, 1, &reader, 0),
+        ty: ts(schema, 1, &reader, 0),
+    }
+}
+
+/// The declaration of an unshared schema, as the lowering's choice of
+/// kept definitions and this pass make it together.
+#[cfg(test)]
+pub(crate) fn declaration_of(schema: &Value) -> OutputDeclaration {
+    declared(schema, &crate::schema::kept_defs(schema, &[]))
+}
+
+/// The declarations of a catalogue's distinct output schemas, made once
+/// each (tools share an output by its `Arc`), in parallel.
+#[derive(Debug, Default)]
+pub struct OutputDeclarations(HashMap<usize, OutputDeclaration>);
+
+impl OutputDeclarations {
+    /// Declares every output schema of `cat`.
+    ///
+    /// # Errors
+    /// When an output text is not JSON.
+    pub fn build(cat: &Catalogue) -> Result<Self> {
+        let mut seen: HashMap<usize, &OutputSchema> = HashMap::default();
+        for tool in cat.products.iter().flat_map(|p| &p.tools) {
+            if let Some(output) = &tool.output_schema {
+                seen.entry(key(output)).or_insert(output);
+            }
+        }
+        let outputs: Vec<(usize, &OutputSchema)> = seen.into_iter().collect();
+        let made = outputs
+            .par_iter()
+            .map(|&(k, output)| Ok((k, output_declaration(output)?)))
+            .collect::<Result<HashMap<_, _>>>()?;
+        Ok(OutputDeclarations(made))
+    }
+
+    /// The declaration of `tool`'s output, if it has one.
+    pub fn of(&self, tool: &Tool) -> Option<&OutputDeclaration> {
+        self.0.get(&key(tool.output_schema.as_ref()?))
     }
 }
 
@@ -439,15 +421,9 @@ fn defs_of(schema: &Value) -> Vec<(&str, &Value)> {
     }
 }
 
-/// [`output_declaration`] of a schema already inlined.
-fn output_declaration_inlined(schema: &Value) -> OutputDeclaration {
-    OutputDeclaration {
-        aliases: defs_of(schema)
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), alias(k, &ts_type(v, 1))))
-            .collect(),
-        ty: ts_type(schema, 1),
-    }
+/// An output schema's identity: tools share one `Arc`.
+fn key(output: &Arc<OutputSchema>) -> usize {
+    Arc::as_ptr(output) as usize
 }
 
 /// `type Name = <ty>;` for definition `def`.
@@ -460,15 +436,23 @@ fn alias(def: &str, ty: &str) -> String {
 /// Schemas are read with shared subschemas inlined again (through a
 /// [`SharedView`]): only recursive `$defs` become named types, whose names
 /// mean the same in every tool (shared definitions are named per tool).
-pub fn tool_declaration(t: &Tool) -> String {
-    tool_declaration_parts(t).concat()
+///
+/// # Errors
+/// When the output text is not JSON.
+pub fn tool_declaration(t: &Tool) -> Result<String> {
+    let output = t
+        .output_schema
+        .as_deref()
+        .map(output_declaration)
+        .transpose()?;
+    Ok(tool_declaration_parts(t, output.as_ref()).concat())
 }
 
 /// [`tool_declaration`] in the parts tools may share: each alias line
 /// (with its newline), the method's doc line and head up to `Promise<`,
-/// the output type, and the closing `>;`. The output's part is the
-/// declaration the catalogue made with the schema.
-pub fn tool_declaration_parts(t: &Tool) -> Vec<String> {
+/// the output type, and the closing `>;`. The output's part is `output`,
+/// its declaration (see [`OutputDeclarations`]).
+pub fn tool_declaration_parts(t: &Tool, output: Option<&OutputDeclaration>) -> Vec<String> {
     let mut parts = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
     let inlined;
@@ -492,7 +476,6 @@ pub fn tool_declaration_parts(t: &Tool) -> Vec<String> {
             parts.push(line);
         }
     }
-    let output = t.output_schema.as_ref().map(|o| &o.declaration);
     for (k, alias) in output.iter().flat_map(|o| &o.aliases) {
         if !seen.contains(&k.as_str()) {
             seen.push(k);
@@ -559,13 +542,47 @@ mod tests {
     /// The declaration parts as made before [`SharedView`]: the schema
     /// inlined first, then rendered.
     fn eager(schema: &Value) -> OutputDeclaration {
-        output_declaration_inlined(&inline_shared(schema))
+        let inlined = inline_shared(schema);
+        OutputDeclaration {
+            aliases: defs_of(&inlined)
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), alias(k, &ts_type(v, 1))))
+                .collect(),
+            ty: ts_type(&inlined, 1),
+        }
     }
 
     fn rule(label: &str) -> Value {
         json!({"type": "object", "title": "Rule",
             "description": format!("A rule for {label}, long enough to be worth sharing."),
             "properties": {"email": {"type": "string"}, "domain": {"type": "string"}}})
+    }
+
+    #[test]
+    fn shared_texts_declare_as_their_unshared_schema() {
+        // `part` repeats and refers back to the recursive `node`, which
+        // holds it: shared, it becomes a definition on a circle, which a
+        // view of the shared text alone names (per tool). `rule` is kept
+        // for a `$ref` with siblings and still read in place elsewhere.
+        let part = json!({"type": "object", "description": "x".repeat(200),
+            "properties": {"owner": {"$ref": "#/$defs/node"}, "note": {"type": "string"}}});
+        let unshared = json!({"type": "object", "properties": {
+            "a": part.clone(), "b": part.clone(), "n": {"$ref": "#/$defs/node"},
+            "r": {"$ref": "#/$defs/rule"}, "s": {"$ref": "#/$defs/rule", "description": "kept"}
+        }, "$defs": {"node": {"type": "object", "properties": {"child": part}}, "rule": rule("x")}});
+        let kept = crate::schema::kept_defs(&unshared, &[]);
+        assert_eq!(
+            kept,
+            [("node".to_owned(), false), ("rule".to_owned(), true)]
+        );
+        let mut shared = unshared.clone();
+        assert!(share_repeated(&mut shared) > 0);
+        let output = OutputSchema {
+            text: crate::ir::SchemaText(Arc::from(shared.to_string())),
+            declared_defs: kept,
+        };
+        assert_eq!(output_declaration(&output).unwrap(), eager(&unshared));
+        assert_ne!(declaration_of(&shared), eager(&unshared), "{shared}");
     }
 
     #[test]
@@ -615,7 +632,7 @@ mod tests {
             &rule("z"),
             &json!(true),
         ] {
-            assert_eq!(output_declaration(schema), eager(schema), "{schema}");
+            assert_eq!(declaration_of(schema), eager(schema), "{schema}");
         }
         assert!(SharedView::new(&deep).is_none());
         let kept = |s: &Value| -> Vec<String> {
@@ -628,6 +645,6 @@ mod tests {
         };
         assert_eq!(kept(&shared), ["node"]);
         assert_eq!(kept(&sibling), ["node", "rule"]);
-        assert!(output_declaration(&sibling).ty.contains("s?: Rule"));
+        assert!(declaration_of(&sibling).ty.contains("s?: Rule"));
     }
 }

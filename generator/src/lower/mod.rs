@@ -15,9 +15,7 @@ use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
 use crate::config::{ForgeConfig, InvalidOperation, SchemaProfile};
-use crate::emit::typescript::{DeclaredTypes, output_declaration, output_declaration_with};
 use crate::error::{GenerateError, Result, push_pointer};
-use crate::ir::OutputDeclaration;
 use crate::ir::{
     Annotations, Catalogue, Envelope, HttpMethod, OutputSchema, Product, Route, SchemaText,
     Skipped, Tool,
@@ -28,8 +26,8 @@ use crate::policy::{OpRef, Policy};
 use crate::refs::deref;
 use crate::schema::strict::strict_input_schema;
 use crate::schema::{
-    BodyCopies, MemoBody, Placed, fill_memo_bodies, nesting, nesting_placed, place_memo_bodies,
-    share_repeated, share_repeated_placed,
+    BodyCopies, MemoBody, Placed, fill_memo_bodies, kept_defs, nesting, nesting_placed,
+    place_memo_bodies, share_repeated, share_repeated_placed,
 };
 use crate::schema::{
     Cycles, DefMemo, INPUT_BUDGET, Limits, OUTPUT_BUDGET, SchemaConverter, SchemaMode,
@@ -59,20 +57,22 @@ pub(crate) struct LowerCtx<'a> {
     pub def_memo: DefMemo,
     /// Those bodies as shared schemas hold them.
     pub body_copies: BodyCopies,
-    /// Those bodies' TypeScript types as output declarations read them.
-    pub declared_types: DeclaredTypes,
 }
 
 /// A memoised response schema: its text and, for a success schema, the
 /// output it gives.
 pub(crate) type Memoised = (SchemaText, Option<Arc<Output>>);
 
+/// An output schema made: the definitions its declaration names, its
+/// interned (shared) text and its nesting.
+pub(crate) type Shared = (Vec<(String, bool)>, SchemaText, usize);
+
 /// What a tool's success schema gives it.
 #[derive(Debug)]
 pub(crate) struct Output {
     /// How the success body is unwrapped.
     pub envelope: Envelope,
-    /// The output schema (text and declaration; see [`OutputSchema`]).
+    /// The output schema (text and declared definitions; see [`OutputSchema`]).
     pub schema: Option<Arc<OutputSchema>>,
     /// Arrays and objects nested in the schema (see [`TOOL_SCHEMA_MAX_NESTING`]).
     pub nesting: usize,
@@ -200,9 +200,9 @@ impl<'a> LowerCtx<'a> {
 
     /// The output schema (and envelope) a converted success schema gives
     /// (or its absence): the policy's unwrapping, then sharing of repeated
-    /// subschemas. The declaration is made of the schema before sharing:
-    /// the names of its types are then those of the spec's recursive
-    /// definitions, the same in every tool.
+    /// subschemas. The definitions its declaration names are found before
+    /// sharing: they are then the spec's recursive definitions, the same
+    /// in every tool.
     pub fn output(&self, success: Option<Value>) -> Result<Output> {
         let (envelope, schema) = success::policy_output(&*self.policy, success);
         let shared = schema
@@ -211,16 +211,13 @@ impl<'a> LowerCtx<'a> {
         Ok(Self::shared_output(envelope, shared))
     }
 
-    /// An output schema's declaration (made before sharing), its interned
-    /// shared text and its nesting.
-    fn declared_and_shared(
-        &self,
-        mut output: Value,
-    ) -> Result<(OutputDeclaration, SchemaText, usize)> {
-        let declaration = output_declaration(&output);
+    /// An output schema's declared definitions (found before sharing), its
+    /// interned shared text and its nesting.
+    fn declared_and_shared(&self, mut output: Value) -> Result<Shared> {
+        let declared = kept_defs(&output, &[]);
         self.share(&mut output);
         let text = self.intern(&output)?;
-        Ok((declaration, text, nesting(&output)))
+        Ok((declared, text, nesting(&output)))
     }
 
     /// [`LowerCtx::output`] of a converted success schema whose root `$defs`
@@ -233,10 +230,10 @@ impl<'a> LowerCtx<'a> {
         let (envelope, schema) = success::policy_output(&*self.policy, Some(success));
         let shared = match schema {
             Some(mut output) if holds_placeholders(&output, bodies) => {
-                let declaration = output_declaration_with(&output, bodies, &self.declared_types);
+                let declared = kept_defs(&output, bodies);
                 let placed = self.share_with(&mut output, bodies);
                 let text = self.intern_placed(&output, &placed)?;
-                Some((declaration, text, nesting_placed(&output, &placed)))
+                Some((declared, text, nesting_placed(&output, &placed)))
             }
             Some(mut output) => {
                 fill_memo_bodies(&mut output, bodies);
@@ -247,15 +244,16 @@ impl<'a> LowerCtx<'a> {
         Ok(Self::shared_output(envelope, shared))
     }
 
-    /// The output of a schema with its declaration, its interned (shared)
-    /// text and its nesting.
-    pub fn shared_output(
-        envelope: Envelope,
-        shared: Option<(OutputDeclaration, SchemaText, usize)>,
-    ) -> Output {
+    /// The output of a schema with its declared definitions, its interned
+    /// (shared) text and its nesting.
+    pub fn shared_output(envelope: Envelope, shared: Option<Shared>) -> Output {
         let nesting = shared.as_ref().map_or(0, |(_, _, nesting)| *nesting);
-        let schema =
-            shared.map(|(declaration, text, _)| Arc::new(OutputSchema { declaration, text }));
+        let schema = shared.map(|(declared_defs, text, _)| {
+            Arc::new(OutputSchema {
+                text,
+                declared_defs,
+            })
+        });
         Output {
             envelope,
             schema,
@@ -325,14 +323,13 @@ pub fn build_catalogue_with(
 }
 
 /// The caches the operations of one catalogue shared (texts, converted
-/// responses, def bodies and their copies and types), given back to be
+/// responses, def bodies and their copies), given back to be
 /// freed where it costs no one a wait: Stripe's take ~2.5 ms to free.
 pub(crate) type Caches = (
     Mutex<HashMap<u64, Vec<Arc<str>>>>,
     Mutex<HashMap<Arc<str>, Memoised>>,
     DefMemo,
     BodyCopies,
-    DeclaredTypes,
 );
 
 /// [`build_catalogue_with`], giving back the caches it made as well.
@@ -357,7 +354,6 @@ pub(crate) fn build_catalogue_keeping(
         memo: Mutex::new(HashMap::default()),
         def_memo: DefMemo::default(),
         body_copies: BodyCopies::default(),
-        declared_types: DeclaredTypes::default(),
     };
     let mut tools: Vec<(Tool, Vec<String>, String)> = Vec::new();
     let mut skipped: Vec<Skipped> = Vec::new();
@@ -526,13 +522,7 @@ pub(crate) fn build_catalogue_keeping(
         profile.base_url = Some(server.url);
         profile.server_vars = server.variables;
     }
-    let caches = (
-        ctx.texts,
-        ctx.memo,
-        ctx.def_memo,
-        ctx.body_copies,
-        ctx.declared_types,
-    );
+    let caches = (ctx.texts, ctx.memo, ctx.def_memo, ctx.body_copies);
     let catalogue = Catalogue {
         api: config.api.clone(),
         profile,

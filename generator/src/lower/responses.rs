@@ -6,11 +6,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{LowerCtx, Output};
-use crate::emit::typescript::output_declaration_with;
 use crate::error::{Result, push_pointer};
 use crate::ir::{Envelope, Response};
 use crate::refs::deref;
-use crate::schema::{MemoBody, SchemaMode, nesting_placed};
+use crate::schema::{MemoBody, SchemaMode, kept_defs, nesting_placed};
 
 fn is_json(media: &str) -> bool {
     let m = media
@@ -93,21 +92,17 @@ pub(crate) fn collect(
                 // the policy reads and moves the root only).
                 let unwrapped = (success_candidate && ctx.policy.unwraps(&converted))
                     .then(|| converted.clone());
-                // The declaration reads the schema before sharing, the
+                // The declared definitions are found before sharing, the
                 // bodies where their placeholders are (see `LowerCtx::output`).
-                let declaration = (success_candidate && unwrapped.is_none())
-                    .then(|| output_declaration_with(&converted, &bodies, &ctx.declared_types));
+                let declared = (success_candidate && unwrapped.is_none())
+                    .then(|| kept_defs(&converted, &bodies));
                 let placed = ctx.share_with(&mut converted, &bodies);
                 let text = ctx.intern_placed(&converted, &placed)?;
-                let output = match (unwrapped, declaration) {
+                let output = match (unwrapped, declared) {
                     (Some(original), _) => Some(Arc::new(ctx.output_placed(original, &bodies)?)),
-                    (None, Some(declaration)) => Some(Arc::new(LowerCtx::shared_output(
+                    (None, Some(declared)) => Some(Arc::new(LowerCtx::shared_output(
                         Envelope::None,
-                        Some((
-                            declaration,
-                            text.clone(),
-                            nesting_placed(&converted, &placed),
-                        )),
+                        Some((declared, text.clone(), nesting_placed(&converted, &placed))),
                     ))),
                     (None, None) => None,
                 };
@@ -226,8 +221,8 @@ mod tests {
                 tool.name
             );
             assert_eq!(
-                output.declaration,
-                crate::emit::typescript::output_declaration(&value),
+                crate::emit::typescript::output_declaration(output).unwrap(),
+                crate::emit::typescript::declaration_of(&value),
                 "{}",
                 tool.name
             );
@@ -476,7 +471,10 @@ mod tests {
         let declared = |configure: &dyn Fn(&mut ForgeConfig)| -> Vec<_> {
             tools_with(&spec, configure)
                 .into_iter()
-                .map(|t| t.output_schema.map(|o| o.declaration.clone()))
+                .map(|t| {
+                    t.output_schema
+                        .map(|o| crate::emit::typescript::output_declaration(&o).unwrap())
+                })
                 .collect()
         };
         let shared = declared(&|_| {});

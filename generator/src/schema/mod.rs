@@ -26,8 +26,8 @@ pub(crate) use share::{
     BodyCopies, Placed, nesting_placed, place_memo_bodies, share_repeated_placed,
 };
 pub use share::{
-    DefBody, MIN_SHARED_BYTES, SharedView, fill_memo_bodies, inline_shared, share_repeated,
-    share_repeated_with,
+    DefBody, MIN_SHARED_BYTES, SharedView, fill_memo_bodies, inline_shared, kept_defs,
+    share_repeated, share_repeated_with,
 };
 
 /// Arrays and objects nested in `value` (0 for a scalar).

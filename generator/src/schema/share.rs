@@ -40,7 +40,7 @@ use memo::{Origin, Place, body_copy, places_under, reference};
 #[cfg(test)]
 use view::view_by_expansion;
 pub(crate) use view::written_refs;
-pub use view::{DefBody, SharedView, inline_shared};
+pub use view::{DefBody, SharedView, inline_shared, kept_defs};
 
 /// Smallest encoded subschema worth sharing, in bytes.
 pub const MIN_SHARED_BYTES: usize = 128;

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::{Map, Value};
 
+use crate::schema::MemoBody;
 use crate::schema::cycles::tarjan;
 use crate::small_map;
 
@@ -188,6 +189,38 @@ pub fn inline_shared(schema: &Value) -> Cow<'_, Value> {
     Cow::Owned(out)
 }
 
+/// The root `$defs` entries of `root` that stay named when it is read
+/// inlined (recursive ones, and those a `$ref` with siblings names), in
+/// order, each with whether a `$ref` alone still reads it in place (it is
+/// not recursive), `bodies` standing in their placeholders: what the
+/// TypeScript declaration of an output names as types, decided on the
+/// schema before sharing, so a shared part on a circle is not named per
+/// tool. Read back by [`SharedView::keeping`] on the shared schema.
+pub fn kept_defs(root: &Value, bodies: &[(String, MemoBody)]) -> Vec<(String, bool)> {
+    let placed: Vec<DefBody<'_>> = bodies.iter().map(|(n, b)| b.def_body(n)).collect();
+    if let Some(view) = SharedView::with_bodies(root, &placed) {
+        return view
+            .kept
+            .iter()
+            .map(|(k, _)| ((*k).to_owned(), view.expandable.contains_key(k)))
+            .collect();
+    }
+    let mut whole = root.clone();
+    super::fill_memo_bodies(&mut whole, bodies);
+    let Some(Value::Object(defs)) = whole.get("$defs") else {
+        return Vec::new();
+    };
+    let listed = listed(defs);
+    let (recursive, _) = by_recursion(&listed, &refs_of(&listed));
+    match inline_shared(&whole).get("$defs") {
+        Some(Value::Object(kept)) => kept
+            .keys()
+            .map(|k| (k.clone(), !recursive.contains(k.as_str())))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The longest chain of expansions starting at `name` (itself included),
 /// capped at [`MAX_EXPANSIONS`] (memoised in `longest`).
 fn chain<'a>(
@@ -246,6 +279,33 @@ impl<'a> SharedView<'a> {
     /// bodies): read as if each body stood in its place.
     pub fn with_bodies(root: &'a Value, bodies: &[DefBody<'a>]) -> Option<Self> {
         Self::build(root, bodies, true)
+    }
+
+    /// The view of `schema` that keeps the root `$defs` entries in `kept`
+    /// (in that order; those marked `true` are still read in place of a
+    /// `$ref` alone) and expands every other: a shared schema read as its
+    /// unshared form was, with what that form kept (see [`kept_defs`]).
+    /// Sharing makes no circle of its own (a repeated part holds no copy
+    /// of itself), so every circle passes an entry not read in place and
+    /// reading stops there.
+    pub fn keeping(schema: &'a Value, kept: &[(String, bool)]) -> Self {
+        let defs = schema.get("$defs").and_then(Value::as_object);
+        let Some(defs) = defs else {
+            return SharedView::none();
+        };
+        let stays = |k: &str| kept.iter().any(|(name, in_place)| name == k && !in_place);
+        SharedView {
+            expandable: defs
+                .iter()
+                .filter(|(k, _)| !stays(k))
+                .map(|(k, v)| (k.as_str(), v))
+                .collect(),
+            kept: kept
+                .iter()
+                .filter_map(|(k, _)| defs.get_key_value(k))
+                .map(|(k, v)| (k.as_str(), v))
+                .collect(),
+        }
     }
 
     /// [`SharedView::with_bodies`], finding the kept entries by walking
