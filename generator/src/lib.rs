@@ -4,35 +4,53 @@
 //! The core does no I/O: [`generate`] takes bytes and configuration and
 //! returns file contents; the `toolforge` binary reads and writes them.
 
+/// Declares the pipeline's stage modules: crate-private, and public only
+/// with the `oracles` feature, which the generator's own integration tests,
+/// its examples and the `tests` crate turn on to reach a stage directly (a
+/// test surface, not the library's API: [`generate`] and the items
+/// re-exported below are).
+macro_rules! stages {
+    ($($name:ident;)*) => {$(
+        #[cfg(feature = "oracles")]
+        pub mod $name;
+        #[cfg(not(feature = "oracles"))]
+        pub(crate) mod $name;
+    )*};
+}
+
 pub mod commands;
 pub mod config;
-pub mod emit;
 pub mod error;
 pub mod fs_out;
 pub mod ir;
 mod json_text;
-pub mod load;
 pub(crate) mod lower;
 pub mod naming;
-pub mod normalise;
-pub mod policy;
 mod quoted;
-pub mod refs;
-pub mod schema;
-pub mod security;
-pub mod servers;
 pub mod skills;
 mod small_map;
 mod split_parse;
 mod walk;
 mod yaml_scan;
+stages! {
+    emit;
+    load;
+    normalise;
+    policy;
+    refs;
+    schema;
+    security;
+    servers;
+}
 
 pub use config::ForgeConfig;
-pub use emit::{CrateLayout, OutputFile};
+pub use emit::{CrateLayout, OutputFile, RUNTIME_VERSION};
 pub use error::{GenerateError, Result};
+pub use load::{Document, load};
 /// The lowering stage's entry points (spec → IR), for the commands and
 /// the profiling examples; the stage's module itself is private.
 pub use lower::{build_catalogue, build_catalogue_with};
+pub use policy::REGISTRY;
 
 /// The result of one generation.
 #[derive(Debug)]

@@ -326,6 +326,47 @@ fn no_generator_stage_names_a_later_one() {
     );
 }
 
+/// The generator's stage modules (and the helpers only stages read) are
+/// crate-private: `lib.rs` declares them through its `stages!` macro,
+/// public only under the `oracles` test feature, and never as `pub mod`.
+#[test]
+fn generator_stages_are_crate_private() {
+    let lib = root().join("generator/src/lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap_or_else(|e| panic!("{}: {e}", lib.display()));
+    let private = [
+        "emit",
+        "load",
+        "lower",
+        "normalise",
+        "policy",
+        "refs",
+        "schema",
+        "security",
+        "servers",
+    ];
+    let public: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .map(|rest| rest.trim_end_matches(';'))
+        .filter(|name| private.contains(name))
+        .collect();
+    assert!(
+        public.is_empty(),
+        "generator/src/lib.rs: pub mod {public:?}"
+    );
+    let stages = text
+        .split("stages! {")
+        .nth(1)
+        .and_then(|rest| rest.split('}').next())
+        .unwrap_or_else(|| panic!("generator/src/lib.rs has no stages! block"));
+    for name in private.iter().filter(|n| **n != "lower") {
+        assert!(
+            stages.contains(&format!("{name};")),
+            "{name} is not declared by stages!"
+        );
+    }
+}
+
 #[test]
 fn no_new_import_circle_spans_runtime_folders() {
     let found = unexpected_circles("runtime", RUNTIME_CIRCLES);

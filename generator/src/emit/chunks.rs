@@ -55,6 +55,7 @@ pub struct Chunked {
 impl Chunked {
     /// The whole text of entry `name`, joined from its pieces (`None` if
     /// it names no entry).
+    #[cfg(any(test, feature = "oracles"))]
     pub fn text(&self, name: &str) -> Option<String> {
         join(&self.entries, name)
     }
@@ -98,6 +99,7 @@ pub fn free_key<'t>(base: &str, texts: impl Iterator<Item = &'t str> + Clone) ->
 
 /// The whole text of entry `name` of `entries`, joined from its pieces
 /// (`None` if it or an entry it refers to is missing).
+#[cfg(any(test, feature = "oracles"))]
 pub fn join(entries: &BTreeMap<String, Vec<Piece>>, name: &str) -> Option<String> {
     fn push(entries: &BTreeMap<String, Vec<Piece>>, name: &str, out: &mut String) -> Option<()> {
         for piece in entries.get(name)? {

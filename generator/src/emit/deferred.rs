@@ -80,6 +80,7 @@ impl Deferred {
     }
 
     /// Whether no text was given.
+    #[cfg(any(test, feature = "oracles"))]
     pub fn is_empty(&self) -> bool {
         self.texts.is_empty()
     }

@@ -280,6 +280,7 @@ impl SchemaTable {
 
     /// The whole text of entry `name` (a schema text or a declaration
     /// part), joined from its chunks.
+    #[cfg(any(test, feature = "oracles"))]
     pub fn text(&self, name: &str) -> Option<String> {
         super::chunks::join(&self.entries, name).or_else(|| super::chunks::join(&self.parts, name))
     }

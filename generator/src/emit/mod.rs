@@ -113,6 +113,7 @@ pub fn generated_note(config: &ForgeConfig) -> String {
 /// Emits every file of the generated crate. `resolved` is the Code Mode
 /// spec as written by [`crate::emit::resolved::write_document`], when the
 /// options ask for it. Files are sorted by path.
+#[cfg(any(test, feature = "oracles"))]
 pub fn emit(
     cat: &Catalogue,
     config: &ForgeConfig,

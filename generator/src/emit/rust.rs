@@ -354,6 +354,7 @@ pub fn product_module(
 /// [`product_module`] laid out entirely by `prettyplease`: the reference
 /// the direct layout of tool statics is checked against.
 #[doc(hidden)]
+#[cfg(any(test, feature = "oracles"))]
 pub fn product_module_reference(
     product: &Product,
     interned: Option<&[ToolSchemas]>,

@@ -61,6 +61,7 @@ fn union(parts: Vec<String>) -> String {
 }
 
 /// Renders a JSON Schema as a TypeScript type.
+#[cfg(any(test, feature = "oracles"))]
 pub fn ts_type(schema: &Value, depth: usize) -> String {
     ts(schema, depth, &Reader::new(&SharedView::none()), 0)
 }

@@ -12,6 +12,7 @@ pub mod registry;
 pub mod resource_names;
 pub mod versions;
 
+#[cfg(any(test, feature = "oracles"))]
 pub use crate::naming::token_env_name;
 pub use registry::{PolicyKind, REGISTRY};
 
@@ -157,7 +158,6 @@ pub trait ApiPolicy: Sync + std::fmt::Debug {
 /// forge.json's `policy` names (its methods are reached through `Deref`).
 #[derive(Debug, Clone, Copy)]
 pub struct Policy {
-    kind: PolicyKind,
     rules: &'static dyn ApiPolicy,
 }
 
@@ -165,14 +165,8 @@ impl Policy {
     /// Policy of the given kind (its [`REGISTRY`] entry's rules).
     pub fn new(kind: PolicyKind) -> Self {
         Self {
-            kind,
             rules: kind.registered().rules,
         }
-    }
-
-    /// Which kind.
-    pub fn kind(&self) -> PolicyKind {
-        self.kind
     }
 
     /// The merged-path decision for every path of `doc` (its `paths`

@@ -21,14 +21,15 @@ pub mod strict;
 
 pub use convert::{DefMemo, INPUT_BUDGET, MemoBody, OUTPUT_BUDGET, SchemaConverter};
 pub use cycles::Cycles;
-pub use object::{ObjectShape, object_shape};
+#[cfg(any(test, feature = "oracles"))]
+pub use object::ObjectShape;
+pub use object::object_shape;
 pub(crate) use share::{
     BodyCopies, Placed, nesting_placed, place_memo_bodies, share_repeated_placed,
 };
-pub use share::{
-    DefBody, MIN_SHARED_BYTES, SharedView, fill_memo_bodies, inline_shared, kept_defs,
-    share_repeated, share_repeated_with,
-};
+pub use share::{SharedView, fill_memo_bodies, inline_shared, kept_defs, share_repeated};
+#[cfg(any(test, feature = "oracles"))]
+pub use share::{DefBody, MIN_SHARED_BYTES, share_repeated_with};
 
 /// Arrays and objects nested in `value` (0 for a scalar).
 pub(crate) fn nesting(value: &serde_json::Value) -> usize {

@@ -374,11 +374,6 @@ impl<'a> SharedView<'a> {
         Some(view)
     }
 
-    /// The root `$defs` entries the view reads in place of a `$ref`.
-    pub fn expanded_names(&self) -> impl Iterator<Item = &'a str> + '_ {
-        self.expandable.keys().copied()
-    }
-
     /// The definition a `$ref`-only object at `expansions` nested
     /// expansions stands for, as [`inline_shared`] replaces it.
     pub fn expansion(&self, v: &Map<String, Value>, expansions: usize) -> Option<&'a Value> {

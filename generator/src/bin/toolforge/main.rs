@@ -8,12 +8,12 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
+use toolforge_generator::REGISTRY;
 use toolforge_generator::config::{
     ForgeConfig, PolicyKind, SchemaProfile, json_schema, sha256_hex, verify_pin,
 };
 use toolforge_generator::fs_out::{self, EntryKind, Replace};
 use toolforge_generator::ir::Catalogue;
-use toolforge_generator::policy::REGISTRY;
 use toolforge_generator::{CrateLayout, OutputFile, generate_into};
 
 mod corpus;
@@ -62,7 +62,7 @@ enum ProfileArg {
 }
 
 /// `--policy`: one of the policy registry's names
-/// (`toolforge_generator::policy::REGISTRY`).
+/// (`toolforge_generator::REGISTRY`).
 fn policy_parser() -> impl clap::builder::TypedValueParser<Value = PolicyKind> {
     use clap::builder::TypedValueParser as _;
     clap::builder::PossibleValuesParser::new(REGISTRY.iter().map(|r| r.name))

@@ -22,9 +22,11 @@ use crate::error::escape_token;
 #[cfg(any(test, feature = "oracles"))]
 pub use oracle::{resolve_document, split_merged_paths};
 
+pub use writer::write_document;
+#[cfg(any(test, feature = "oracles"))]
 pub use writer::{
     GENERATED_KEY, INLINE_MARKER, INLINE_MIN_NODES, INLINE_REFS_KEY, SHARED_INLINE_MAX,
-    SHARED_REFS_KEY, write_document,
+    SHARED_REFS_KEY,
 };
 
 /// How much deeper than a tool schema the resolved document may nest

@@ -25,7 +25,9 @@ mod defer;
 mod members;
 
 use defer::Deferral;
-pub use defer::{INLINE_MARKER, INLINE_MIN_NODES, INLINE_REFS_KEY};
+pub use defer::INLINE_REFS_KEY;
+#[cfg(any(test, feature = "oracles"))]
+pub use defer::{INLINE_MARKER, INLINE_MIN_NODES};
 use members::object_members;
 
 /// Root key naming the generator and release.
