@@ -26,8 +26,8 @@ use serde_json::{Map, Value, json};
 
 use crate::catalogue::Catalogue;
 use crate::codemode::{Mode, ModeSetup};
+use crate::config::servers::parse_server_var;
 use crate::config::{Exposure, UpstreamConfig, upstream_base};
-use crate::profile::servers::parse_server_var;
 use crate::request::build_request;
 #[cfg(feature = "codemode")]
 use crate::sandbox::{Limits, SandboxConfig, WorkerCommand};

@@ -1,6 +1,8 @@
 //! Server configuration: exposure policy and upstream base URL rules (the
 //! per-API defaults are in the catalogue's [`crate::profile::Profile`]).
 
+pub mod servers;
+
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 use std::time::Duration;
@@ -8,7 +10,6 @@ use std::time::Duration;
 use url::{Host, Url};
 
 use crate::catalogue::{Catalogue, ToolDef};
-use crate::profile::servers::server_url;
 
 /// Where an upstream URL under check came from, named in its errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,7 +162,7 @@ pub fn upstream_base(
             api: catalogue.api.to_owned(),
         });
     };
-    let raw = server_url(template, profile.server_vars, server_vars)?;
+    let raw = servers::server_url(template, profile.server_vars, server_vars)?;
     if let Err(url::ParseError::RelativeUrlWithoutBase) = Url::parse(&raw) {
         return Err(ConfigError::RelativeServer {
             api: catalogue.api.to_owned(),

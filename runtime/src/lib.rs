@@ -71,6 +71,7 @@ mod mode;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 pub mod outcome;
+pub mod pages;
 pub mod profile;
 pub mod progress;
 pub mod redact;

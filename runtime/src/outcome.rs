@@ -239,7 +239,7 @@ pub(crate) fn empty_list_note(call: Call<'_>, json: Option<&Value>) -> Option<St
     if !call.profile.envelope.list(json?)?.is_empty() {
         return None;
     }
-    call.profile.refusals.empty_list_note(call.tool)
+    call.profile.refusals.empty_list_note(call.tool.permissions)
 }
 
 fn push_messages(msg: &mut String, envelope: BodyEnvelope, body: &Value, text: Option<&str>) {

@@ -6,7 +6,7 @@
 //! reads it and never compares API names. A profile says
 //!
 //! - where the API lives ([`Profile::base_url`], a URL template whose
-//!   [`Profile::server_vars`] are filled by [`servers::server_url`]) and
+//!   [`Profile::server_vars`] are filled by `config::servers::server_url`) and
 //!   which environment variable holds its token ([`Profile::token_env`]);
 //! - the shape of its response bodies ([`BodyEnvelope`]): JSON pointers to
 //!   the payload, a failure flag (`false` is a failure even with a 2xx
@@ -49,16 +49,12 @@ pub mod identity;
 pub mod pagination;
 pub mod servers;
 
-use serde_json::Value;
-
-use crate::catalogue::{ParamLocation, ToolDef};
-use crate::request::Args;
 use crate::security::{Requirement, SecurityScheme};
 
 pub use accounts::{AccountFill, AccountList};
 pub use envelope::BodyEnvelope;
 pub use identity::{Identity, IdentityProbe};
-pub use pagination::{Answer, PageNext, Pagination};
+pub use pagination::Pagination;
 pub use servers::ServerVar;
 
 /// Where `{permissions}` goes in the [`Refusals`] texts.
@@ -168,29 +164,6 @@ impl Profile {
         }
     }
 
-    /// The argument of `tool` to fill with the default account because
-    /// the caller omitted it (absent, `null` or empty): a path argument
-    /// naming an account, or the ID of a merged route whose selector picks
-    /// an account scope. `None` when the profile fills no accounts.
-    pub fn account_slot(&self, tool: &ToolDef, args: &Args) -> Option<&'static str> {
-        let AccountFill::FromList(_) = self.accounts else {
-            return None;
-        };
-        let missing = |arg: &str| match args.get(arg) {
-            None | Some(Value::Null) => true,
-            Some(Value::String(s)) => s.is_empty(),
-            Some(_) => false,
-        };
-        let selector = self
-            .merged
-            .and_then(|m| Some((m.arg, args.get(m.arg)?.as_str()?)));
-        tool.params
-            .iter()
-            .filter(|p| p.location == ParamLocation::Path)
-            .find(|p| self.is_account_arg(p.arg, selector) && missing(p.arg))
-            .map(|p| p.arg)
-    }
-
     /// Whether path argument `arg` names an account, given the merged
     /// route's selector (`(argument, value)`) when there is one. Always
     /// false when the profile fills no accounts.
@@ -245,26 +218,26 @@ impl Refusals {
         empty_list: None,
     };
 
-    /// The explanation of a refused call to `tool`.
-    pub fn advice(&self, tool: &ToolDef) -> String {
-        if tool.permissions.is_empty() {
+    /// The explanation of a refused call to a tool documenting
+    /// `permissions`.
+    pub fn advice(&self, permissions: &[&str]) -> String {
+        if permissions.is_empty() {
             self.unknown.to_owned()
         } else {
-            fill_permissions(self.grant, tool)
+            fill_permissions(self.grant, permissions)
         }
     }
 
-    /// The note for an empty list from `tool`, when the profile flags them
-    /// and the tool documents permissions.
-    pub fn empty_list_note(&self, tool: &ToolDef) -> Option<String> {
+    /// The note for an empty list from a tool documenting `permissions`,
+    /// when the profile flags them and the tool documents some.
+    pub fn empty_list_note(&self, permissions: &[&str]) -> Option<String> {
         let text = self.empty_list?;
-        (!tool.permissions.is_empty()).then(|| fill_permissions(text, tool))
+        (!permissions.is_empty()).then(|| fill_permissions(text, permissions))
     }
 }
 
-fn fill_permissions(text: &str, tool: &ToolDef) -> String {
-    let perms = tool
-        .permissions
+fn fill_permissions(text: &str, permissions: &[&str]) -> String {
+    let perms = permissions
         .iter()
         .map(|p| format!("`{p}`"))
         .collect::<Vec<_>>()

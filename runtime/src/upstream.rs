@@ -279,7 +279,7 @@ impl Upstream {
             .get_all(http::header::LINK)
             .iter()
             .filter_map(|v| v.to_str().ok())
-            .find_map(crate::profile::pagination::next_target)
+            .find_map(crate::pages::next_target)
             .map(|target| scrub(target.to_owned()));
         if resp
             .content_length()

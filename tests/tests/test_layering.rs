@@ -14,21 +14,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Import circles across runtime folders today, each as the folders it
-/// holds (sorted); a circle found must lie within one of them. The first
-/// is the knot issue 41 item 3 unties (the caches in `profile/` that call
-/// the upstream, `upstream.rs` reading the config); the second is Code
-/// Mode and OAuth reaching back into `server/` for its types.
-const RUNTIME_CIRCLES: &[&[&str]] = &[
-    &[
-        "catalogue",
-        "config",
-        "credential",
-        "profile",
-        "request",
-        "upstream",
-    ],
-    &["codemode", "oauth", "server"],
-];
+/// holds (sorted); a circle found must lie within one of them. The one
+/// left is Code Mode and OAuth reaching back into `server/` for its types
+/// (`oauth/` becomes a crate of its own, issue 41 item 2).
+const RUNTIME_CIRCLES: &[&[&str]] = &[&["codemode", "oauth", "server"]];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -375,5 +364,23 @@ fn no_new_import_circle_spans_runtime_folders() {
         "import circles across runtime/src folders not in RUNTIME_CIRCLES \
          (tests/tests/test_layering.rs):\n{}",
         found.join("\n")
+    );
+}
+
+/// `profile/` is data: the profile's types, which the catalogue holds. What
+/// reads them for a tool or a call (paging in `pages/`, the account and
+/// identity caches in `server/`, the server URL in `config/`) lives above
+/// it, so `profile/` names no runtime folder but `security`.
+#[test]
+fn the_runtime_profile_holds_data_only() {
+    let named: Vec<String> = arrows("runtime")
+        .into_iter()
+        .filter(|((from, to), _)| from == "profile" && to != "security")
+        .map(|((_, to), files)| format!("  profile -> {to} ({files:?})"))
+        .collect();
+    assert!(
+        named.is_empty(),
+        "profile/ names other runtime folders:\n{}",
+        named.join("\n")
     );
 }

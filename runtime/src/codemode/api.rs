@@ -77,7 +77,7 @@ fn paging(
     profile: &crate::profile::Profile,
     tool: &ToolDef,
     query: Option<&Map<String, Value>>,
-    answer: crate::profile::Answer<'_>,
+    answer: crate::pages::Answer<'_>,
 ) -> Option<Value> {
     if !profile.pagination.applies(tool) {
         return None;
@@ -88,8 +88,8 @@ fn paging(
             .pagination
             .next_query(&profile.envelope, tool, query.unwrap_or(&empty), answer)?;
     let next = match next {
-        crate::profile::PageNext::Next(query) => Value::Object(query),
-        crate::profile::PageNext::Last => Value::Null,
+        crate::pages::PageNext::Next(query) => Value::Object(query),
+        crate::pages::PageNext::Last => Value::Null,
     };
     let items = profile.envelope.items.unwrap_or("");
     Some(json!({ "next": next, "items": items }))
@@ -282,7 +282,7 @@ impl ApiHost {
         out.insert("status".into(), json!(status.as_u16()));
         let url = format!("{}{path}", self.direct.upstream().base());
         if let Some(paging) = json.as_ref().and_then(|body| {
-            let answer = crate::profile::Answer {
+            let answer = crate::pages::Answer {
                 body,
                 next_link: response.next_link.as_deref(),
                 url: &url,

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::testing::{ENVELOPED, GENERIC, MERGED, TOKENS_URL};
 use super::*;
-use crate::catalogue::{ParamDef, ParamStyle};
+use crate::catalogue::{ParamDef, ParamLocation, ParamStyle, ToolDef};
 use crate::request::testing::{args, custom};
 
 fn with_path_params(names: &'static [&'static str]) -> &'static ToolDef {
@@ -99,17 +99,27 @@ fn the_enveloped_profile_reads_its_wrapper() {
 fn refusal_texts_name_the_permissions() {
     let needs = custom(|t| t.permissions = &["DNS Read", "DNS Write"]);
     let none = custom(|_| {});
-    let text = ENVELOPED.refusals.advice(needs);
+    let text = ENVELOPED.refusals.advice(needs.permissions);
     assert!(text.contains("`DNS Read`, `DNS Write`"), "{text}");
     assert!(text.contains(TOKENS_URL), "{text}");
     assert!(!text.contains(PERMISSIONS_PLACEHOLDER), "{text}");
-    assert!(ENVELOPED.refusals.advice(none).contains(TOKENS_URL));
-    let generic = GENERIC.refusals.advice(needs);
+    assert!(
+        ENVELOPED
+            .refusals
+            .advice(none.permissions)
+            .contains(TOKENS_URL)
+    );
+    let generic = GENERIC.refusals.advice(needs.permissions);
     assert!(generic.contains("`DNS Read`, `DNS Write`"), "{generic}");
     assert!(generic.contains("credential the server uses"), "{generic}");
-    assert!(ENVELOPED.refusals.empty_list_note(needs).is_some());
-    assert_eq!(ENVELOPED.refusals.empty_list_note(none), None);
-    assert_eq!(GENERIC.refusals.empty_list_note(needs), None);
+    assert!(
+        ENVELOPED
+            .refusals
+            .empty_list_note(needs.permissions)
+            .is_some()
+    );
+    assert_eq!(ENVELOPED.refusals.empty_list_note(none.permissions), None);
+    assert_eq!(GENERIC.refusals.empty_list_note(needs.permissions), None);
 }
 
 #[test]

@@ -14,13 +14,13 @@ use std::sync::OnceLock;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 
+use super::accounts::AccountCache;
+use super::identity::{IdentityCache, Lookup};
 use crate::authz::Connection;
 use crate::catalogue::{Catalogue, ToolDef};
 use crate::credential::Credential;
 use crate::metrics::CallOutcome;
 use crate::outcome::{Call, map_response, tool_error};
-use crate::profile::accounts::AccountCache;
-use crate::profile::identity::{IdentityCache, Lookup};
 use crate::profile::{AccountFill, Profile};
 use crate::request::{Args, build_request};
 use crate::schema_check::SchemaChecks;

@@ -12,6 +12,7 @@
 
 #[cfg(feature = "http")]
 mod accept;
+pub mod accounts;
 #[cfg(feature = "http")]
 mod allowlist;
 #[cfg(feature = "http")]
@@ -28,6 +29,7 @@ pub mod handler;
 pub mod health;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod identity;
 mod jsonrpc_guard;
 mod limits;
 pub mod listing;

@@ -9,7 +9,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
 
 use crate::catalogue::ToolDef;
-use crate::profile::{Answer, PageNext, Profile};
+use crate::pages::{Answer, PageNext};
+use crate::profile::Profile;
 use crate::request::Args;
 use crate::upstream::UpstreamResponse;
 

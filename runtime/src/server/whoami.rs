@@ -1,6 +1,6 @@
 //! The `whoami` tool: the credential's identity as a stable string
 //! (`user:<id>`, `account:<id>`), found by the profile's identity probes
-//! ([`crate::profile::identity`]) and cached per credential.
+//! ([`super::identity`]) and cached per credential.
 //!
 //! It is listed in every mode (beside the operations in direct mode, the
 //! `code` tool, or `search` and `execute`) when the profile declares an
