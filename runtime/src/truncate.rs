@@ -208,8 +208,10 @@ fn finish(value: Value, mut note: TruncationNote) -> (Value, Option<TruncationNo
     (value, Some(note))
 }
 
-/// Exact compact JSON length.
-pub fn json_len(value: &Value) -> usize {
+/// Exact compact JSON length of `value` (a `Value`, or an argument map
+/// as it stands): the runtime's one JSON size, counted while serialising
+/// into nothing, so it never allocates.
+pub fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
     struct Count(usize);
     impl Write for Count {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -427,6 +429,17 @@ fn remove_pointer(value: &mut Value, pointer: &str) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn json_len_is_the_compact_encoding_length() {
+        let value = serde_json::json!({"a": [1, 2.5, null, true], "é\"": "x\ny", "n": {"m": -3}});
+        let Some(map) = value.as_object() else {
+            unreachable!("an object")
+        };
+        let expected = serde_json::to_string(&value).map_or(0, |s| s.len());
+        assert_eq!(super::json_len(&value), expected);
+        assert_eq!(super::json_len(map), expected);
+    }
+
     use super::*;
     use serde_json::json;
 

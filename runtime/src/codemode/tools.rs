@@ -14,7 +14,7 @@ use super::routes::{levenshtein, shown};
 use crate::authz::Connection;
 use crate::credential::Credential;
 use crate::sandbox::{HostApi, HostFuture, HostRequest, ToolCall};
-use crate::server::direct::{Direct, json_size};
+use crate::server::direct::Direct;
 
 /// Most tool names suggested for an unknown one.
 const MAX_SUGGESTIONS: usize = 5;
@@ -58,11 +58,11 @@ impl ToolHost {
                 tool.name, tool.name
             ));
         };
-        let size = json_size(args.iter());
+        let size = crate::truncate::json_len(&args);
         let max = self.direct.max_argument_bytes();
         if size > max {
             return Err(format!(
-                "codemode.{}: the arguments are too large: about {size} bytes, and this server accepts at most {max}",
+                "codemode.{}: the arguments are too large: {size} bytes, and this server accepts at most {max}",
                 tool.name
             ));
         }

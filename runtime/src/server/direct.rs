@@ -308,18 +308,3 @@ impl Direct {
         Ok(())
     }
 }
-
-/// Approximate encoded size of a JSON object's entries (stops counting
-/// precisely once it is clearly large; never allocates).
-pub(crate) fn json_size<'a>(entries: impl Iterator<Item = (&'a String, &'a Value)>) -> usize {
-    fn value(v: &Value) -> usize {
-        match v {
-            Value::Null | Value::Bool(_) => 5,
-            Value::Number(_) => 24,
-            Value::String(s) => s.len() + 2,
-            Value::Array(items) => 2 + items.iter().map(|i| value(i) + 1).sum::<usize>(),
-            Value::Object(map) => 2 + json_size(map.iter()),
-        }
-    }
-    entries.map(|(k, v)| k.len() + 4 + value(v)).sum()
-}

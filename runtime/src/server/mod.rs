@@ -73,7 +73,7 @@ use crate::outcome::tool_error;
 use crate::progress::ProgressFn;
 use crate::schema_profile::{SchemaChoice, SchemaProfile, strict_input_schema};
 use crate::upstream::{Upstream, UpstreamError};
-use direct::{Direct, json_size};
+use direct::Direct;
 use listing::Variant;
 
 /// The transports' decoding steps, callable without a session: what the
@@ -457,7 +457,7 @@ impl Core {
         };
         let surface = self.mode().as_str();
         if let Some(args) = &arguments {
-            let size = json_size(args.iter());
+            let size = crate::truncate::json_len(args);
             if size > self.max_argument_bytes {
                 metrics::tool_call(
                     tool.name,
@@ -467,7 +467,7 @@ impl Core {
                 );
                 return Err(ErrorData::invalid_params(
                     format!(
-                        "the arguments of `{}` are too large: about {size} bytes, and this server accepts at most {}",
+                        "the arguments of `{}` are too large: {size} bytes, and this server accepts at most {}",
                         tool.name, self.max_argument_bytes
                     ),
                     None,

@@ -454,6 +454,20 @@ async fn exposure_policy_unknown_tools_and_bad_arguments() {
         .await
         .unwrap_err();
     assert!(err.message.contains("too large"), "{}", err.message);
+    // the limit is the arguments' exact compact JSON size (here 10,000
+    // bytes: `{"account_id":"` + value + `"}`), one byte over is refused
+    let at_limit = args(json!({"account_id": "a".repeat(10_000 - 17)}));
+    assert_eq!(crate::truncate::json_len(&at_limit), 10_000);
+    // (past the size check: a tool result, here the validation's refusal)
+    let t = text(&core.call("acct_get", at_limit, None).await.unwrap());
+    assert!(!t.contains("too large"), "{t}");
+    let over = args(json!({"account_id": "a".repeat(10_000 - 16)}));
+    let err = core.call("acct_get", over, None).await.unwrap_err();
+    assert!(
+        err.message.contains("too large: 10001 bytes"),
+        "{}",
+        err.message
+    );
     // unknown products are refused at start
     assert!(Exposure::new(catalogue(), Some(vec!["nope".into()]), false).is_err());
     assert!(Exposure::new(catalogue(), Some(vec!["other".into()]), true).is_err());
