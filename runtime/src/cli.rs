@@ -18,19 +18,15 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-#[cfg(feature = "codemode")]
-use anyhow::Context as _;
 use anyhow::bail;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 
 use crate::catalogue::Catalogue;
-use crate::codemode::{Mode, ModeSetup};
+use crate::codemode::Mode;
 use crate::config::servers::parse_server_var;
 use crate::config::{Exposure, UpstreamConfig, upstream_base};
 use crate::request::build_request;
-#[cfg(feature = "codemode")]
-use crate::sandbox::{Limits, SandboxConfig, WorkerCommand};
 use crate::schema_profile::{SchemaChoice, SchemaProfile};
 #[cfg(feature = "http")]
 use crate::server::auth::{TOKENS_ENV, TokenTable};
@@ -44,6 +40,7 @@ use crate::server::listing::{Variant, entry};
 use crate::server::stdio::serve_stdio;
 use crate::server::{Core, CoreOptions};
 use crate::validate::Validators;
+use extensions::Extensions;
 use signals::Signals;
 
 /// HTTP: seconds a client may take to send a request head (from accept, or
@@ -52,6 +49,7 @@ use signals::Signals;
 const HEADER_READ_TIMEOUT_SECS: u64 = 10;
 
 mod credentials;
+mod extensions;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod signals;
@@ -427,9 +425,12 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
     if args.oauth_config.is_some() && args.auth != AuthMode::Oauth {
         bail!("--oauth-config is used only with --auth oauth");
     }
+    // Every optional feature's part, built (or refused) before anything
+    // starts; nothing below names a cargo feature but the transport.
+    let mut extensions = Extensions::from_args(&args)?;
     let secrets = credentials::server_secrets(catalogue, &token_env)?;
-    start_metrics(args.metrics_listen, args.metrics_max_connections).await?;
-    let setup = mode_setup(&args)?;
+    extensions.start_metrics().await?;
+    let setup = extensions.mode.take();
     let core = Arc::new(
         Core::with_mode(
             catalogue,
@@ -482,7 +483,7 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
                     secrets.as_ref(),
                 )?)
             } else if args.auth == AuthMode::Oauth {
-                oauth_auth(catalogue, &args, secrets.clone()).await?
+                extensions.oauth_auth(catalogue, secrets.clone()).await?
             } else {
                 let env = |name: &str| std::env::var(name).ok();
                 let mut table = TokenTable::default();
@@ -539,96 +540,6 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
     Ok(())
 }
 
-/// The client authentication of `--auth oauth`; refused when the runtime
-/// was built without the `oauth` feature.
-#[cfg(feature = "http")]
-async fn oauth_auth(
-    catalogue: &Catalogue,
-    args: &ServeArgs,
-    secrets: Option<Arc<crate::credential::ServerSecrets>>,
-) -> anyhow::Result<ClientAuth> {
-    #[cfg(not(feature = "oauth"))]
-    {
-        let _ = (catalogue, args, secrets);
-        Err(unavailable("--auth oauth", "oauth"))
-    }
-    #[cfg(feature = "oauth")]
-    {
-        if args.tokens_file.is_some() {
-            bail!("--auth oauth issues its own client tokens: leave out --tokens-file");
-        }
-        let Some(path) = &args.oauth_config else {
-            bail!("--auth oauth needs --oauth-config FILE (JSON or TOML; see the README, OAuth)");
-        };
-        let setup = oauth::setup(catalogue, path).await?;
-        Ok(ClientAuth::OAuth { setup, secrets })
-    }
-}
-
-/// Installs the recorder and serves `--metrics-listen`, before anything
-/// is counted; refused when the runtime was built without `http`.
-async fn start_metrics(listen: Option<SocketAddr>, max_connections: u64) -> anyhow::Result<()> {
-    let Some(listen) = listen else {
-        return Ok(());
-    };
-    #[cfg(not(feature = "http"))]
-    {
-        let _ = (listen, max_connections);
-        Err(unavailable("--metrics-listen", "http"))
-    }
-    #[cfg(feature = "http")]
-    {
-        let handle = crate::metrics::install()?;
-        let max = usize::try_from(max_connections).unwrap_or(usize::MAX);
-        crate::server::prometheus::spawn_metrics(listen, handle, max).await?;
-        Ok(())
-    }
-}
-
-/// The sandbox setup of `--mode codemode|code` (`None` for direct);
-/// refused when the runtime was built without `codemode`.
-fn mode_setup(args: &ServeArgs) -> anyhow::Result<Option<ModeSetup>> {
-    if args.mode == Mode::Direct {
-        return Ok(None);
-    }
-    #[cfg(not(feature = "codemode"))]
-    {
-        bail!(
-            "--mode {}: {}",
-            args.mode.as_str(),
-            crate::codemode::DISABLED
-        )
-    }
-    #[cfg(feature = "codemode")]
-    {
-        let worker =
-            WorkerCommand::current_exe().context("locating this binary for the sandbox workers")?;
-        let limits = Limits {
-            memory_bytes: args.sandbox_memory_mb.max(1).saturating_mul(1 << 20),
-            cpu_ms: args.sandbox_cpu_ms.max(1),
-            wall_ms: args.sandbox_wall_ms.max(1),
-            max_requests: args.sandbox_max_requests,
-            ..Limits::default()
-        };
-        let config = SandboxConfig::new(worker)
-            .with_workers(args.sandbox_workers)
-            .with_concurrency(args.sandbox_max_workers, args.sandbox_runs_per_client)
-            .with_queue(args.sandbox_queue, args.sandbox_queue_per_client)
-            .with_limits(limits);
-        let mut setup = ModeSetup::new(args.mode, config);
-        setup.spec_artifact = args.spec_artifact.clone();
-        Ok(Some(setup))
-    }
-}
-
-/// The refusal of `flag` by a runtime built without cargo feature `feature`.
-#[cfg(any(not(feature = "http"), not(feature = "oauth")))]
-fn unavailable(flag: &str, feature: &str) -> anyhow::Error {
-    anyhow::anyhow!(
-        "{flag}: this server was built without the `{feature}` feature of toolforge-runtime (rebuild with the feature on, the default)"
-    )
-}
-
 #[cfg(test)]
 #[cfg(feature = "codemode")]
 mod tests {
@@ -678,7 +589,7 @@ mod tests {
         .unwrap();
         assert_eq!(cli.serve.mode, Mode::CodeMode);
         assert_eq!(cli.serve.sandbox_max_requests, 3);
-        let setup = mode_setup(&cli.serve).unwrap().unwrap();
+        let setup = Extensions::from_args(&cli.serve).unwrap().mode.unwrap();
         assert_eq!(setup.sandbox.limits.max_requests, 3);
         assert_eq!(
             setup.spec_artifact.as_deref(),
