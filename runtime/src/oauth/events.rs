@@ -16,6 +16,9 @@ pub enum AuthEvent {
     Revoked,
     /// A bearer token was refused at `/mcp`.
     Rejected,
+    /// A refresh was refused because a step-up is pending (the client
+    /// should authorize again).
+    StepUpRefused,
 }
 
 impl AuthEvent {
@@ -28,6 +31,7 @@ impl AuthEvent {
             Self::UpstreamRefreshed => "upstream_refreshed",
             Self::Revoked => "revoked",
             Self::Rejected => "rejected",
+            Self::StepUpRefused => "step_up_refused",
         }
     }
 }
@@ -42,6 +46,9 @@ pub fn record(event: AuthEvent) {
         AuthEvent::Issued => auth_event(Counted::Issued),
         AuthEvent::Refreshed => auth_event(Counted::Refreshed),
         AuthEvent::Revoked => auth_event(Counted::Revoked),
-        AuthEvent::Authorized | AuthEvent::UpstreamRefreshed | AuthEvent::Rejected => {}
+        AuthEvent::Authorized
+        | AuthEvent::UpstreamRefreshed
+        | AuthEvent::Rejected
+        | AuthEvent::StepUpRefused => {}
     }
 }

@@ -73,6 +73,21 @@ pub struct Grant {
     /// Revoked grants keep their row (so replays are recognised) but
     /// authorize nothing.
     pub revoked: bool,
+    /// The last step-up challenge answered to this grant's session: while
+    /// it is recent, a refresh is refused so the client authorizes again.
+    pub step_up: Option<PendingStepUp>,
+}
+
+/// A step-up challenge sent to a grant's session (the scope asked for and
+/// when): a client that refreshes instead of authorizing again would get
+/// the same narrow token back, so the token endpoint sends it to
+/// `/authorize` while the challenge is recent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingStepUp {
+    /// The catalogue scope the challenge asked for.
+    pub scope: String,
+    /// When the challenge was sent.
+    pub at: UnixTime,
 }
 
 /// Which kind of downstream token a [`TokenRecord`] is.

@@ -115,6 +115,7 @@ async fn mint(
         version: 0,
         refresh_current: None,
         refresh_previous: None,
+        step_up: None,
         revoked: false,
     };
     let wrapped =

@@ -175,6 +175,7 @@ async fn create(
         version: 0,
         refresh_current: None,
         refresh_previous: None,
+        step_up: None,
         revoked: false,
     };
     let record = AuthCode {

@@ -161,6 +161,7 @@ impl OAuthServer {
     /// The authorization decision's view of an authenticated session.
     pub fn connection(&self, session: &Session) -> crate::authz::Connection {
         crate::authz::Connection::OAuth(Arc::new(crate::authz::GrantAccess {
+            grant_id: session.grant_id.clone(),
             scopes: session.scopes.clone(),
             read_only: session.exposure.read_only,
             products: session.exposure.products.clone(),

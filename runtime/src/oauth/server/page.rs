@@ -68,7 +68,9 @@ pub fn consent(c: &Consent<'_>) -> String {
         None => c.scopes.iter().map(|s| s.id.as_str()).collect(),
     };
     let all_scopes = escape(&listed.join(" "));
-    let (all_checked, advanced_checked) = if c.preselected.is_some() {
+    // *Minimal* is the default: clients ask for more as calls need it
+    // (step-up); a step-up's page preselects the asked scopes instead.
+    let (minimal_checked, advanced_checked) = if c.preselected.is_some() {
         ("", " checked")
     } else {
         (" checked", "")
@@ -83,10 +85,10 @@ After you approve, you sign in with <strong id=\"provider\">{provider}</strong>,
 <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\n\
 <input type=\"hidden\" name=\"request\" value=\"{request}\">\n\
 <fieldset><legend>What may this session do?</legend>\n\
-<label><input type=\"radio\" id=\"exposure-minimal\" name=\"exposure\" value=\"minimal\"> Minimal: only what every session needs; your application asks for more when a call needs it</label><br>\n\
+<label><input type=\"radio\" id=\"exposure-minimal\" name=\"exposure\" value=\"minimal\"{minimal_checked}> Minimal: only what every session needs; your application asks for more when a call needs it</label><br>\n\
 <label><input type=\"radio\" id=\"exposure-read_only\" name=\"exposure\" value=\"read_only\"> Read only</label><br>\n\
 <label><input type=\"radio\" id=\"exposure-products\" name=\"exposure\" value=\"products\"> Only the skills chosen below</label><br>\n\
-<label><input type=\"radio\" id=\"exposure-all\" name=\"exposure\" value=\"all\"{all_checked}> Full: everything your account allows</label><br>\n\
+<label><input type=\"radio\" id=\"exposure-all\" name=\"exposure\" value=\"all\"> Full: everything your account allows</label><br>\n\
 <label><input type=\"radio\" id=\"exposure-advanced\" name=\"exposure\" value=\"advanced\"{advanced_checked}> Advanced: exactly the scopes listed here</label>\n\
 <input type=\"text\" id=\"scopes\" name=\"scopes\" value=\"{all_scopes}\" size=\"40\" aria-label=\"Scopes (space separated)\">\n\
 <div class=\"products\">\n{products}</div>\n\
@@ -213,6 +215,31 @@ mod tests {
         assert!(!page.contains("<script>"));
         assert!(!page.contains("alert('x')"));
         assert!(page.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&quot;&amp;"));
+    }
+
+    fn page(preselected: Option<&[String]>) -> String {
+        consent(&Consent {
+            client: "c",
+            client_id: "c",
+            redirect_host: "h",
+            provider: "p",
+            products: &[],
+            scopes: &[],
+            preselected,
+            request: "r",
+            csrf: "t",
+        })
+    }
+
+    #[test]
+    fn minimal_is_the_default_and_a_step_up_preselects_advanced() {
+        let plain = page(None);
+        assert!(plain.contains("value=\"minimal\" checked"), "{plain}");
+        assert_eq!(plain.matches(" checked").count(), 1, "{plain}");
+        let asked = ["zone:read".to_owned()];
+        let step_up = page(Some(&asked));
+        assert!(step_up.contains("value=\"advanced\" checked"), "{step_up}");
+        assert_eq!(step_up.matches(" checked").count(), 1, "{step_up}");
     }
 
     #[test]

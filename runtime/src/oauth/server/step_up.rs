@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::OAuthServer;
 use crate::authz::{GrantAccess, StepUp};
+use crate::oauth::model::PendingStepUp;
 
 /// How a challenge reaches the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +114,28 @@ pub fn challenge(server: &OAuthServer, grant: &GrantAccess, step_up: &StepUp) ->
     )
 }
 
+/// How long after a step-up challenge a refresh of the grant is refused
+/// (10 minutes: time for the user to pass the consent page and the
+/// upstream sign-in). After it, a client that never stepped up refreshes
+/// again (narrow as before); a new challenge starts a new window.
+pub const STEP_UP_WINDOW_SECS: i64 = 600;
+
+/// The scope of the step-up challenge sent to `grant` less than
+/// [`STEP_UP_WINDOW_SECS`] before `now`, if any. A refresh then would
+/// return the same narrow token (a refresh never widens), so the client is
+/// told to authorize again: the pinned TypeScript SDK answers an
+/// `insufficient_scope` 403 by refreshing first, and re-authorizes only
+/// when that fails with `invalid_grant`.
+pub fn pending_step_up(grant: &crate::oauth::model::Grant, now: i64) -> Option<&str> {
+    grant
+        .step_up
+        .as_ref()
+        // A mark a little ahead of this instance's clock (another
+        // instance's) counts as pending too.
+        .filter(|p| p.at.saturating_add(STEP_UP_WINDOW_SECS) > now)
+        .map(|p| p.scope.as_str())
+}
+
 /// A quoted-string's content: printable ASCII without `"` and `\`.
 fn quoted(text: &str) -> String {
     text.chars()
@@ -142,6 +165,21 @@ pub async fn respond(
         Some(d) => d,
         None => delivery_for(server, client_id).await,
     };
+    // Either delivery: a client that refreshes instead of authorizing again
+    // is sent to `/authorize` while the challenge is recent (see
+    // `token::pending_step_up`).
+    let pending = PendingStepUp {
+        scope: step_up.scope.clone(),
+        at: super::now(),
+    };
+    if let Err(e) = server
+        .setup
+        .store
+        .mark_step_up(&grant.grant_id, &pending)
+        .await
+    {
+        tracing::warn!(error = %e, "mark_step_up");
+    }
     answer(resp, &challenge(server, grant, &step_up), delivery).await
 }
 
@@ -196,6 +234,43 @@ mod tests {
         );
         assert_eq!(requested_delivery(Some("scopeChallenge=other")), None);
         assert_eq!(requested_delivery(None), None);
+    }
+
+    fn grant_marked(at: Option<i64>) -> crate::oauth::model::Grant {
+        let mut grant = crate::oauth::store::suite::grant("g");
+        grant.step_up = at.map(|at| PendingStepUp {
+            scope: "zone:read".into(),
+            at,
+        });
+        grant
+    }
+
+    #[test]
+    fn a_step_up_is_pending_for_the_window_only() {
+        let now = 1_800_000_000;
+        assert_eq!(pending_step_up(&grant_marked(None), now), None);
+        assert_eq!(
+            pending_step_up(&grant_marked(Some(now)), now),
+            Some("zone:read")
+        );
+        let edge = now - STEP_UP_WINDOW_SECS + 1;
+        assert_eq!(
+            pending_step_up(&grant_marked(Some(edge)), now),
+            Some("zone:read")
+        );
+        let expired = now - STEP_UP_WINDOW_SECS;
+        assert_eq!(pending_step_up(&grant_marked(Some(expired)), now), None);
+        assert_eq!(
+            pending_step_up(&grant_marked(Some(now + 5)), now),
+            Some("zone:read"),
+            "a mark from a clock slightly ahead"
+        );
+        assert_eq!(
+            pending_step_up(&grant_marked(Some(i64::MAX)), now),
+            Some("zone:read"),
+            "no overflow"
+        );
+        assert_eq!(pending_step_up(&grant_marked(Some(i64::MIN)), now), None);
     }
 
     #[test]

@@ -239,6 +239,16 @@ async fn refresh(
     if asked.is_some_and(|a| a != grant.resource) {
         return invalid_target();
     }
+    if let Some(scope) = super::step_up::pending_step_up(&grant, now) {
+        // The session was just challenged for `scope`: the same narrow
+        // token would fail again, so the client is sent to authorize. The
+        // refresh token stays valid (see `STEP_UP_WINDOW_SECS`).
+        events::record(AuthEvent::StepUpRefused);
+        return invalid_grant(&format!(
+            "a step-up to the scope {scope} is pending: authorize again with scope= naming it \
+             (a refresh never adds scopes)"
+        ));
+    }
     if let Some(scope) = field(pairs, "scope") {
         // Refresh never widens: every requested scope must be granted.
         if !scope

@@ -139,6 +139,19 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         sqlite: MIGRATION_2,
         postgres: MIGRATION_2,
     },
+    Migration {
+        version: 3,
+        description: "pending step-up on grants",
+        sqlite: MIGRATION_3,
+        postgres: MIGRATION_3,
+    },
+];
+
+/// The last step-up challenge sent to a grant's session (scope and time;
+/// NULL when none), read by the token endpoint's refresh.
+const MIGRATION_3: &[&str] = &[
+    "ALTER TABLE oauth_grants ADD COLUMN step_up_scope TEXT",
+    "ALTER TABLE oauth_grants ADD COLUMN step_up_at BIGINT",
 ];
 
 /// Registered clients expire when unused (`last_used_at` is NULL until the

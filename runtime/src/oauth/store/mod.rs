@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use super::model::{
-    AuthCode, CodeUse, Grant, PendingSignIn, RefreshUse, RegisteredClient, TokenHash, TokenRecord,
-    UnixTime,
+    AuthCode, CodeUse, Grant, PendingSignIn, PendingStepUp, RefreshUse, RegisteredClient,
+    TokenHash, TokenRecord, UnixTime,
 };
 
 /// A store operation that failed. Messages never carry a token, a hash or
@@ -126,6 +126,16 @@ pub trait GrantStore: Send + Sync + std::fmt::Debug {
         expected_version: i64,
         sealed: &[u8],
         upstream_expires_at: Option<UnixTime>,
+    ) -> Result<bool, StoreError>;
+
+    /// Records the step-up challenge just sent to a grant's session
+    /// (replacing an earlier one); `false` when the grant is unknown or
+    /// revoked. A new grant starts with none ([`Self::create_grant`]
+    /// ignores `Grant::step_up`).
+    async fn mark_step_up(
+        &self,
+        grant_id: &str,
+        pending: &PendingStepUp,
     ) -> Result<bool, StoreError>;
 
     /// The grant with this id (revoked or not).

@@ -13,8 +13,8 @@ use sqlx::{Connection, Postgres, Row, Transaction};
 use super::rows::{self, Standing, query_error};
 use super::{GrantStore, StoreError, migrations};
 use crate::oauth::model::{
-    AuthCode, CodeUse, Grant, PendingSignIn, RefreshUse, RegisteredClient, TokenHash, TokenKind,
-    TokenRecord, UnixTime,
+    AuthCode, CodeUse, Grant, PendingSignIn, PendingStepUp, RefreshUse, RegisteredClient,
+    TokenHash, TokenKind, TokenRecord, UnixTime,
 };
 
 /// How long an operation waits for a free pooled connection (or a new one).
@@ -226,12 +226,12 @@ async fn grant_in(
 /// One grant by id, every column [`rows::grant`] reads.
 const GRANT_BY_ID: &str = "SELECT id, client_id, resource, scopes, exposure, created_at, \
      expires_at, upstream_sealed, upstream_expires_at, version, refresh_current, \
-     refresh_previous, revoked FROM oauth_grants WHERE id = $1";
+     refresh_previous, revoked, step_up_scope, step_up_at FROM oauth_grants WHERE id = $1";
 
 /// [`GRANT_BY_ID`], locking the row until the transaction ends.
 const GRANT_BY_ID_FOR_UPDATE: &str = "SELECT id, client_id, resource, scopes, exposure, \
      created_at, expires_at, upstream_sealed, upstream_expires_at, version, refresh_current, \
-     refresh_previous, revoked FROM oauth_grants WHERE id = $1 FOR UPDATE";
+     refresh_previous, revoked, step_up_scope, step_up_at FROM oauth_grants WHERE id = $1 FOR UPDATE";
 
 #[async_trait::async_trait]
 impl GrantStore for PostgresStore {
@@ -439,7 +439,7 @@ impl GrantStore for PostgresStore {
             "SELECT t.hash, t.kind, t.grant_id, t.expires_at AS token_expires_at, t.wrapped_key, \
              g.id, g.client_id, g.resource, g.scopes, g.exposure, g.created_at, g.expires_at, \
              g.upstream_sealed, g.upstream_expires_at, g.version, g.refresh_current, \
-             g.refresh_previous, g.revoked \
+             g.refresh_previous, g.revoked, g.step_up_scope, g.step_up_at \
              FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id \
              WHERE t.hash = $1 AND t.expires_at > $2 AND g.expires_at > $3",
         )
@@ -560,6 +560,24 @@ impl GrantStore for PostgresStore {
         .execute(&self.pool)
         .await
         .map_err(|e| query_error("update_upstream", &e))?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn mark_step_up(
+        &self,
+        grant_id: &str,
+        pending: &PendingStepUp,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE oauth_grants SET step_up_scope = $1, step_up_at = $2 \
+             WHERE id = $3 AND revoked = FALSE",
+        )
+        .bind(&pending.scope)
+        .bind(pending.at)
+        .bind(grant_id)
+        .execute(&self.pool)
+        .await
+        .map_err(|e| query_error("mark_step_up", &e))?;
         Ok(done.rows_affected() == 1)
     }
 

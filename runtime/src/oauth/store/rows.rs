@@ -7,7 +7,8 @@ use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::StoreError;
 use crate::oauth::model::{
-    AuthCode, Exposure, Grant, PendingSignIn, RegisteredClient, TokenHash, TokenKind, TokenRecord,
+    AuthCode, Exposure, Grant, PendingSignIn, PendingStepUp, RegisteredClient, TokenHash,
+    TokenKind, TokenRecord,
 };
 
 /// A query error, with the database's own message only: a PostgreSQL
@@ -108,6 +109,8 @@ where
         operation,
         message: format!("column `exposure` is not an exposure: {e}"),
     })?;
+    let step_up_scope: Option<String> = get(row, operation, "step_up_scope")?;
+    let step_up_at: Option<i64> = get(row, operation, "step_up_at")?;
     Ok(Grant {
         id: get(row, operation, "id")?,
         client_id: get(row, operation, "client_id")?,
@@ -130,6 +133,10 @@ where
             "refresh_previous",
         )?,
         revoked: get(row, operation, "revoked")?,
+        step_up: match (step_up_scope, step_up_at) {
+            (Some(scope), Some(at)) => Some(PendingStepUp { scope, at }),
+            _ => None,
+        },
     })
 }
 

@@ -14,8 +14,8 @@ use sqlx::{Row, Sqlite, Transaction};
 use super::rows::{self, Standing, query_error};
 use super::{GrantStore, StoreError, migrations};
 use crate::oauth::model::{
-    AuthCode, CodeUse, Grant, PendingSignIn, RefreshUse, RegisteredClient, TokenHash, TokenKind,
-    TokenRecord, UnixTime,
+    AuthCode, CodeUse, Grant, PendingSignIn, PendingStepUp, RefreshUse, RegisteredClient,
+    TokenHash, TokenKind, TokenRecord, UnixTime,
 };
 
 /// How long a statement waits for another connection's write lock.
@@ -181,7 +181,7 @@ async fn grant_in(
 /// One grant by id, every column [`rows::grant`] reads.
 const GRANT_BY_ID: &str = "SELECT id, client_id, resource, scopes, exposure, created_at, \
      expires_at, upstream_sealed, upstream_expires_at, version, refresh_current, \
-     refresh_previous, revoked FROM oauth_grants WHERE id = ?";
+     refresh_previous, revoked, step_up_scope, step_up_at FROM oauth_grants WHERE id = ?";
 
 #[async_trait::async_trait]
 impl GrantStore for SqliteStore {
@@ -389,7 +389,7 @@ impl GrantStore for SqliteStore {
             "SELECT t.hash, t.kind, t.grant_id, t.expires_at AS token_expires_at, t.wrapped_key, \
              g.id, g.client_id, g.resource, g.scopes, g.exposure, g.created_at, g.expires_at, \
              g.upstream_sealed, g.upstream_expires_at, g.version, g.refresh_current, \
-             g.refresh_previous, g.revoked \
+             g.refresh_previous, g.revoked, g.step_up_scope, g.step_up_at \
              FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id \
              WHERE t.hash = ? AND t.expires_at > ? AND g.expires_at > ?",
         )
@@ -510,6 +510,24 @@ impl GrantStore for SqliteStore {
         .execute(&self.pool)
         .await
         .map_err(|e| query_error("update_upstream", &e))?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn mark_step_up(
+        &self,
+        grant_id: &str,
+        pending: &PendingStepUp,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE oauth_grants SET step_up_scope = ?, step_up_at = ? \
+             WHERE id = ? AND revoked = FALSE",
+        )
+        .bind(&pending.scope)
+        .bind(pending.at)
+        .bind(grant_id)
+        .execute(&self.pool)
+        .await
+        .map_err(|e| query_error("mark_step_up", &e))?;
         Ok(done.rows_affected() == 1)
     }
 

@@ -94,6 +94,7 @@ pub fn grant(id: &str) -> Grant {
         version: 0,
         refresh_current: None,
         refresh_previous: None,
+        step_up: None,
         revoked: false,
     }
 }

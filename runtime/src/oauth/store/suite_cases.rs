@@ -17,6 +17,10 @@ pub use races::*;
 mod bounds;
 pub use bounds::*;
 
+#[path = "suite_step_up.rs"]
+mod step_up;
+pub use step_up::*;
+
 macro_rules! cases {
     ($($name:ident),* $(,)?) => {
         /// Every case, by name, in the order [`super::run_all`] runs them
@@ -51,6 +55,8 @@ cases![
     rotation_deletes_what_it_superseded,
     clients_expire_unused_or_idle,
     unknown_codes_are_unknown,
+    step_up_marks_one_grant,
+    step_up_needs_a_live_grant,
     purge_expired_removes_only_the_expired,
 ];
 
