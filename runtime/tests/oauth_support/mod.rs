@@ -129,6 +129,9 @@ pub struct Provider {
     pub api_requests: Vec<String>,
     /// Accounts whose details the API refuses (403).
     pub hidden_accounts: Vec<String>,
+    /// The account of each zone `GET /zones/{zone}` names (none: the
+    /// answer names no account).
+    pub zone_accounts: HashMap<String, String>,
 }
 
 pub type Shared = Arc<Mutex<Provider>>;
@@ -354,6 +357,7 @@ pub async fn start_provider(expires_in: i64) -> (Shared, String) {
         .route("/revoke", post(provider_revoke))
         .route("/client/v4/zones/{zone}/dns_records", get(api_records))
         .route("/client/v4/accounts/{account}", get(scoped::account))
+        .route("/client/v4/zones/{zone}", get(scoped::zone))
         .route(
             "/client/v4/accounts/{account}/workers/scripts",
             get(scoped::scripts),
