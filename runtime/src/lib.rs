@@ -68,7 +68,10 @@ pub mod config;
 pub mod credential;
 pub mod metrics;
 mod mode;
+// Moving to its own crate (`toolforge-oauth`, issue 41 item 2): the files
+// live in `oauth/src/` already.
 #[cfg(feature = "oauth")]
+#[path = "../../oauth/src/mod.rs"]
 pub mod oauth;
 pub mod outcome;
 pub mod profile;
