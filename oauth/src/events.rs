@@ -1,5 +1,6 @@
-//! Authorization events, logged without any token or user data (the
-//! metrics registry of the operations work counts them too).
+//! Authorization events, logged without any token or user data, and
+//! handed to a hook the MCP server sets (its metrics registry counts
+//! them).
 
 /// What happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,19 +37,21 @@ impl AuthEvent {
     }
 }
 
-/// Records an event: logged, and counted in the metrics registry
-/// (`toolforge_auth_events_total`; a rejection is counted where the 401 is
-/// answered, so not here).
+/// Where events go besides the log: the MCP server's metrics registry
+/// (set once, by [`set_hook`]).
+static HOOK: std::sync::OnceLock<fn(AuthEvent)> = std::sync::OnceLock::new();
+
+/// Sets the function every event is also handed to (the MCP server counts
+/// some in its metrics); the first call wins, later ones change nothing.
+pub fn set_hook(hook: fn(AuthEvent)) {
+    // A second server in one process installs the same function.
+    let _ = HOOK.set(hook);
+}
+
+/// Records an event: logged, and handed to the hook (see [`set_hook`]).
 pub fn record(event: AuthEvent) {
     tracing::debug!(event = event.as_str(), "oauth");
-    use crate::metrics::{AuthEvent as Counted, auth_event};
-    match event {
-        AuthEvent::Issued => auth_event(Counted::Issued),
-        AuthEvent::Refreshed => auth_event(Counted::Refreshed),
-        AuthEvent::Revoked => auth_event(Counted::Revoked),
-        AuthEvent::Authorized
-        | AuthEvent::UpstreamRefreshed
-        | AuthEvent::Rejected
-        | AuthEvent::StepUpRefused => {}
+    if let Some(hook) = HOOK.get() {
+        hook(event);
     }
 }

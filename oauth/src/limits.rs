@@ -253,6 +253,11 @@ impl LiveCount {
     }
 }
 
+/// The TCP peer's address of a request, put on it as an extension by the
+/// HTTP server that mounts these routes (the per-address limits read it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientAddr(pub IpAddr);
+
 /// The TCP peer's address, when the server put it on the request.
 #[derive(Debug, Clone, Copy)]
 pub struct Peer(pub Option<IpAddr>);
@@ -264,12 +269,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Peer {
         parts: &mut http::request::Parts,
         _state: &S,
     ) -> Result<Self, Self::Rejection> {
-        Ok(Peer(
-            parts
-                .extensions
-                .get::<crate::server::connections::PeerAddr>()
-                .map(|c| c.0.ip()),
-        ))
+        Ok(Peer(parts.extensions.get::<ClientAddr>().map(|c| c.0)))
     }
 }
 

@@ -22,4 +22,4 @@ pub mod server;
 pub mod store;
 pub mod upstream;
 
-pub use server::{OAuthServer, OAuthSetup, Rejection, Session, StoreReadiness};
+pub use server::{NoScopedUrls, OAuthServer, OAuthSetup, Rejection, ScopedUrls, Session};

@@ -25,7 +25,7 @@ impl std::fmt::Debug for TokenHash {
 
 /// What a grant lets its session do (the consent page's choice). Stored on
 /// the grant; refresh never widens it. `read_only` and `products` narrow
-/// the served tools (see `crate::authz`); `scopes` records an explicit
+/// the served tools (the MCP server's authorization decision); `scopes` records an explicit
 /// scope choice (the *minimal* and *advanced* templates).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]

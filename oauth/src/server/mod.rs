@@ -48,57 +48,25 @@ pub struct OAuthSetup {
     /// for narrowing the requested upstream scopes to chosen skills: one
     /// skill per product, or the profile's skill groups.
     pub products: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
-    /// The profile's skill groups (empty: the skills are the products).
-    pub skill_groups: &'static [crate::profile::SkillGroup],
 }
 
-/// Each skill the consent page offers and the permissions of its tools:
-/// the catalogue's skill groups when it has some, else one per product.
-pub fn skills_of(
-    catalogue: &crate::catalogue::Catalogue,
-) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
-    let mut skills: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
-        std::collections::BTreeMap::new();
-    let groups = catalogue.profile.skill_groups;
-    for product in catalogue.products {
-        for tool in product.tools {
-            let names: Vec<&str> = if groups.is_empty() {
-                vec![product.name]
-            } else {
-                groups
-                    .iter()
-                    .filter(|g| g.tools.contains(&tool.name))
-                    .map(|g| g.name)
-                    .collect()
-            };
-            for name in names {
-                skills
-                    .entry(name.to_owned())
-                    .or_default()
-                    .extend(tool.permissions.iter().map(|p| (*p).to_owned()));
-            }
-        }
-    }
-    for group in groups {
-        skills.entry(group.name.to_owned()).or_default();
-    }
-    skills
+/// The scoped URLs of the served API (`/mcp/accounts/A`), which the server
+/// also issues tokens for: given to [`OAuthServer::new`] by the MCP server,
+/// which knows its profile's scoped paths.
+pub trait ScopedUrls: Send + Sync + std::fmt::Debug {
+    /// The canonical spelling of the path `suffix` after `/mcp`, when it is
+    /// one of the scoped URLs spelled exactly (no trailing slash, query,
+    /// fragment, encoding, dot segment or case change).
+    fn canonical(&self, suffix: &str) -> Option<String>;
 }
 
-impl OAuthSetup {
-    /// The scope catalogue as [`crate::authz`] reads it.
-    pub fn scope_table(&self) -> crate::authz::ScopeTable {
-        crate::authz::ScopeTable {
-            scopes: self
-                .scopes
-                .iter()
-                .map(|s| crate::authz::ScopeRule {
-                    id: s.id.clone(),
-                    read_only: s.read_only,
-                    permissions: s.permissions.clone(),
-                })
-                .collect(),
-        }
+/// No scoped URLs: tokens are issued for `/mcp` only.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoScopedUrls;
+
+impl ScopedUrls for NoScopedUrls {
+    fn canonical(&self, _suffix: &str) -> Option<String> {
+        None
     }
 }
 
@@ -112,10 +80,8 @@ pub struct OAuthServer {
     cache: session::TokenCache,
     refreshing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     guards: guard::Guards,
-    /// The scope catalogue as the authorization decision reads it.
-    scope_table: Arc<crate::authz::ScopeTable>,
-    /// The profile's scoped URLs (resources besides `/mcp`).
-    scoped: &'static [crate::profile::ScopedPath],
+    /// The scoped URLs (resources besides `/mcp`).
+    scoped: Arc<dyn ScopedUrls>,
     _purge: Option<purge::PurgeTask>,
 }
 
@@ -132,18 +98,13 @@ impl OAuthServer {
     /// issuing tokens for `/mcp` and the profile's `scoped` URLs.
     /// On a Tokio runtime it starts the scheduled purge of the grant store
     /// (see `retention`), which stops when the server is dropped.
-    pub fn new(
-        setup: Arc<OAuthSetup>,
-        port: u16,
-        scoped: &'static [crate::profile::ScopedPath],
-    ) -> Arc<Self> {
+    pub fn new(setup: Arc<OAuthSetup>, port: u16, scoped: Arc<dyn ScopedUrls>) -> Arc<Self> {
         let origin = setup.config.public_origin(port);
         let resource = format!("{origin}/mcp");
         let clients = ClientResolver::new(setup.config.cimd.clone(), &setup.config.limits);
         let cache = session::TokenCache::new(setup.config.token_cache_secs);
         let guards = guard::Guards::new(&setup.config.limits);
         let purge = purge::spawn(setup.store.clone(), setup.config.retention.clone());
-        let scope_table = Arc::new(setup.scope_table());
         Arc::new(Self {
             setup,
             origin,
@@ -152,24 +113,9 @@ impl OAuthServer {
             cache,
             refreshing: Mutex::new(HashMap::new()),
             guards,
-            scope_table,
             scoped,
             _purge: purge,
         })
-    }
-
-    /// The authorization decision's view of an authenticated session.
-    pub fn connection(&self, session: &Session) -> crate::authz::Connection {
-        crate::authz::Connection::OAuth(Arc::new(crate::authz::GrantAccess {
-            grant_id: session.grant_id.clone(),
-            scopes: session.scopes.clone(),
-            read_only: session.exposure.read_only,
-            products: session.exposure.products.clone(),
-            catalogue: Arc::clone(&self.scope_table),
-            step_up: crate::authz::ChallengeSlot::default(),
-            path: session.path.clone(),
-            groups: self.setup.skill_groups,
-        }))
     }
 
     /// The issuer (the public origin).
@@ -298,26 +244,6 @@ impl OAuthServer {
         map.entry(grant_id.to_owned())
             .or_insert_with(|| Arc::new(tokio::sync::Mutex::new(())))
             .clone()
-    }
-}
-
-/// `/readyz`: the grant store answers a round trip.
-#[derive(Debug)]
-pub struct StoreReadiness(pub Arc<dyn GrantStore>);
-
-impl crate::server::health::ReadinessCheck for StoreReadiness {
-    fn name(&self) -> &str {
-        "grant_store"
-    }
-
-    fn check(&self) -> crate::server::health::ReadinessFuture<'_> {
-        Box::pin(async move {
-            self.0.ping().await.map_err(|e| {
-                // The answer is public: the database's message stays in the log.
-                tracing::warn!(error = %e, "grant store readiness check failed");
-                format!("the {} grant store does not answer", self.0.backend())
-            })
-        })
     }
 }
 

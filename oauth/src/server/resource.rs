@@ -11,7 +11,6 @@ use http::StatusCode;
 use serde_json::json;
 
 use super::{OAuthServer, json_no_store, oauth_error};
-use crate::authz::PathScope;
 
 impl OAuthServer {
     /// The canonical resource a client's RFC 8707 `resource` names, when it
@@ -25,8 +24,9 @@ impl OAuthServer {
             return Some(base.to_owned());
         }
         let suffix = given.strip_prefix(base)?;
-        crate::authz::parse_scope(self.scoped, suffix)
-            .map(|scope| format!("{base}{}", scope.suffix))
+        self.scoped
+            .canonical(suffix)
+            .map(|suffix| format!("{base}{suffix}"))
     }
 
     /// Whether a stored grant's resource is one this server serves.
@@ -34,18 +34,18 @@ impl OAuthServer {
         self.resource_for(resource).as_deref() == Some(resource)
     }
 
-    /// The scope of `/mcp` + `suffix`, when it is a scoped URL.
-    pub fn scope_of(&self, suffix: &str) -> Option<PathScope> {
-        crate::authz::parse_scope(self.scoped, suffix)
+    /// The canonical suffix of `/mcp` + `suffix`, when it is a scoped URL.
+    pub fn scope_of(&self, suffix: &str) -> Option<String> {
+        self.scoped.canonical(suffix)
     }
 
-    /// The RFC 9728 metadata URL of `/mcp` or of a scoped URL, for
-    /// `WWW-Authenticate`.
-    pub fn resource_metadata_url_at(&self, scope: Option<&PathScope>) -> String {
+    /// The RFC 9728 metadata URL of `/mcp` or of a scoped URL (its suffix
+    /// after `/mcp`), for `WWW-Authenticate`.
+    pub fn resource_metadata_url_at(&self, suffix: Option<&str>) -> String {
         format!(
             "{}/.well-known/oauth-protected-resource/mcp{}",
             self.issuer(),
-            scope.map_or("", |s| s.suffix.as_str())
+            suffix.unwrap_or("")
         )
     }
 
@@ -68,9 +68,9 @@ pub(super) async fn scoped_metadata(
         .strip_prefix("/.well-known/oauth-protected-resource/mcp")
         .unwrap_or("");
     match server.scope_of(suffix) {
-        Some(scope) => json_no_store(
+        Some(suffix) => json_no_store(
             StatusCode::OK,
-            server.protected_resource_metadata_at(&scope.suffix),
+            server.protected_resource_metadata_at(&suffix),
         ),
         None => oauth_error(
             StatusCode::NOT_FOUND,

@@ -27,8 +27,8 @@ pub struct Session {
     /// The MCP client the grant was made to (picks how a step-up is
     /// delivered).
     pub client_id: String,
-    /// The path constraint of a grant made for a scoped resource.
-    pub path: Option<std::sync::Arc<crate::authz::PathScope>>,
+    /// The scoped URL (its path after `/mcp`) the grant was made for.
+    pub scoped: Option<String>,
 }
 
 impl std::fmt::Debug for Session {
@@ -151,12 +151,12 @@ impl OAuthServer {
     pub async fn authenticate_at(
         &self,
         bearer: &str,
-        scope: Option<&std::sync::Arc<crate::authz::PathScope>>,
+        scoped: Option<&str>,
     ) -> Result<Session, Rejection> {
         let now = now();
         let hash = self.setup.keys.hash(bearer);
-        let resource = match scope {
-            Some(scope) => format!("{}{}", self.resource, scope.suffix),
+        let resource = match scoped {
+            Some(suffix) => format!("{}{suffix}", self.resource),
             None => self.resource.clone(),
         };
         if let Some(hit) = self.cache.get(&hash, now)
@@ -172,14 +172,14 @@ impl OAuthServer {
                 exposure: hit.grant.exposure,
                 scopes: hit.grant.scopes,
                 client_id: hit.grant.client_id,
-                path: scope.cloned(),
+                scoped: scoped.map(str::to_owned),
             });
         }
         let result = self
             .authenticate_from_store(bearer, hash, now, &resource)
             .await
             .map(|session| Session {
-                path: scope.cloned(),
+                scoped: scoped.map(str::to_owned),
                 ..session
             });
         if result.is_err() {
@@ -237,7 +237,7 @@ impl OAuthServer {
             exposure: grant.exposure,
             scopes: grant.scopes,
             client_id: grant.client_id,
-            path: None,
+            scoped: None,
         })
     }
 

@@ -10,8 +10,23 @@ use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
 use super::OAuthServer;
-use crate::authz::{GrantAccess, StepUp};
 use crate::oauth::model::PendingStepUp;
+
+/// A refused call's step-up, as the MCP server's authorization decision
+/// made it: the grant, what it holds and where, and the scope to ask for.
+#[derive(Debug, Clone, Copy)]
+pub struct Challenge<'a> {
+    /// The grant the session runs on.
+    pub grant_id: &'a str,
+    /// The upstream scopes the grant holds.
+    pub held: &'a [String],
+    /// The scoped URL (its path after `/mcp`) of the session, if any.
+    pub scoped: Option<&'a str>,
+    /// The catalogue scope to ask for.
+    pub scope: &'a str,
+    /// `METHOD path` of the refused request (for `error_description`).
+    pub request: &'a str,
+}
 
 /// How a challenge reaches the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,24 +107,24 @@ pub async fn delivery_for(server: &OAuthServer, client_id: &str) -> Delivery {
 
 /// The `WWW-Authenticate` value: the scopes always requested, every scope
 /// the grant holds and the missing one.
-pub fn challenge(server: &OAuthServer, grant: &GrantAccess, step_up: &StepUp) -> String {
+pub fn challenge(server: &OAuthServer, asked: &Challenge<'_>) -> String {
     let mut scopes: Vec<&str> = server
         .setup
         .config
         .upstream
         .scopes
         .iter()
-        .chain(grant.scopes.iter())
+        .chain(asked.held.iter())
         .map(String::as_str)
-        .chain(std::iter::once(step_up.scope.as_str()))
+        .chain(std::iter::once(asked.scope))
         .collect();
     scopes.sort_unstable();
     scopes.dedup();
-    let description = format!("{} needs the scope {}", step_up.request, step_up.scope);
+    let description = format!("{} needs the scope {}", asked.request, asked.scope);
     format!(
         "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\", error_description=\"{}\"",
         quoted(&scopes.join(" ")),
-        quoted(&server.resource_metadata_url_at(grant.path.as_deref())),
+        quoted(&server.resource_metadata_url_at(asked.scoped)),
         quoted(&description)
     )
 }
@@ -146,41 +161,41 @@ fn quoted(text: &str) -> String {
         .collect()
 }
 
-/// `resp`, or the step-up challenge in its place when the request's
-/// surfaces recorded one (and the call itself was answered, 200).
+/// `resp`, or the step-up challenge `asked` in its place when the
+/// request's surfaces recorded one (and the call itself was answered, 200).
 pub async fn respond(
     server: &OAuthServer,
-    grant: &GrantAccess,
+    asked: Option<Challenge<'_>>,
     client_id: &str,
-    asked: Option<Delivery>,
+    delivery: Option<Delivery>,
     resp: Response,
 ) -> Response {
-    let Some(step_up) = grant.step_up.take() else {
+    let Some(asked) = asked else {
         return resp;
     };
     if resp.status() != StatusCode::OK {
         return resp;
     }
-    let delivery = match asked {
+    let delivery = match delivery {
         Some(d) => d,
         None => delivery_for(server, client_id).await,
     };
     // Either delivery: a client that refreshes instead of authorizing again
     // is sent to `/authorize` while the challenge is recent (see
-    // `token::pending_step_up`).
+    // `pending_step_up`).
     let pending = PendingStepUp {
-        scope: step_up.scope.clone(),
+        scope: asked.scope.to_owned(),
         at: super::now(),
     };
     if let Err(e) = server
         .setup
         .store
-        .mark_step_up(&grant.grant_id, &pending)
+        .mark_step_up(asked.grant_id, &pending)
         .await
     {
         tracing::warn!(error = %e, "mark_step_up");
     }
-    answer(resp, &challenge(server, grant, &step_up), delivery).await
+    answer(resp, &challenge(server, &asked), delivery).await
 }
 
 /// The response carrying `challenge` in place of `resp` (a JSON-RPC

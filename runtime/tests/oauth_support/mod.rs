@@ -428,7 +428,7 @@ pub async fn start_with(
         UpstreamClient::new(config.upstream.clone(), "upstream-client-secret".into()).unwrap();
     let store = store::open(&store_url).await.unwrap();
     let catalogue = options.catalogue.unwrap_or(&CATALOGUE);
-    let products = toolforge_runtime::oauth::server::skills_of(catalogue);
+    let products = toolforge_runtime::server::oauth_front::skills_of(catalogue);
     let setup = Arc::new(OAuthSetup {
         config,
         keys: ServerKeys::from_secret(SECRET).unwrap(),
@@ -436,7 +436,6 @@ pub async fn start_with(
         upstream,
         scopes,
         products,
-        skill_groups: catalogue.profile.skill_groups,
     });
     let core = Core::new(
         catalogue,
