@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::*;
-use crate::oauth::limits::RateLimit;
+use crate::limits::RateLimit;
 
 /// A loopback document server: answers every request after `delay` with
 /// `status` and, for 200, a metadata document naming the requested URL;

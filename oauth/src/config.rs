@@ -486,7 +486,7 @@ mod tests {
     fn the_committed_schema_is_current() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/oauth/oauth-config.schema.json"
+            "/../runtime/oauth/oauth-config.schema.json"
         );
         let want = serde_json::to_string_pretty(&OAuthConfig::json_schema()).expect("json") + "\n";
         if std::env::var_os("TOOLFORGE_BLESS").is_some() {

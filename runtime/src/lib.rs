@@ -68,11 +68,10 @@ pub mod config;
 pub mod credential;
 pub mod metrics;
 mod mode;
-// Moving to its own crate (`toolforge-oauth`, issue 41 item 2): the files
-// live in `oauth/src/` already.
+/// The OAuth 2.1 authorization server (`toolforge-oauth`), re-exported so
+/// generated crates keep one dependency.
 #[cfg(feature = "oauth")]
-#[path = "../../oauth/src/mod.rs"]
-pub mod oauth;
+pub use toolforge_oauth as oauth;
 pub mod outcome;
 pub mod profile;
 pub mod progress;

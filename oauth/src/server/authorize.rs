@@ -17,8 +17,8 @@ use super::super::crypto::s256_challenge;
 use super::super::model::{Exposure, PendingSignIn};
 use super::page;
 use super::{OAuthServer, now};
-use crate::oauth::clients::ClientInfo;
-use crate::oauth::limits::Peer;
+use crate::clients::ClientInfo;
+use crate::limits::Peer;
 
 /// Cookie binding a browser to its consent form and sign-in.
 pub(super) const BROWSER_COOKIE: &str = "tf_browser";
@@ -175,7 +175,7 @@ pub(super) async fn show(
     // The cheap checks come before a metadata document is fetched: a URI
     // no client could have registered is refused without one.
     if redirect_uri.len() > server.setup.config.limits.max_redirect_uri_bytes
-        || !crate::oauth::clients::redirect_uri_acceptable(redirect_uri)
+        || !crate::clients::redirect_uri_acceptable(redirect_uri)
     {
         return page::error(
             StatusCode::BAD_REQUEST,
@@ -189,7 +189,7 @@ pub(super) async fn show(
         .await
     {
         Ok(c) => c,
-        Err(crate::oauth::clients::ClientError::TooMany(secs)) => {
+        Err(crate::clients::ClientError::TooMany(secs)) => {
             return super::guard::too_many_page(secs);
         }
         Err(e) => {
@@ -199,7 +199,7 @@ pub(super) async fn show(
     // Exact string match against what the client registered: no case
     // folding, no trailing-slash or port leniency.
     if !client.redirect_uris.iter().any(|u| u == redirect_uri)
-        || !crate::oauth::clients::redirect_uri_acceptable(redirect_uri)
+        || !crate::clients::redirect_uri_acceptable(redirect_uri)
     {
         return page::error(
             StatusCode::BAD_REQUEST,

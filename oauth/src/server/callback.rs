@@ -147,7 +147,7 @@ fn granted_scopes(asked: &[String], granted: Option<&str>) -> Vec<String> {
 async fn create(
     server: &OAuthServer,
     sign_in: &SignIn,
-    tokens: &crate::oauth::upstream::UpstreamTokens,
+    tokens: &crate::upstream::UpstreamTokens,
     now: i64,
 ) -> Result<String, ()> {
     let keys = &server.setup.keys;
@@ -193,7 +193,7 @@ async fn create(
         .create_grant(&grant, &record)
         .await
         .map_err(|e| tracing::error!(error = %e, "cannot store the grant"))?;
-    crate::oauth::events::record(crate::oauth::events::AuthEvent::Authorized);
+    crate::events::record(crate::events::AuthEvent::Authorized);
     Ok(code)
 }
 

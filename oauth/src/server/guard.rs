@@ -1,11 +1,11 @@
-//! The per-instance bounds of the OAuth routes (see [`crate::oauth::limits`])
+//! The per-instance bounds of the OAuth routes (see [`crate::limits`])
 //! and their `429` answers.
 
 use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
 
 use super::page;
-use crate::oauth::limits::{LiveCount, RateLimiter};
+use crate::limits::{LiveCount, RateLimiter};
 
 /// The limiters and totals of one running authorization server.
 #[derive(Debug)]
@@ -21,7 +21,7 @@ pub(super) struct Guards {
 }
 
 impl Guards {
-    pub(super) fn new(limits: &crate::oauth::limits::Limits) -> Self {
+    pub(super) fn new(limits: &crate::limits::Limits) -> Self {
         Self {
             sign_ins: RateLimiter::new(limits.sign_ins),
             registrations: RateLimiter::new(limits.registrations),

@@ -34,7 +34,7 @@ pub struct Consent<'a> {
     /// Products to choose from.
     pub products: &'a [String],
     /// The scope catalogue (the advanced template's list).
-    pub scopes: &'a [crate::oauth::config::ScopeEntry],
+    pub scopes: &'a [crate::config::ScopeEntry],
     /// Scopes the client asked for: the advanced template is preselected
     /// with them.
     pub preselected: Option<&'a [String]>,
@@ -202,7 +202,7 @@ mod tests {
             redirect_host: evil,
             provider: evil,
             products: &[evil.to_owned()],
-            scopes: &[crate::oauth::config::ScopeEntry {
+            scopes: &[crate::config::ScopeEntry {
                 id: evil.to_owned(),
                 description: evil.to_owned(),
                 read_only: true,

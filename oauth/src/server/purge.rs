@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::oauth::limits::Retention;
-use crate::oauth::store::{GrantStore, StoreError};
+use crate::limits::Retention;
+use crate::store::{GrantStore, StoreError};
 
 /// The running schedule; dropping it stops the task.
 #[derive(Debug)]

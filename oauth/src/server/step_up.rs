@@ -10,7 +10,7 @@ use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
 use super::OAuthServer;
-use crate::oauth::model::PendingStepUp;
+use crate::model::PendingStepUp;
 
 /// A refused call's step-up, as the MCP server's authorization decision
 /// made it: the grant, what it holds and where, and the scope to ask for.
@@ -141,7 +141,7 @@ pub const STEP_UP_WINDOW_SECS: i64 = 600;
 /// told to authorize again: the pinned TypeScript SDK answers an
 /// `insufficient_scope` 403 by refreshing first, and re-authorizes only
 /// when that fails with `invalid_grant`.
-pub fn pending_step_up(grant: &crate::oauth::model::Grant, now: i64) -> Option<&str> {
+pub fn pending_step_up(grant: &crate::model::Grant, now: i64) -> Option<&str> {
     grant
         .step_up
         .as_ref()
@@ -251,8 +251,8 @@ mod tests {
         assert_eq!(requested_delivery(None), None);
     }
 
-    fn grant_marked(at: Option<i64>) -> crate::oauth::model::Grant {
-        let mut grant = crate::oauth::store::suite::grant("g");
+    fn grant_marked(at: Option<i64>) -> crate::model::Grant {
+        let mut grant = crate::store::suite::grant("g");
         grant.step_up = at.map(|at| PendingStepUp {
             scope: "zone:read".into(),
             at,

@@ -13,7 +13,7 @@ use super::super::crypto::{self, s256_challenge, same};
 use super::super::events::{self, AuthEvent};
 use super::super::model::{CodeUse, RefreshUse, RegisteredClient, TokenKind, TokenRecord};
 use super::{OAuthServer, json_no_store, now, oauth_error};
-use crate::oauth::limits::Peer;
+use crate::limits::Peer;
 
 fn form(body: &[u8]) -> Result<Vec<(String, String)>, Box<Response>> {
     let pairs: Vec<(String, String)> = url::form_urlencoded::parse(body).into_owned().collect();
@@ -402,8 +402,7 @@ pub(super) async fn register(
     if uris.is_empty()
         || uris.len() > limits.max_redirect_uris
         || !uris.iter().all(|u| {
-            u.len() <= limits.max_redirect_uri_bytes
-                && crate::oauth::clients::redirect_uri_acceptable(u)
+            u.len() <= limits.max_redirect_uri_bytes && crate::clients::redirect_uri_acceptable(u)
         })
     {
         return oauth_error(

@@ -193,5 +193,5 @@ mod migrations;
 mod postgres;
 mod rows;
 mod sqlite;
-#[doc(hidden)]
+#[cfg(any(test, feature = "testing"))]
 pub mod suite;

@@ -12,7 +12,7 @@ use sqlx::{Connection, Postgres, Row, Transaction};
 
 use super::rows::{self, Standing, query_error};
 use super::{GrantStore, StoreError, migrations};
-use crate::oauth::model::{
+use crate::model::{
     AuthCode, CodeUse, Grant, PendingSignIn, PendingStepUp, RefreshUse, RegisteredClient,
     TokenHash, TokenKind, TokenRecord, UnixTime,
 };

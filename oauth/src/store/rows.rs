@@ -6,7 +6,7 @@
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::StoreError;
-use crate::oauth::model::{
+use crate::model::{
     AuthCode, Exposure, Grant, PendingSignIn, PendingStepUp, RegisteredClient, TokenHash,
     TokenKind, TokenRecord,
 };

@@ -13,7 +13,7 @@ use sqlx::{Row, Sqlite, Transaction};
 
 use super::rows::{self, Standing, query_error};
 use super::{GrantStore, StoreError, migrations};
-use crate::oauth::model::{
+use crate::model::{
     AuthCode, CodeUse, Grant, PendingSignIn, PendingStepUp, RefreshUse, RegisteredClient,
     TokenHash, TokenKind, TokenRecord, UnixTime,
 };

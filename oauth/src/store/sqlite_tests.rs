@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::SqliteStore;
-use crate::oauth::store::{GrantStore, StoreError, suite};
+use crate::store::{GrantStore, StoreError, suite};
 
 fn temp_url(dir: &tempfile::TempDir) -> (std::path::PathBuf, String) {
     let path = dir.path().join("grants.db");
@@ -17,9 +17,7 @@ async fn store_suite_passes_on_sqlite() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let (path, url) = temp_url(&dir);
     assert!(!path.exists());
-    let store = crate::oauth::store::open(&url)
-        .await
-        .map_err(|e| e.to_string())?;
+    let store = crate::store::open(&url).await.map_err(|e| e.to_string())?;
     assert!(path.exists(), "open did not create the file");
     let cases = suite::run_all(store).await?;
     assert_eq!(cases, suite::CASES.len());
@@ -182,7 +180,7 @@ async fn open_errors_do_not_repeat_a_postgres_password() {
         .map(|a| a.port())
         .unwrap_or(1);
     let url = format!("postgres://toolforge:s3cret-pa%24%24word@127.0.0.1:{port}/grants");
-    let err = crate::oauth::store::open(&url).await.err();
+    let err = crate::store::open(&url).await.err();
     let text = format!(
         "{err:?} {}",
         err.as_ref().map(ToString::to_string).unwrap_or_default()
@@ -198,18 +196,14 @@ async fn open_errors_do_not_repeat_a_postgres_password() {
         "{text}"
     );
     assert!(!text.contains("s3cret"), "{text}");
-    let bad = crate::oauth::store::open("postgres://u:s3cret@[::1")
-        .await
-        .err();
+    let bad = crate::store::open("postgres://u:s3cret@[::1").await.err();
     let text = format!("{bad:?}");
     assert!(bad.is_some() && !text.contains("s3cret"), "{text}");
 }
 
 #[tokio::test]
 async fn an_unknown_scheme_is_refused() {
-    let err = crate::oauth::store::open("mysql://localhost/grants")
-        .await
-        .err();
+    let err = crate::store::open("mysql://localhost/grants").await.err();
     assert!(
         matches!(err, Some(StoreError::Scheme { ref scheme }) if scheme == "mysql"),
         "{err:?}"
@@ -240,7 +234,7 @@ async fn a_bogus_code_does_not_wait_for_the_write_lock() -> Result<(), String> {
     .await
     .map_err(|_| "take_code of a bogus code waited for the write lock".to_owned())?
     .map_err(|e| e.to_string())?;
-    assert_eq!(answer, crate::oauth::model::CodeUse::Unknown);
+    assert_eq!(answer, crate::model::CodeUse::Unknown);
     sqlx::query("ROLLBACK")
         .execute(&mut *writer)
         .await

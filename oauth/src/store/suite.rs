@@ -13,7 +13,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use super::GrantStore;
-use crate::oauth::model::{
+use crate::model::{
     AuthCode, CodeUse, Exposure, Grant, PendingSignIn, RefreshUse, RegisteredClient, TokenHash,
     TokenKind, TokenRecord, UnixTime,
 };

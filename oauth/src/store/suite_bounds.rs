@@ -6,8 +6,8 @@ use std::sync::Arc;
 use super::super::{
     NOW, Outcome, client, code, ensure, ensure_eq, exchanged, fail, grant, hash, pending, rotate,
 };
-use crate::oauth::model::{CodeUse, RefreshUse};
-use crate::oauth::store::GrantStore;
+use crate::model::{CodeUse, RefreshUse};
+use crate::store::GrantStore;
 
 /// A second sign-in with the same state hash (a replayed consent form)
 /// stores nothing and leaves the first one whole.

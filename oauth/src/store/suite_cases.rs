@@ -6,8 +6,8 @@ use super::{
     Case, NOW, Outcome, RACERS, client, code, ensure, ensure_eq, exchanged, fail, grant, hash,
     pair, pending, rotate, seal, token,
 };
-use crate::oauth::model::{CodeUse, RefreshUse, TokenKind};
-use crate::oauth::store::GrantStore;
+use crate::model::{CodeUse, RefreshUse, TokenKind};
+use crate::store::GrantStore;
 
 #[path = "suite_races.rs"]
 mod races;

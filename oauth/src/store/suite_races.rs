@@ -9,8 +9,8 @@ use super::{
     NOW, Outcome, RACERS, code, ensure, ensure_eq, exchanged, fail, grant, hash, pair, pending,
     seal,
 };
-use crate::oauth::model::{CodeUse, RefreshUse};
-use crate::oauth::store::GrantStore;
+use crate::model::{CodeUse, RefreshUse};
+use crate::store::GrantStore;
 
 /// Of [`RACERS`] concurrent takes of one state, exactly one gets it.
 pub async fn pending_race_has_one_winner(store: Arc<dyn GrantStore>) -> Outcome {

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use super::super::{NOW, Outcome, ensure, ensure_eq, exchanged, fail, rotate};
-use crate::oauth::model::{PendingStepUp, RefreshUse};
-use crate::oauth::store::GrantStore;
+use crate::model::{PendingStepUp, RefreshUse};
+use crate::store::GrantStore;
 
 /// A mark is read back on the grant (by id and with its tokens), on that
 /// grant only, and a later challenge replaces it.

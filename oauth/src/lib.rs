@@ -3,6 +3,15 @@
 //! tokens this server issues; each token's grant holds the user's upstream
 //! tokens, sealed, which never leave the server.
 //!
+//! A crate of its own (`toolforge-oauth`), re-exported by
+//! `toolforge-runtime` as `oauth` behind its `oauth` feature, so generated
+//! crates keep one dependency. It knows grants, tokens and scopes, never
+//! tools: the MCP server passes in what it needs from the API's profile
+//! ([`ScopedUrls`]), sets the events hook ([`events::set_hook`]) and puts
+//! the peer address on each request ([`limits::ClientAddr`]). The grant
+//! store's conformance suite (`store::suite`) is behind the `testing`
+//! feature.
+//!
 //! - [`config`]: the `--oauth-config` file;
 //! - [`crypto`]: random tokens, keyed hashes, sealing, signatures;
 //! - [`store`]: the grant store trait and its SQLite / PostgreSQL backends;
