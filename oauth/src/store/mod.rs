@@ -181,17 +181,19 @@ pub trait GrantStore: Send + Sync + std::fmt::Debug {
 pub async fn open(url: &str) -> Result<Arc<dyn GrantStore>, StoreError> {
     let scheme = url.split(':').next().unwrap_or_default();
     match scheme {
-        "sqlite" => Ok(Arc::new(sqlite::SqliteStore::open(url).await?)),
-        "postgres" | "postgresql" => Ok(Arc::new(postgres::PostgresStore::open(url).await?)),
+        "sqlite" => Ok(Arc::new(sqlite::open(url).await?)),
+        "postgres" | "postgresql" => Ok(Arc::new(postgres::open(url).await?)),
         other => Err(StoreError::Scheme {
             scheme: other.to_owned(),
         }),
     }
 }
 
+mod dialect;
 mod migrations;
 mod postgres;
 mod rows;
+mod sql;
 mod sqlite;
 #[cfg(any(test, feature = "testing"))]
 pub mod suite;

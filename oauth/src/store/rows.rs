@@ -206,6 +206,23 @@ where
     })
 }
 
+/// Decodes a code's `grant_id` and `used` columns.
+pub(super) fn code_state<'r, R>(
+    row: &'r R,
+    operation: &'static str,
+) -> Result<(String, bool), StoreError>
+where
+    R: Row,
+    &'static str: ColumnIndex<R>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+    bool: Decode<'r, R::Database> + Type<R::Database>,
+{
+    Ok((
+        get(row, operation, "grant_id")?,
+        get(row, operation, "used")?,
+    ))
+}
+
 /// Decodes a pending sign-in row (`hash, browser, expires_at, sealed`).
 pub(super) fn pending<'r, R>(
     row: &'r R,

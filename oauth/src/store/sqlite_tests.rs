@@ -3,8 +3,20 @@
 
 use std::sync::Arc;
 
-use super::SqliteStore;
+use crate::model::{CodeUse, Grant, PendingStepUp, RefreshUse};
+
+use super::super::dialect::Db;
+use super::super::sql::SqlStore;
+use super::open;
 use crate::store::{GrantStore, StoreError, suite};
+
+/// The SQLite pool under a store these tests opened.
+fn pool(store: &SqlStore) -> &sqlx::SqlitePool {
+    match &store.db {
+        Db::Sqlite(pool) => pool,
+        Db::Postgres(_) => panic!("a SQLite test opened a PostgreSQL store"),
+    }
+}
 
 fn temp_url(dir: &tempfile::TempDir) -> (std::path::PathBuf, String) {
     let path = dir.path().join("grants.db");
@@ -33,37 +45,32 @@ async fn reopening_keeps_data_and_applies_migrations_once() -> Result<(), String
     for open in opens {
         open.map_err(|e| e.to_string())?;
     }
-    let store = SqliteStore::open(&url).await.map_err(|e| e.to_string())?;
+    let store = open(&url).await.map_err(|e| e.to_string())?;
     suite::exchanged(&store, "reopen").await?;
     drop(store);
-    let store = SqliteStore::open(&url).await.map_err(|e| e.to_string())?;
+    let store = open(&url).await.map_err(|e| e.to_string())?;
     let grant = store.grant("reopen").await.map_err(|e| e.to_string())?;
     assert!(grant.is_some(), "reopening lost the grant");
     let versions: Vec<i64> =
         sqlx::query_scalar("SELECT version FROM toolforge_schema_version ORDER BY version")
-            .fetch_all(&store.pool)
+            .fetch_all(pool(&store))
             .await
             .map_err(|e| e.to_string())?;
-    let expected: Vec<i64> = super::migrations::MIGRATIONS
+    let expected: Vec<i64> = super::super::migrations::MIGRATIONS
         .iter()
         .map(|m| m.version)
         .collect();
     assert_eq!(versions, expected, "each migration recorded once");
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
-        .fetch_one(&store.pool)
+        .fetch_one(pool(&store))
         .await
         .map_err(|e| e.to_string())?;
     assert_eq!(mode, "wal");
     Ok(())
 }
 
-async fn futures_join4(url: &str) -> [Result<SqliteStore, StoreError>; 4] {
-    let (a, b, c, d) = tokio::join!(
-        SqliteStore::open(url),
-        SqliteStore::open(url),
-        SqliteStore::open(url),
-        SqliteStore::open(url)
-    );
+async fn futures_join4(url: &str) -> [Result<SqlStore, StoreError>; 4] {
+    let (a, b, c, d) = tokio::join!(open(url), open(url), open(url), open(url));
     [a, b, c, d]
 }
 
@@ -71,16 +78,13 @@ async fn futures_join4(url: &str) -> [Result<SqliteStore, StoreError>; 4] {
 async fn a_newer_schema_is_refused() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let (_, url) = temp_url(&dir);
-    let store = SqliteStore::open(&url).await.map_err(|e| e.to_string())?;
+    let store = open(&url).await.map_err(|e| e.to_string())?;
     sqlx::query("INSERT INTO toolforge_schema_version (version, applied_at) VALUES (999, 0)")
-        .execute(&store.pool)
+        .execute(pool(&store))
         .await
         .map_err(|e| e.to_string())?;
     drop(store);
-    let err = SqliteStore::open(&url)
-        .await
-        .err()
-        .ok_or("opened a newer store")?;
+    let err = open(&url).await.err().ok_or("opened a newer store")?;
     assert!(
         matches!(
             err,
@@ -97,7 +101,7 @@ async fn a_newer_schema_is_refused() -> Result<(), String> {
 
 #[tokio::test]
 async fn an_unopenable_path_is_an_open_error() {
-    let err = SqliteStore::open("sqlite:/nonexistent-toolforge-dir/sub/grants.db")
+    let err = open("sqlite:/nonexistent-toolforge-dir/sub/grants.db")
         .await
         .err();
     assert!(
@@ -116,7 +120,7 @@ async fn an_unopenable_path_is_an_open_error() {
 async fn a_mangled_row_is_corrupt_not_a_panic() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let (_, url) = temp_url(&dir);
-    let store = SqliteStore::open(&url).await.map_err(|e| e.to_string())?;
+    let store = open(&url).await.map_err(|e| e.to_string())?;
     suite::exchanged(&store, "mangled").await?;
     let mangle = [
         "UPDATE oauth_grants SET scopes = 'not json' WHERE id = 'mangled'",
@@ -126,7 +130,7 @@ async fn a_mangled_row_is_corrupt_not_a_panic() -> Result<(), String> {
     ];
     for statement in mangle {
         sqlx::query(statement)
-            .execute(&store.pool)
+            .execute(pool(&store))
             .await
             .map_err(|e| e.to_string())?;
         let got = store.grant("mangled").await;
@@ -142,7 +146,7 @@ async fn a_mangled_row_is_corrupt_not_a_panic() -> Result<(), String> {
         );
     }
     sqlx::query("UPDATE oauth_tokens SET kind = 'bearer' WHERE grant_id = 'mangled'")
-        .execute(&store.pool)
+        .execute(pool(&store))
         .await
         .map_err(|e| e.to_string())?;
     let got = store.token(&suite::hash("mangled-0-a"), suite::NOW).await;
@@ -154,7 +158,7 @@ async fn a_mangled_row_is_corrupt_not_a_panic() -> Result<(), String> {
 async fn the_sqlite_file_holds_no_token_in_the_clear() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let (path, url) = temp_url(&dir);
-    let store = SqliteStore::open(&url).await.map_err(|e| e.to_string())?;
+    let store = open(&url).await.map_err(|e| e.to_string())?;
     let markers = suite::write_dump_fixture(&store).await?;
     // Read while open (recent pages are in the WAL), then after a clean
     // close (checkpointed into the main file).
@@ -167,7 +171,7 @@ async fn the_sqlite_file_holds_no_token_in_the_clear() -> Result<(), String> {
         Ok(bytes)
     };
     suite::check_dump(&markers, &read(&path)?)?;
-    store.pool.close().await;
+    pool(&store).close().await;
     suite::check_dump(&markers, &read(&path)?)?;
     Ok(())
 }
@@ -218,8 +222,8 @@ async fn an_unknown_scheme_is_refused() {
 async fn a_bogus_code_does_not_wait_for_the_write_lock() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let (_, url) = temp_url(&dir);
-    let store = SqliteStore::open(&url).await.map_err(|e| e.to_string())?;
-    let mut writer = store.pool.acquire().await.map_err(|e| e.to_string())?;
+    let store = open(&url).await.map_err(|e| e.to_string())?;
+    let mut writer = pool(&store).acquire().await.map_err(|e| e.to_string())?;
     sqlx::query("BEGIN IMMEDIATE")
         .execute(&mut *writer)
         .await
@@ -248,7 +252,7 @@ async fn a_bogus_code_does_not_wait_for_the_write_lock() -> Result<(), String> {
 async fn compact_truncates_the_write_ahead_log() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let (path, url) = temp_url(&dir);
-    let store = SqliteStore::open(&url).await.map_err(|e| e.to_string())?;
+    let store = open(&url).await.map_err(|e| e.to_string())?;
     for n in 0..300 {
         store
             .put_pending(&suite::pending(&format!("wal-{n}"), suite::NOW - 1))
@@ -266,9 +270,93 @@ async fn compact_truncates_the_write_ahead_log() -> Result<(), String> {
     store.compact().await.map_err(|e| e.to_string())?;
     assert_eq!(size(&wal), 0, "the log was not truncated");
     let limit: i64 = sqlx::query_scalar("PRAGMA journal_size_limit")
-        .fetch_one(&store.pool)
+        .fetch_one(pool(&store))
         .await
         .map_err(|e| e.to_string())?;
     assert_eq!(limit, i64::try_from(super::JOURNAL_SIZE_LIMIT).unwrap_or(0));
     Ok(())
+}
+
+/// A store file written by the code before the backends shared one body
+/// (schema version 3: a grant after the code exchange with a pending
+/// step-up, a registered client, a pending sign-in), as `sqlite3 .dump`.
+const SCHEMA_V3_DUMP: &str = "tests/fixtures/grants-schema-v3.sqlite.sql";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_written_by_the_previous_code_opens_and_works() -> Result<(), String> {
+    let dump_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SCHEMA_V3_DUMP);
+    let dump = std::fs::read_to_string(&dump_path).map_err(|e| e.to_string())?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (_, url) = temp_url(&dir);
+    {
+        use sqlx::ConnectOptions;
+        let options: sqlx::sqlite::SqliteConnectOptions =
+            url.parse().map_err(|e: sqlx::Error| e.to_string())?;
+        let mut conn = options
+            .create_if_missing(true)
+            .connect()
+            .await
+            .map_err(|e| e.to_string())?;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(dump))
+            .execute(&mut conn)
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    let store = open(&url).await.map_err(|e| e.to_string())?;
+    let versions: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM toolforge_schema_version ORDER BY version")
+            .fetch_all(pool(&store))
+            .await
+            .map_err(|e| e.to_string())?;
+    assert_eq!(versions, [1, 2, 3], "no migration reapplied or added");
+    let grant = store
+        .grant("before")
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or("the grant is gone")?;
+    assert_eq!(grant, suite_grant_with_step_up());
+    let (token, by_token) = store
+        .token(&suite::hash("before-0-a"), suite::NOW)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or("the access token is gone")?;
+    assert_eq!(token.kind, crate::model::TokenKind::Access);
+    assert_eq!(by_token.id, "before");
+    let client = store
+        .client("client-before")
+        .await
+        .map_err(|e| e.to_string())?;
+    assert_eq!(client, Some(suite::client("client-before")));
+    let pending = store
+        .take_pending(&suite::hash("pending-before"), suite::NOW)
+        .await
+        .map_err(|e| e.to_string())?;
+    assert_eq!(
+        pending,
+        Some(suite::pending("pending-before", suite::NOW + 600))
+    );
+    // The used code is a replay; the refresh token still rotates.
+    let code = store
+        .take_code(&suite::hash("before-code"), suite::NOW)
+        .await
+        .map_err(|e| e.to_string())?;
+    assert!(
+        matches!(code, CodeUse::Replayed { ref grant_id } if grant_id == "before"),
+        "{code:?}"
+    );
+    let rotated = suite::rotate(&store, "before", "before-0-r", "before-1").await?;
+    assert!(matches!(rotated, RefreshUse::Rotated { .. }), "{rotated:?}");
+    Ok(())
+}
+
+/// The suite's grant `before` as the fixture stores it: its first refresh
+/// token current and the step-up recorded when the fixture was written.
+fn suite_grant_with_step_up() -> Grant {
+    let mut expected = suite::grant("before");
+    expected.refresh_current = Some(suite::hash("before-0-r"));
+    expected.step_up = Some(PendingStepUp {
+        scope: "zone:write".to_owned(),
+        at: suite::NOW,
+    });
+    expected
 }
