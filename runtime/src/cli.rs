@@ -510,7 +510,7 @@ async fn run(catalogue: &'static Catalogue, args: ServeArgs) -> anyhow::Result<(
             let mut readiness: Vec<Arc<dyn crate::server::health::ReadinessCheck>> = Vec::new();
             #[cfg(feature = "oauth")]
             if let ClientAuth::OAuth { setup, .. } = &auth {
-                readiness.push(Arc::new(crate::oauth::StoreReadiness(setup.store.clone())));
+                readiness.push(Arc::new(crate::server::StoreReadiness(setup.store.clone())));
             }
             let options = HttpOptions {
                 allowed_hosts: args.allowed_hosts.clone(),

@@ -68,8 +68,10 @@ pub mod config;
 pub mod credential;
 pub mod metrics;
 mod mode;
+/// The OAuth 2.1 authorization server (`toolforge-oauth`), re-exported so
+/// generated crates keep one dependency.
 #[cfg(feature = "oauth")]
-pub mod oauth;
+pub use toolforge_oauth as oauth;
 pub mod outcome;
 pub mod pages;
 pub mod profile;

@@ -25,6 +25,7 @@ fn grant(scopes: &[&str]) -> Connection {
         permissions: permissions.iter().map(|p| (*p).to_owned()).collect(),
     };
     Connection::OAuth(Arc::new(GrantAccess {
+        grant_id: "g1".to_owned(),
         scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
         read_only: false,
         products: None,

@@ -219,7 +219,11 @@ async fn asking_for_every_scope_keeps_the_default_page() {
     let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let page = browser.get(&h.authorize_url(&params)).await;
     assert_eq!(page.status, 200);
-    assert!(page.body.contains("value=\"all\" checked"), "{}", page.body);
+    assert!(
+        page.body.contains("value=\"minimal\" checked"),
+        "{}",
+        page.body
+    );
 }
 
 /// ChatGPT (a registered chatgpt.com redirect URI) steps up on a tool

@@ -345,7 +345,8 @@ struct Cookie {
 pub struct Consent {
     /// `approve` or `deny`.
     pub decision: String,
-    /// `minimal`, `read_only`, `products`, `all` or `advanced`.
+    /// `minimal`, `read_only`, `products`, `all` or `advanced`; empty:
+    /// the one the page preselects.
     pub exposure: String,
     /// Products ticked when `exposure` is `products`.
     pub products: Vec<String>,
@@ -582,7 +583,21 @@ impl Browser {
                 out.consent_html = html.clone();
                 out.consent_headers = response.headers.clone();
                 let mut fields = form.hidden();
-                fields.push(("exposure".to_owned(), consent.exposure.clone()));
+                // No choice: the template the page preselects, as a
+                // browser submits it.
+                let exposure = if consent.exposure.is_empty() {
+                    form.inputs
+                        .iter()
+                        .find(|i| {
+                            i.get("name").map(String::as_str) == Some("exposure")
+                                && i.contains_key("checked")
+                        })
+                        .and_then(|i| i.get("value").cloned())
+                        .unwrap_or_default()
+                } else {
+                    consent.exposure.clone()
+                };
+                fields.push(("exposure".to_owned(), exposure));
                 // The advanced template's text field goes with its value,
                 // as a browser sends it.
                 if let Some(scopes) = form.input_by_id("scopes").and_then(|i| i.get("value")) {

@@ -33,6 +33,21 @@ pub struct StepUpRun {
 ///
 /// A start-up or client failure, with the server's and upstream's logs.
 pub fn run_step_up(upstream: &UpstreamOptions, first_exposure: &str) -> Result<StepUpRun, String> {
+    run_step_up_with(upstream, first_exposure, false)
+}
+
+/// [`run_step_up`], the client keeping its refresh token when
+/// `keep_refresh` (then it refreshes before it re-authorizes, as the
+/// SDK does); `first_exposure` empty takes the consent page's default.
+///
+/// # Errors
+///
+/// As [`run_step_up`].
+pub fn run_step_up_with(
+    upstream: &UpstreamOptions,
+    first_exposure: &str,
+    keep_refresh: bool,
+) -> Result<StepUpRun, String> {
     let up = OAuthUpstream::start(upstream)?;
     let options = OAuthOptions {
         scope_catalogue: Some(json!([
@@ -48,6 +63,7 @@ pub fn run_step_up(upstream: &UpstreamOptions, first_exposure: &str) -> Result<S
         "url": server.mcp_url(),
         "redirectUrl": redirect,
         "call": {"name": "zones_list", "arguments": {"per_page": 5}},
+        "keepRefresh": keep_refresh,
     });
     let mut command = Command::new("node");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));

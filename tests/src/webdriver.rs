@@ -368,8 +368,8 @@ impl Drop for Session<'_> {
 pub struct BrowserSignIn {
     /// The final URL (the client's redirect URI with `code`, `state`, `iss`).
     pub final_url: String,
-    /// Whether `#exposure-all` was checked by default.
-    pub all_checked_by_default: bool,
+    /// Whether `#exposure-minimal` was checked by default.
+    pub minimal_checked_by_default: bool,
     /// The consent page's HTML as rendered.
     pub consent_html: String,
 }
@@ -416,8 +416,8 @@ pub fn sign_in_choosing(
     let step = Duration::from_secs(30);
     session.goto(authorize_url)?;
     let approve = session.wait_for("#approve", step)?;
-    let all = session.wait_for("#exposure-all", step)?;
-    let all_checked_by_default = session.property(&all, "checked")? == Value::Bool(true);
+    let minimal = session.wait_for("#exposure-minimal", step)?;
+    let minimal_checked_by_default = session.property(&minimal, "checked")? == Value::Bool(true);
     let consent_html = session.source()?;
     if let Some(choice) = choice {
         session.click(&session.wait_for(&format!("#exposure-{choice}"), step)?)?;
@@ -432,7 +432,7 @@ pub fn sign_in_choosing(
     let final_url = session.wait_url(redirect_prefix, step)?;
     Ok(BrowserSignIn {
         final_url,
-        all_checked_by_default,
+        minimal_checked_by_default,
         consent_html,
     })
 }

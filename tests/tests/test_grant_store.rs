@@ -92,7 +92,7 @@ fn postgres_instances_migrate_together_reopen_and_dump_no_secret() -> Result<(),
             // Two migrations (2: client last use, expiry indexes), each
             // recorded once.
             assert_eq!(
-                versions, "-- toolforge_schema_version: 2 rows",
+                versions, "-- toolforge_schema_version: 3 rows",
                 "migrations recorded once"
             );
 

@@ -598,7 +598,16 @@ fn typescript_sdk_signs_in_through_chromium() {
             &plan(&server, &redirect),
             CLIENT_LIMIT,
             &mut |url| {
-                let signed = webdriver::sign_in(&session, url, &redirect, LOGIN, PASSWORD)?;
+                // The user widens the preselected *minimal* template:
+                // this client does not step up.
+                let signed = webdriver::sign_in_choosing(
+                    &session,
+                    url,
+                    &redirect,
+                    LOGIN,
+                    PASSWORD,
+                    Some("all"),
+                )?;
                 let final_url = signed.final_url.clone();
                 consent = Some(signed);
                 Ok(final_url)
@@ -614,8 +623,8 @@ fn typescript_sdk_signs_in_through_chromium() {
         });
         let consent = consent.expect("the browser signed in");
         assert!(
-            consent.all_checked_by_default,
-            "{label}: `all` is not the default exposure"
+            consent.minimal_checked_by_default,
+            "{label}: `minimal` is not the default exposure"
         );
         assert!(
             consent

@@ -26,7 +26,11 @@ pub fn project_lock(package: &str, local_runtime: bool) -> String {
     let (header, entries) = split_entries(RUNTIME_LOCK);
     let mut kept: Vec<String> = entries
         .into_iter()
-        .filter(|e| local_runtime || entry_name(e) != Some("toolforge-runtime"))
+        // The runtime's own crates come from the registry too (the OAuth
+        // server is a crate of its own).
+        .filter(|e| {
+            local_runtime || !matches!(entry_name(e), Some("toolforge-runtime" | "toolforge-oauth"))
+        })
         .map(str::to_owned)
         .collect();
     if local_runtime {
@@ -97,11 +101,10 @@ mod tests {
     fn a_registry_runtime_project_leaves_the_runtime_to_cargo() {
         let lock = project_lock("forex-tools", false);
         let (_, entries) = split_entries(&lock);
-        assert!(
-            entries
-                .iter()
-                .all(|e| !matches!(entry_name(e), Some("toolforge-runtime" | "forex-tools")))
-        );
+        assert!(entries.iter().all(|e| !matches!(
+            entry_name(e),
+            Some("toolforge-runtime" | "toolforge-oauth" | "forex-tools")
+        )));
         assert!(entries.iter().any(|e| entry_name(e) == Some("tokio")));
     }
 

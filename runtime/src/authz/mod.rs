@@ -62,6 +62,8 @@ impl ScopeTable {
 /// What an OAuth grant lets its session reach.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GrantAccess {
+    /// The grant's id (where a step-up challenge is recorded as pending).
+    pub grant_id: String,
     /// Upstream scopes the grant holds.
     pub scopes: Vec<String>,
     /// Only read-only tools (the consent page's choice).

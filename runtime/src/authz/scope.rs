@@ -92,6 +92,30 @@ impl PathScope {
         out
     }
 
+    /// Whether the check's 2xx answer `payload` (the envelope's payload)
+    /// ties the values the check path does not name to the checked
+    /// resource: at `/accounts/A/zones/Z`, checked with `GET /zones/Z`,
+    /// the zone must belong to account A. Each such `x_id` must equal the
+    /// payload's `x.id` (or `x_id`); an answer that names none fails
+    /// closed. A check naming every value has nothing more to confirm.
+    pub fn confirmed_by(&self, check: &str, payload: Option<&Value>) -> bool {
+        self.values
+            .iter()
+            .filter(|(name, _)| !check.contains(&format!("{{{name}}}")))
+            .all(|(name, value)| {
+                let Some(payload) = payload else {
+                    return false;
+                };
+                let nested = name
+                    .strip_suffix("_id")
+                    .and_then(|stem| payload.get(stem)?.get("id"));
+                nested
+                    .or_else(|| payload.get(*name))
+                    .and_then(Value::as_str)
+                    == Some(value)
+            })
+    }
+
     /// The arguments of `tool` this scope fixes whatever the other
     /// arguments are: path parameters named as a constrained one.
     pub fn fixed_args(&self, tool: &ToolDef) -> Vec<(&'static str, &str)> {

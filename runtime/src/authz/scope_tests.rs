@@ -187,3 +187,23 @@ fn schemas_lose_the_constrained_arguments() {
         json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]})
     );
 }
+
+#[test]
+fn a_zone_check_confirms_the_zone_is_in_the_account() {
+    let zone = parse(PATHS, "/accounts/a1/zones/z1").unwrap();
+    let check = "/zones/{zone_id}";
+    let mine = json!({"id": "z1", "account": {"id": "a1", "name": "A"}});
+    assert!(zone.confirmed_by(check, Some(&mine)));
+    let flat = json!({"id": "z1", "account_id": "a1"});
+    assert!(zone.confirmed_by(check, Some(&flat)));
+    // Another account's zone, an answer that names no account, a number
+    // standing for the id, no payload at all: refused.
+    let theirs = json!({"id": "z1", "account": {"id": "a2"}});
+    assert!(!zone.confirmed_by(check, Some(&theirs)));
+    assert!(!zone.confirmed_by(check, Some(&json!({"id": "z1"}))));
+    assert!(!zone.confirmed_by(check, Some(&json!({"account": {"id": 1}}))));
+    assert!(!zone.confirmed_by(check, None));
+    // A check that names every value has nothing more to confirm.
+    let account = parse(PATHS, "/accounts/a1").unwrap();
+    assert!(account.confirmed_by("/accounts/{account_id}", None));
+}

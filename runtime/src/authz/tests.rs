@@ -44,6 +44,7 @@ fn catalogue() -> Arc<ScopeTable> {
 
 fn oauth(scopes: &[&str], read_only: bool, products: Option<&[&str]>) -> Connection {
     Connection::OAuth(Arc::new(GrantAccess {
+        grant_id: "g1".to_owned(),
         scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
         read_only,
         products: products.map(|p| p.iter().map(|s| (*s).to_owned()).collect()),

@@ -58,7 +58,6 @@ pub async fn setup(catalogue: &Catalogue, path: &Path) -> anyhow::Result<Arc<OAu
         store,
         upstream,
         scopes,
-        products: crate::oauth::server::skills_of(catalogue),
-        skill_groups: catalogue.profile.skill_groups,
+        products: crate::server::oauth_front::skills_of(catalogue),
     }))
 }

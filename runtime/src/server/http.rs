@@ -99,7 +99,7 @@ pub struct HttpOptions {
 struct HttpState {
     core: Arc<Core>,
     #[cfg(feature = "oauth")]
-    oauth: Option<Arc<crate::oauth::OAuthServer>>,
+    oauth: Option<Arc<super::oauth_front::OAuthFront>>,
     hosts: Vec<String>,
     origins: Vec<String>,
     auth: ClientAuth,
@@ -121,8 +121,8 @@ pub fn router(
     #[cfg(feature = "oauth")]
     let oauth = match &options.auth {
         ClientAuth::OAuth { setup, .. } => {
-            let scoped = core.catalogue.profile.scoped_paths;
-            let server = crate::oauth::OAuthServer::new(setup.clone(), bound.port(), scoped);
+            let profile = &core.catalogue.profile;
+            let server = super::oauth_front::OAuthFront::new(setup.clone(), bound.port(), profile);
             // The public origin is this server: its consent form posts
             // back with that Origin, and proxies forward its Host.
             let (origin, host) = server.origin_and_host();
@@ -530,8 +530,7 @@ async fn authenticate(
     if let (Some((grant, client_id)), Some(server)) = (stepping, &state.oauth) {
         let asked = crate::oauth::server::step_up::requested_delivery(req.uri().query());
         let resp = next.run(req).await;
-        return crate::oauth::server::step_up::respond(server, &grant, &client_id, asked, resp)
-            .await;
+        return super::oauth_front::respond(server, &grant, &client_id, asked, resp).await;
     }
     next.run(req).await
 }

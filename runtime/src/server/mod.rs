@@ -33,6 +33,10 @@ pub mod identity;
 mod jsonrpc_guard;
 mod limits;
 pub mod listing;
+#[cfg(feature = "oauth")]
+pub mod oauth_front;
+#[cfg(feature = "oauth")]
+pub use oauth_front::StoreReadiness;
 pub mod paging;
 #[cfg(feature = "http")]
 pub mod prometheus;

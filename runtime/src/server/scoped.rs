@@ -1,7 +1,8 @@
 //! Scoped URLs of the HTTP transport (`/mcp/accounts/A`): which scope a
 //! request path names, the protected-resource metadata of each one, and
 //! the first-use check that a signed-in user's upstream token can see the
-//! scoped resource (one upstream request per grant, cached).
+//! scoped resource, and that a zone is in the URL's account (one upstream
+//! request per grant, cached).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -94,9 +95,11 @@ impl Visibility {
     }
 
     /// Checks, once per `grant` and scope, that `credential` can see the
-    /// scoped resource (the profile's check path answers 2xx): a 401, 403
-    /// or 404 there is a 403 for the session; any other failure is a 503
-    /// and is asked again next time.
+    /// scoped resource (the profile's check path answers 2xx, and its
+    /// answer ties the values the check does not name, such as a zone's
+    /// account, to it: [`PathScope::confirmed_by`]): a 401, 403 or 404, or
+    /// a resource of another account, is a 403 for the session; any other
+    /// failure is a 503 and is asked again next time.
     ///
     /// # Errors
     ///
@@ -123,15 +126,23 @@ impl Visibility {
                     security: None,
                     operation: None,
                 };
-                let status = match core.upstream().send(&request, Some(credential)).await {
-                    Ok(resp) => resp.status.as_u16(),
+                let resp = match core.upstream().send(&request, Some(credential)).await {
+                    Ok(resp) => resp,
                     Err(e) => {
                         tracing::warn!(error = %credential.redact(&e.to_string()), "scoped URL check failed");
                         return Err(Box::new(unavailable()));
                     }
                 };
-                let visible = match status {
-                    200..=299 => true,
+                let visible = match resp.status.as_u16() {
+                    // The same answer ties the values the check does not
+                    // name (a zone's account) to the checked resource.
+                    200..=299 => {
+                        let body = serde_json::from_slice::<serde_json::Value>(&resp.body).ok();
+                        let payload = body
+                            .as_ref()
+                            .and_then(|b| b.pointer(core.catalogue.profile.envelope.payload));
+                        scope.confirmed_by(check, payload)
+                    }
                     401 | 403 | 404 => false,
                     _ => return Err(Box::new(unavailable())),
                 };
@@ -145,7 +156,7 @@ impl Visibility {
         let body = json!({
             "error": "forbidden",
             "error_description": format!(
-                "the signed-in account cannot see the resource of this URL (/mcp{}); connect at a URL of a resource it can reach",
+                "the signed-in account cannot see the resource of this URL (/mcp{}), or it is not in the URL's account; connect at a URL of a resource it can reach",
                 scope.suffix
             ),
         });

@@ -129,6 +129,9 @@ pub struct Provider {
     pub api_requests: Vec<String>,
     /// Accounts whose details the API refuses (403).
     pub hidden_accounts: Vec<String>,
+    /// The account of each zone `GET /zones/{zone}` names (none: the
+    /// answer names no account).
+    pub zone_accounts: HashMap<String, String>,
 }
 
 pub type Shared = Arc<Mutex<Provider>>;
@@ -354,6 +357,7 @@ pub async fn start_provider(expires_in: i64) -> (Shared, String) {
         .route("/revoke", post(provider_revoke))
         .route("/client/v4/zones/{zone}/dns_records", get(api_records))
         .route("/client/v4/accounts/{account}", get(scoped::account))
+        .route("/client/v4/zones/{zone}", get(scoped::zone))
         .route(
             "/client/v4/accounts/{account}/workers/scripts",
             get(scoped::scripts),
@@ -424,7 +428,7 @@ pub async fn start_with(
         UpstreamClient::new(config.upstream.clone(), "upstream-client-secret".into()).unwrap();
     let store = store::open(&store_url).await.unwrap();
     let catalogue = options.catalogue.unwrap_or(&CATALOGUE);
-    let products = toolforge_runtime::oauth::server::skills_of(catalogue);
+    let products = toolforge_runtime::server::oauth_front::skills_of(catalogue);
     let setup = Arc::new(OAuthSetup {
         config,
         keys: ServerKeys::from_secret(SECRET).unwrap(),
@@ -432,7 +436,6 @@ pub async fn start_with(
         upstream,
         scopes,
         products,
-        skill_groups: catalogue.profile.skill_groups,
     });
     let core = Core::new(
         catalogue,

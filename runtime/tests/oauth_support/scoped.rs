@@ -64,6 +64,25 @@ pub static SCOPED: Catalogue = Catalogue {
     ..CATALOGUE
 };
 
+/// The harness catalogue with Cloudflare's two scoped paths: an account,
+/// and a zone in an account (checked with `GET /zones/{zone_id}`).
+pub static ZONE_SCOPED: Catalogue = Catalogue {
+    profile: toolforge_runtime::profile::Profile {
+        scoped_paths: &[
+            ScopedPath {
+                template: "/accounts/{account_id}",
+                check: Some("/accounts/{account_id}"),
+            },
+            ScopedPath {
+                template: "/accounts/{account_id}/zones/{zone_id}",
+                check: Some("/zones/{zone_id}"),
+            },
+        ],
+        ..CATALOGUE.profile
+    },
+    ..SCOPED
+};
+
 /// The harness catalogue with skills of forge.json `skill_groups` instead
 /// of one per product.
 pub static GROUPED: Catalogue = Catalogue {
@@ -114,6 +133,26 @@ pub async fn account(
 ) -> Response {
     let request = format!("GET /accounts/{account}");
     answer(&p, &headers, &account, request)
+}
+
+/// `GET /zones/{zone}`: the zone's details, naming its account when the
+/// provider's `zone_accounts` has one (the zone-scoped check).
+pub async fn zone(
+    State(p): State<Shared>,
+    Path(zone): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let mut p = p.lock().unwrap();
+    p.api_requests.push(format!("GET /zones/{zone}"));
+    if !p.access.contains_key(&bearer(&headers)) {
+        return (StatusCode::UNAUTHORIZED, axum::Json(json!({"success": false, "errors": [{"code": 10000, "message": "Authentication error"}]}))).into_response();
+    }
+    let mut result = json!({"id": zone, "name": "example.com"});
+    if let Some(account) = p.zone_accounts.get(&zone) {
+        result["account"] = json!({"id": account, "name": "Account"});
+    }
+    axum::Json(json!({"success": true, "errors": [], "messages": [], "result": result}))
+        .into_response()
 }
 
 /// `GET /accounts/{account}/workers/scripts`.

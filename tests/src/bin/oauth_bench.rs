@@ -22,7 +22,7 @@ use toolforge_runtime::oauth::crypto::{self, ServerKeys};
 use toolforge_runtime::oauth::model::{AuthCode, Exposure, Grant, TokenKind, TokenRecord};
 use toolforge_runtime::oauth::store::{self, GrantStore};
 use toolforge_runtime::oauth::upstream::{UpstreamClient, UpstreamTokens};
-use toolforge_runtime::oauth::{OAuthServer, OAuthSetup};
+use toolforge_runtime::oauth::{NoScopedUrls, OAuthServer, OAuthSetup};
 use toolforge_tests::http::{self, KeepAlive};
 use toolforge_tests::mcp::{HANDSHAKE_VERSION, message};
 use toolforge_tests::postgres::Postgres;
@@ -115,6 +115,7 @@ async fn mint(
         version: 0,
         refresh_current: None,
         refresh_previous: None,
+        step_up: None,
         revoked: false,
     };
     let wrapped =
@@ -179,9 +180,8 @@ async fn validation(
             upstream,
             scopes: vec![],
             products: Default::default(),
-            skill_groups: &[],
         });
-        let server = OAuthServer::new(setup.clone(), 1, &[]);
+        let server = OAuthServer::new(setup.clone(), 1, Arc::new(NoScopedUrls));
         let token = mint(
             store.as_ref(),
             &setup.keys,

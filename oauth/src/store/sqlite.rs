@@ -1,0 +1,59 @@
+//! Opening the embedded grant store: one SQLite file (WAL journal, a busy
+//! timeout so concurrent writers wait rather than fail). The store body is
+//! [`super::sql`]'s.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+
+use super::StoreError;
+use super::dialect::Db;
+use super::rows;
+use super::sql::SqlStore;
+
+/// How long a statement waits for another connection's write lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long an operation waits for a free pooled connection.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Bytes of write-ahead log kept after a checkpoint.
+const JOURNAL_SIZE_LIMIT: u64 = 4 * 1024 * 1024;
+
+fn open_error(message: impl std::fmt::Display) -> StoreError {
+    StoreError::Open {
+        backend: "sqlite",
+        message: message.to_string(),
+    }
+}
+
+/// Opens `sqlite:PATH`, creating the file when it is missing, and applies
+/// the migrations it lacks.
+///
+/// # Errors
+///
+/// A malformed URL, an unopenable file, or a failed migration.
+pub(super) async fn open(url: &str) -> Result<SqlStore, StoreError> {
+    let options = SqliteConnectOptions::from_str(url)
+        .map_err(|e| open_error(format!("bad URL: {}", rows::describe(&e))))?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(BUSY_TIMEOUT)
+        .foreign_keys(true)
+        // A checkpoint leaves the log at most this long (it is reused, not
+        // regrown, between checkpoints).
+        .pragma("journal_size_limit", JOURNAL_SIZE_LIMIT.to_string());
+    let pool = SqlitePoolOptions::new()
+        .max_connections(8)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .connect_with(options)
+        .await
+        .map_err(|e| open_error(rows::describe(&e)))?;
+    SqlStore::migrated(Db::Sqlite(pool)).await
+}
+
+#[cfg(test)]
+#[path = "sqlite_tests.rs"]
+mod tests;
