@@ -10,8 +10,8 @@ use super::deferred::Deferred;
 use super::interned::ToolSchemas;
 use crate::error::{GenerateError, Result};
 use crate::ir::{
-    BodyArgs, BodyEnvelope, BodyKind, Catalogue, Envelope, HttpMethod, KeyLocation, Location,
-    Pagination, Product, Profile, Scheme, SchemeKind, Style, Tool,
+    BodyArgs, BodyEnvelope, Catalogue, Envelope, HttpMethod, Location, Pagination, Product,
+    Profile, Scheme, SchemeKind, Style, Tool,
 };
 use crate::naming::{module_ident, static_ident};
 
@@ -31,39 +31,17 @@ fn lit(s: &str) -> Literal {
 }
 
 fn method(m: HttpMethod) -> TokenStream {
-    let id = ident(match m {
-        HttpMethod::Get => "Get",
-        HttpMethod::Put => "Put",
-        HttpMethod::Post => "Post",
-        HttpMethod::Delete => "Delete",
-        HttpMethod::Options => "Options",
-        HttpMethod::Head => "Head",
-        HttpMethod::Patch => "Patch",
-        HttpMethod::Trace => "Trace",
-    });
+    let id = ident(m.variant());
     quote!(Method::#id)
 }
 
 fn location(l: Location) -> TokenStream {
-    let id = ident(match l {
-        Location::Path => "Path",
-        Location::Query => "Query",
-        Location::Header => "Header",
-        Location::Cookie => "Cookie",
-    });
+    let id = ident(l.variant());
     quote!(ParamLocation::#id)
 }
 
 fn style(s: Style) -> TokenStream {
-    let id = ident(match s {
-        Style::Simple => "Simple",
-        Style::Label => "Label",
-        Style::Matrix => "Matrix",
-        Style::Form => "Form",
-        Style::SpaceDelimited => "SpaceDelimited",
-        Style::PipeDelimited => "PipeDelimited",
-        Style::DeepObject => "DeepObject",
-    });
+    let id = ident(s.variant());
     quote!(ParamStyle::#id)
 }
 
@@ -94,11 +72,7 @@ fn schemes_expr(schemes: &[Scheme]) -> (TokenStream, bool) {
         let kind = match &s.kind {
             SchemeKind::ApiKey { location, name } => {
                 key_location = true;
-                let loc = ident(match location {
-                    KeyLocation::Header => "Header",
-                    KeyLocation::Query => "Query",
-                    KeyLocation::Cookie => "Cookie",
-                });
+                let loc = ident(location.variant());
                 let name = lit(name);
                 quote!(SchemeKind::ApiKey { location: KeyLocation::#loc, name: #name })
             }
@@ -211,12 +185,7 @@ fn tool_tokens(
         None => quote!(None),
         Some(b) => {
             let ct = lit(&b.content_type);
-            let kind = ident(match b.kind {
-                BodyKind::Json => "Json",
-                BodyKind::Form => "Form",
-                BodyKind::Multipart => "Multipart",
-                BodyKind::Raw => "Raw",
-            });
+            let kind = ident(b.kind.variant());
             let required = b.required;
             let args = match &b.args {
                 BodyArgs::Fields(pairs) => {
@@ -274,7 +243,7 @@ fn tool_tokens(
     };
     let static_doc = format!(
         " `{} {}`: {}",
-        tool.method.upper(),
+        tool.method.as_str(),
         tool.path,
         one_line(&tool.title)
     );

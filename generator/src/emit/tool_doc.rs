@@ -9,7 +9,7 @@ use super::deferred::{Deferred, raw_literal};
 use super::interned::ToolSchemas;
 use super::layout::{Doc, tool_items};
 use crate::error::Result;
-use crate::ir::{BodyArgs, BodyKind, Envelope, HttpMethod, Location, Style, Tool};
+use crate::ir::{BodyArgs, Envelope, Tool};
 use crate::naming::{module_ident, static_ident};
 
 fn atom(s: impl Into<String>) -> Doc {
@@ -80,50 +80,11 @@ fn declaration(pieces: &[Piece], key: &str) -> Doc {
     }
 }
 
-fn method(m: HttpMethod) -> &'static str {
-    match m {
-        HttpMethod::Get => "Method::Get",
-        HttpMethod::Put => "Method::Put",
-        HttpMethod::Post => "Method::Post",
-        HttpMethod::Delete => "Method::Delete",
-        HttpMethod::Options => "Method::Options",
-        HttpMethod::Head => "Method::Head",
-        HttpMethod::Patch => "Method::Patch",
-        HttpMethod::Trace => "Method::Trace",
-    }
-}
-
-fn location(l: Location) -> &'static str {
-    match l {
-        Location::Path => "ParamLocation::Path",
-        Location::Query => "ParamLocation::Query",
-        Location::Header => "ParamLocation::Header",
-        Location::Cookie => "ParamLocation::Cookie",
-    }
-}
-
-fn style(s: Style) -> &'static str {
-    match s {
-        Style::Simple => "ParamStyle::Simple",
-        Style::Label => "ParamStyle::Label",
-        Style::Matrix => "ParamStyle::Matrix",
-        Style::Form => "ParamStyle::Form",
-        Style::SpaceDelimited => "ParamStyle::SpaceDelimited",
-        Style::PipeDelimited => "ParamStyle::PipeDelimited",
-        Style::DeepObject => "ParamStyle::DeepObject",
-    }
-}
-
 fn body(tool: &Tool) -> Doc {
     let Some(b) = &tool.body else {
         return atom("None");
     };
-    let kind = match b.kind {
-        BodyKind::Json => "BodyKind::Json",
-        BodyKind::Form => "BodyKind::Form",
-        BodyKind::Multipart => "BodyKind::Multipart",
-        BodyKind::Raw => "BodyKind::Raw",
-    };
+    let kind = format!("BodyKind::{}", b.kind.variant());
     let args = match &b.args {
         BodyArgs::Fields(pairs) => Doc::Call(
             "BodyArgs::Fields",
@@ -200,8 +161,11 @@ fn fields(
                 vec![
                     ("arg", Doc::str(&p.arg)),
                     ("name", Doc::str(&p.name)),
-                    ("location", atom(location(p.location))),
-                    ("style", atom(style(p.style))),
+                    (
+                        "location",
+                        atom(format!("ParamLocation::{}", p.location.variant())),
+                    ),
+                    ("style", atom(format!("ParamStyle::{}", p.style.variant()))),
                     ("explode", boolean(p.explode)),
                     ("required", boolean(p.required)),
                     ("allow_reserved", boolean(p.allow_reserved)),
@@ -263,7 +227,7 @@ fn fields(
         ("output_schema", output_schema),
         ("annotations", annotations),
         ("permissions", strings(&tool.permissions)),
-        ("method", atom(method(tool.method))),
+        ("method", atom(format!("Method::{}", tool.method.variant()))),
         ("routes", Doc::Slice(routes)),
         ("params", Doc::Slice(params)),
         ("body", body(tool)),
@@ -287,7 +251,7 @@ pub fn tool_text(
     let fields = fields(tool, schemas, &mut Texts { next })?;
     let static_doc = format!(
         " `{} {}`: {}",
-        tool.method.upper(),
+        tool.method.as_str(),
         tool.path,
         super::rust::one_line(&tool.title)
     );

@@ -504,7 +504,7 @@ pub fn tool_declaration_parts(t: &Tool) -> Vec<String> {
     parts.push(format!(
         "/** {} ({} {}) */\n{}(args: {input}): Promise<",
         doc_line(&t.description),
-        t.method.upper(),
+        t.method.as_str(),
         t.path,
         t.name
     ));
