@@ -6,11 +6,17 @@
 //! phrase cannot drift between the two sides. Generated crates name these
 //! types through `toolforge_runtime` (it re-exports them), so they depend
 //! on the runtime alone.
+//!
+//! [`strict`] is the one implementation of the `strict` schema profile: the
+//! generator writes its output into a crate generated with
+//! `schema_profile: strict`, the runtime makes it per request from a full
+//! crate.
 
 mod body;
 mod method;
 mod param;
 mod scheme;
+pub mod strict;
 
 pub use body::BodyKind;
 pub use method::Method;

@@ -383,3 +383,37 @@ fn the_shared_enums_are_defined_only_in_the_model() {
         found.join("\n")
     );
 }
+
+/// The `strict` schema profile has one implementation, in the shared
+/// model: the generator (`schema::strict`) and the runtime
+/// (`schema_profile::strict`) re-export it and define no rewrite of their own.
+#[test]
+fn the_strict_profile_is_defined_only_in_the_model() {
+    let mut found = Vec::new();
+    for (krate, module) in [
+        ("generator", "schema/mod.rs"),
+        ("runtime", "schema_profile.rs"),
+    ] {
+        let src = root().join(krate).join("src");
+        let text = std::fs::read_to_string(src.join(module))
+            .unwrap_or_else(|e| panic!("{krate}/src/{module}: {e}"));
+        if !code(&text).contains("pub use toolforge_model::strict;") {
+            found.push(format!(
+                "{krate}/src/{module} does not re-export toolforge_model::strict"
+            ));
+        }
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for path in files {
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            if code(&text).contains("fn strict_input_schema(") {
+                found.push(format!("{} defines strict_input_schema", path.display()));
+            }
+        }
+    }
+    let model = std::fs::read_to_string(root().join("model/src/strict.rs"))
+        .unwrap_or_else(|e| panic!("model/src/strict.rs: {e}"));
+    assert!(model.contains("pub fn strict_input_schema("));
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
