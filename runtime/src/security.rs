@@ -18,7 +18,7 @@ pub type Requirement = &'static [&'static [u16]];
 /// The OAuth scopes one operation lists for one client-credentials scheme
 /// in its `security` requirement (the union over its alternatives). An
 /// operation without an entry for a scheme asks for every scope the
-/// scheme declares ([`SchemeKind::ClientCredentials::scopes`]).
+/// scheme declares (the `scopes` of [`toolforge_model::SchemeKind::ClientCredentials`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OperationScopes {
     /// The tool's `operation_id`.
