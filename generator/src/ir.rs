@@ -100,77 +100,9 @@ impl Tool {
     }
 }
 
-/// HTTP methods.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum HttpMethod {
-    /// GET
-    Get,
-    /// PUT
-    Put,
-    /// POST
-    Post,
-    /// DELETE
-    Delete,
-    /// OPTIONS
-    Options,
-    /// HEAD
-    Head,
-    /// PATCH
-    Patch,
-    /// TRACE
-    Trace,
-}
-
-impl HttpMethod {
-    /// All methods in the order OpenAPI path items list them.
-    pub const ALL: [HttpMethod; 8] = [
-        HttpMethod::Get,
-        HttpMethod::Put,
-        HttpMethod::Post,
-        HttpMethod::Delete,
-        HttpMethod::Options,
-        HttpMethod::Head,
-        HttpMethod::Patch,
-        HttpMethod::Trace,
-    ];
-
-    /// Lower-case key used in OpenAPI path items.
-    pub fn key(self) -> &'static str {
-        match self {
-            HttpMethod::Get => "get",
-            HttpMethod::Put => "put",
-            HttpMethod::Post => "post",
-            HttpMethod::Delete => "delete",
-            HttpMethod::Options => "options",
-            HttpMethod::Head => "head",
-            HttpMethod::Patch => "patch",
-            HttpMethod::Trace => "trace",
-        }
-    }
-
-    /// Upper-case name.
-    pub fn upper(self) -> &'static str {
-        match self {
-            HttpMethod::Get => "GET",
-            HttpMethod::Put => "PUT",
-            HttpMethod::Post => "POST",
-            HttpMethod::Delete => "DELETE",
-            HttpMethod::Options => "OPTIONS",
-            HttpMethod::Head => "HEAD",
-            HttpMethod::Patch => "PATCH",
-            HttpMethod::Trace => "TRACE",
-        }
-    }
-
-    /// Safe methods do not change server state.
-    pub fn is_safe(self) -> bool {
-        matches!(
-            self,
-            HttpMethod::Get | HttpMethod::Head | HttpMethod::Options | HttpMethod::Trace
-        )
-    }
-}
+/// HTTP methods: the shared model's [`toolforge_model::Method`] (the
+/// generator's historical name).
+pub use toolforge_model::Method as HttpMethod;
 
 /// A concrete path template, optionally chosen by an argument's value.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -182,51 +114,11 @@ pub struct Route {
     pub template: String,
 }
 
-/// Parameter location.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
-pub enum Location {
-    /// Path.
-    Path,
-    /// Query.
-    Query,
-    /// Header.
-    Header,
-    /// Cookie.
-    Cookie,
-}
+/// Parameter location ([`toolforge_model::ParamLocation`]).
+pub use toolforge_model::ParamLocation as Location;
 
-impl Location {
-    /// Suffix used when an argument name clashes.
-    pub fn suffix(self) -> &'static str {
-        match self {
-            Location::Path => "path",
-            Location::Query => "query",
-            Location::Header => "header",
-            Location::Cookie => "cookie",
-        }
-    }
-}
-
-/// Serialisation style.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub enum Style {
-    /// simple
-    Simple,
-    /// label
-    Label,
-    /// matrix
-    Matrix,
-    /// form
-    Form,
-    /// spaceDelimited
-    SpaceDelimited,
-    /// pipeDelimited
-    PipeDelimited,
-    /// deepObject
-    DeepObject,
-}
+/// Serialisation style ([`toolforge_model::ParamStyle`]).
+pub use toolforge_model::ParamStyle as Style;
 
 /// A parameter of the operation.
 #[derive(Debug, Clone, Serialize)]
@@ -247,19 +139,8 @@ pub struct Param {
     pub allow_reserved: bool,
 }
 
-/// Body encodings.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum BodyKind {
-    /// JSON.
-    Json,
-    /// URL-encoded form.
-    Form,
-    /// multipart/form-data.
-    Multipart,
-    /// Anything else, sent as given.
-    Raw,
-}
+/// Body encodings ([`toolforge_model::BodyKind`]).
+pub use toolforge_model::BodyKind;
 
 /// Where the body comes from.
 #[derive(Debug, Clone, Serialize)]
@@ -530,90 +411,13 @@ pub struct Scheme {
     pub declared: Option<DeclaredKind>,
 }
 
-/// How a scheme's credential is sent (`toolforge_runtime::security::SchemeKind`).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case", tag = "type")]
-pub enum SchemeKind {
-    /// A key in a header, query parameter or cookie.
-    ApiKey {
-        /// Where the key goes.
-        location: KeyLocation,
-        /// Header, parameter or cookie name.
-        name: String,
-    },
-    /// `Authorization: Bearer <token>`.
-    Bearer,
-    /// `Authorization: Basic …`.
-    Basic,
-    /// OAuth 2.0 client credentials.
-    ClientCredentials {
-        /// The token endpoint.
-        token_url: String,
-        /// Scopes the operations require of the scheme, sorted.
-        scopes: Vec<String>,
-    },
-    /// A scheme toolforge cannot send.
-    Unsupported {
-        /// What the spec declares (`http digest`, `mutualTLS`).
-        what: String,
-    },
-}
+/// How a scheme's credential is sent: the shared
+/// [`toolforge_model::SchemeKind`] over owned data (the runtime's
+/// `security::SchemeKind` is the same enum over `&'static` data).
+pub type SchemeKind = toolforge_model::SchemeKind<String, Vec<String>>;
 
-impl SchemeKind {
-    /// What each environment variable of the scheme holds, in order (the
-    /// runtime's `SchemeKind::env_parts`).
-    pub fn env_parts(&self) -> &'static [&'static str] {
-        match self {
-            Self::ApiKey { .. } => &["API key"],
-            Self::Bearer => &["bearer token"],
-            Self::Basic => &["user name", "password"],
-            Self::ClientCredentials { .. } => &["OAuth client ID", "OAuth client secret"],
-            Self::Unsupported { .. } => &[],
-        }
-    }
-
-    /// A short phrase for listings (the runtime's `SchemeKind::describe`).
-    pub fn describe(&self) -> String {
-        match self {
-            Self::ApiKey { location, name } => {
-                format!("API key in {} `{name}`", location.as_str())
-            }
-            Self::Bearer => "bearer token".to_owned(),
-            Self::Basic => "HTTP basic".to_owned(),
-            Self::ClientCredentials { .. } => "OAuth 2.0 client credentials".to_owned(),
-            Self::Unsupported { what } => format!("{what} (not supported)"),
-        }
-    }
-
-    /// Whether one secret is the whole credential (API key or bearer
-    /// token): the kinds a per-client token can fill.
-    pub fn is_one_secret(&self) -> bool {
-        matches!(self, Self::ApiKey { .. } | Self::Bearer)
-    }
-}
-
-/// Where an API key goes (`toolforge_runtime::security::KeyLocation`).
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum KeyLocation {
-    /// A request header.
-    Header,
-    /// A query parameter.
-    Query,
-    /// A cookie.
-    Cookie,
-}
-
-impl KeyLocation {
-    /// `header`, `query` or `cookie`, as in the spec.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Header => "header",
-            Self::Query => "query",
-            Self::Cookie => "cookie",
-        }
-    }
-}
+/// Where an API key goes ([`toolforge_model::KeyLocation`]).
+pub use toolforge_model::KeyLocation;
 
 /// The kind of scheme a spec declares, as the corpus report counts them.
 #[derive(

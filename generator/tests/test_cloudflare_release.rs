@@ -90,7 +90,7 @@ fn cloudflare_release_invariants() {
     let spec_with = ops.values().filter(|p| !p.is_empty()).count();
     let mut tools_with = 0;
     for t in &tools {
-        let key = (t.method.upper().to_string(), t.path.clone());
+        let key = (t.method.as_str().to_string(), t.path.clone());
         let expected = ops
             .get(&key)
             .unwrap_or_else(|| panic!("{key:?} not in spec"));
@@ -100,7 +100,7 @@ fn cloudflare_release_invariants() {
     let skipped_with = cat
         .skipped
         .iter()
-        .filter(|s| !ops[&(s.method.upper().to_string(), s.path.clone())].is_empty())
+        .filter(|s| !ops[&(s.method.as_str().to_string(), s.path.clone())].is_empty())
         .count();
     assert!(
         spec_with > 600,
@@ -123,7 +123,7 @@ fn cloudflare_release_invariants() {
             t.name
         );
         assert!(seen.insert(t.name.clone()), "duplicate {}", t.name);
-        let key = format!("{} {}", t.method.upper(), t.path);
+        let key = format!("{} {}", t.method.as_str(), t.path);
         if t.name.ends_with(&format!("_{}", short_hash(&key))) {
             hashed.push(t.name.clone());
         }

@@ -7,6 +7,9 @@ use std::borrow::Cow;
 
 use crate::profile::Profile;
 pub use crate::shared_text::{SharedText, SharedTexts, Written};
+/// The enums a tool's static names, shared with the generator (generated
+/// crates reach them through this module).
+pub use toolforge_model::{BodyKind, Method, ParamLocation, ParamStyle};
 
 /// A whole generated catalogue: every product and tool of one API release.
 #[derive(Debug)]
@@ -126,43 +129,6 @@ pub struct Annotations {
     pub open_world: bool,
 }
 
-/// HTTP methods OpenAPI can describe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Method {
-    /// GET
-    Get,
-    /// PUT
-    Put,
-    /// POST
-    Post,
-    /// DELETE
-    Delete,
-    /// OPTIONS
-    Options,
-    /// HEAD
-    Head,
-    /// PATCH
-    Patch,
-    /// TRACE
-    Trace,
-}
-
-impl Method {
-    /// Upper-case method name as sent on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Put => "PUT",
-            Method::Post => "POST",
-            Method::Delete => "DELETE",
-            Method::Options => "OPTIONS",
-            Method::Head => "HEAD",
-            Method::Patch => "PATCH",
-            Method::Trace => "TRACE",
-        }
-    }
-}
-
 /// One concrete path template of a tool.
 ///
 /// Placeholders in `template` name *argument* names (the keys of the input
@@ -173,38 +139,6 @@ pub struct Route {
     pub when: Option<(&'static str, &'static str)>,
     /// Path template such as `/accounts/{account_or_zone_id}/rules`.
     pub template: &'static str,
-}
-
-/// Where a parameter goes in the request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParamLocation {
-    /// A `{placeholder}` in the path.
-    Path,
-    /// The query string.
-    Query,
-    /// A request header.
-    Header,
-    /// A cookie.
-    Cookie,
-}
-
-/// OpenAPI serialisation styles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParamStyle {
-    /// `simple` (path and header default).
-    Simple,
-    /// `label` (`.a.b`).
-    Label,
-    /// `matrix` (`;x=a`).
-    Matrix,
-    /// `form` (query and cookie default).
-    Form,
-    /// `spaceDelimited`.
-    SpaceDelimited,
-    /// `pipeDelimited`.
-    PipeDelimited,
-    /// `deepObject`.
-    DeepObject,
 }
 
 /// A path, query, header or cookie parameter.
@@ -224,19 +158,6 @@ pub struct ParamDef {
     pub required: bool,
     /// Query values may keep reserved characters unencoded.
     pub allow_reserved: bool,
-}
-
-/// How the body is encoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyKind {
-    /// `application/json` and `+json` types.
-    Json,
-    /// `application/x-www-form-urlencoded`.
-    Form,
-    /// `multipart/form-data`.
-    Multipart,
-    /// Any other type: the argument is sent as text (or base64-decoded bytes).
-    Raw,
 }
 
 /// Where the body's value comes from in the arguments.

@@ -19,7 +19,8 @@
 //! strict one is a loosening of it).
 
 pub mod clients;
-pub mod strict;
+/// The strict simplification, shared with the generator (`toolforge-model`).
+pub use toolforge_model::strict;
 
 pub use strict::strict_input_schema;
 

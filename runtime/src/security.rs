@@ -18,7 +18,7 @@ pub type Requirement = &'static [&'static [u16]];
 /// The OAuth scopes one operation lists for one client-credentials scheme
 /// in its `security` requirement (the union over its alternatives). An
 /// operation without an entry for a scheme asks for every scope the
-/// scheme declares ([`SchemeKind::ClientCredentials::scopes`]).
+/// scheme declares (the `scopes` of [`toolforge_model::SchemeKind::ClientCredentials`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OperationScopes {
     /// The tool's `operation_id`.
@@ -54,83 +54,10 @@ pub struct SecurityScheme {
     pub env: &'static [&'static str],
 }
 
-/// How a scheme's credential reaches the upstream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SchemeKind {
-    /// `apiKey`: a key sent as a header, query parameter or cookie named
-    /// `name`.
-    ApiKey {
-        /// Where the key goes.
-        location: KeyLocation,
-        /// Header, parameter or cookie name.
-        name: &'static str,
-    },
-    /// `Authorization: Bearer <token>`: `http` bearer, `openIdConnect`, and
-    /// `oauth2` flows other than client credentials (the operator supplies
-    /// the access token).
-    Bearer,
-    /// `http` basic: `Authorization: Basic base64(user:password)`.
-    Basic,
-    /// `oauth2` client credentials: the server fetches an access token from
-    /// `token_url` with the client ID and secret, caches it until shortly
-    /// before it expires, and sends it as a bearer token.
-    ClientCredentials {
-        /// The token endpoint (absolute, or relative to the base URL).
-        token_url: &'static str,
-        /// Scopes requested, joined by spaces (empty: none sent).
-        scopes: &'static [&'static str],
-    },
-    /// A scheme toolforge cannot send (`http` digest, `mutualTLS`, …): an
-    /// operation whose every alternative needs one fails with a tool error
-    /// naming it.
-    Unsupported {
-        /// What the spec declares, e.g. `http digest`.
-        what: &'static str,
-    },
-}
+/// How a scheme's credential reaches the upstream: the shared
+/// [`toolforge_model::SchemeKind`] over `&'static` data, as a generated
+/// crate writes it.
+pub type SchemeKind = toolforge_model::SchemeKind<&'static str, &'static [&'static str]>;
 
-impl SchemeKind {
-    /// What each of [`SecurityScheme::env`]'s variables holds, in order.
-    pub fn env_parts(self) -> &'static [&'static str] {
-        match self {
-            Self::ApiKey { .. } => &["API key"],
-            Self::Bearer => &["bearer token"],
-            Self::Basic => &["user name", "password"],
-            Self::ClientCredentials { .. } => &["OAuth client ID", "OAuth client secret"],
-            Self::Unsupported { .. } => &[],
-        }
-    }
-
-    /// A short phrase for listings (`apiKey in query \`key\``).
-    pub fn describe(self) -> String {
-        match self {
-            Self::ApiKey { location, name } => format!("API key in {} `{name}`", location.as_str()),
-            Self::Bearer => "bearer token".to_owned(),
-            Self::Basic => "HTTP basic".to_owned(),
-            Self::ClientCredentials { .. } => "OAuth 2.0 client credentials".to_owned(),
-            Self::Unsupported { what } => format!("{what} (not supported)"),
-        }
-    }
-}
-
-/// Where an `apiKey` scheme sends its key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyLocation {
-    /// A request header.
-    Header,
-    /// A query parameter (scrubbed from every URL shown).
-    Query,
-    /// A cookie.
-    Cookie,
-}
-
-impl KeyLocation {
-    /// `header`, `query` or `cookie`, as in the spec.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Header => "header",
-            Self::Query => "query",
-            Self::Cookie => "cookie",
-        }
-    }
-}
+/// Where an `apiKey` scheme sends its key (shared with the generator).
+pub use toolforge_model::KeyLocation;

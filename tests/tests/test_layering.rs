@@ -384,3 +384,105 @@ fn the_runtime_profile_holds_data_only() {
         named.join("\n")
     );
 }
+
+/// The shared model (`model/`, `toolforge-model`) sits below both sides:
+/// it names neither the generator nor the runtime, in its manifest or its
+/// code, so either can use it without pulling in the other.
+#[test]
+fn the_shared_model_depends_on_neither_side() {
+    let model = root().join("model");
+    let manifest = std::fs::read_to_string(model.join("Cargo.toml"))
+        .unwrap_or_else(|e| panic!("model/Cargo.toml: {e}"));
+    let mut files = Vec::new();
+    rust_files(&model.join("src"), &mut files);
+    assert!(!files.is_empty(), "model/src has no sources");
+    let mut found: Vec<String> = ["toolforge-runtime", "toolforge-generator"]
+        .into_iter()
+        .filter(|c| manifest.contains(c))
+        .map(|c| format!("model/Cargo.toml names {c}"))
+        .collect();
+    for path in files {
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for c in ["toolforge_runtime", "toolforge_generator"] {
+            if code(&text).contains(c) {
+                found.push(format!("{} names {c}", path.display()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// The enums both sides used to mirror are defined once, in the shared
+/// model: neither the generator nor the runtime declares its own again.
+#[test]
+fn the_shared_enums_are_defined_only_in_the_model() {
+    const SHARED: [&str; 9] = [
+        "Method",
+        "HttpMethod",
+        "ParamLocation",
+        "Location",
+        "ParamStyle",
+        "Style",
+        "BodyKind",
+        "KeyLocation",
+        "SchemeKind",
+    ];
+    let mut found = Vec::new();
+    for krate in ["generator", "runtime"] {
+        let mut files = Vec::new();
+        rust_files(&root().join(krate).join("src"), &mut files);
+        for path in files {
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            for line in code(&text).lines() {
+                let Some(rest) = line.trim_start().strip_prefix("pub enum ") else {
+                    continue;
+                };
+                let name = ident(rest);
+                if SHARED.contains(&name) {
+                    found.push(format!("{}: enum {name}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "declared outside model/ (use toolforge_model's):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The `strict` schema profile has one implementation, in the shared
+/// model: the generator (`schema::strict`) and the runtime
+/// (`schema_profile::strict`) re-export it and define no rewrite of their own.
+#[test]
+fn the_strict_profile_is_defined_only_in_the_model() {
+    let mut found = Vec::new();
+    for (krate, module) in [
+        ("generator", "schema/mod.rs"),
+        ("runtime", "schema_profile.rs"),
+    ] {
+        let src = root().join(krate).join("src");
+        let text = std::fs::read_to_string(src.join(module))
+            .unwrap_or_else(|e| panic!("{krate}/src/{module}: {e}"));
+        if !code(&text).contains("pub use toolforge_model::strict;") {
+            found.push(format!(
+                "{krate}/src/{module} does not re-export toolforge_model::strict"
+            ));
+        }
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for path in files {
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            if code(&text).contains("fn strict_input_schema(") {
+                found.push(format!("{} defines strict_input_schema", path.display()));
+            }
+        }
+    }
+    let model = std::fs::read_to_string(root().join("model/src/strict.rs"))
+        .unwrap_or_else(|e| panic!("model/src/strict.rs: {e}"));
+    assert!(model.contains("pub fn strict_input_schema("));
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}

@@ -1,10 +1,14 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
 //! Schemas per client (issue 42 item 4): one server, both profiles.
 //!
-//! - The run-time strict profile is the generator's: for every tool of the
-//!   Cloudflare sample and Larder, the runtime's strict form of the
-//!   committed (full, shared) input schema equals the schema the generator
-//!   writes with `schema_profile: strict` (made from the unshared schema).
+//! - The run-time strict profile is the generator's. Both sides call the
+//!   one `toolforge_model::strict::strict_input_schema` (no other definition:
+//!   `test_layering.rs::the_strict_profile_is_defined_only_in_the_model`);
+//!   what this checks is the inputs: for every tool of the Cloudflare sample
+//!   and Larder, the runtime's strict form of the committed (full, shared)
+//!   input schema equals the schema the generator writes with
+//!   `schema_profile: strict` (made from the unshared schema), so sharing
+//!   repeated parts through `$defs` never changes what a strict client sees.
 //! - End to end, against one HTTP server at once: the TypeScript SDK
 //!   announcing `claude-code` is listed the full schemas; the Python
 //!   `mcp.Client` announcing `gemini-cli` (2026-07-28: `clientInfo` in each

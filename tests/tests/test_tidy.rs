@@ -66,7 +66,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn sources() -> Vec<(String, String)> {
     let root = root();
     let mut files = Vec::new();
-    for krate in ["generator", "oauth", "runtime", "tests"] {
+    for krate in ["model", "generator", "oauth", "runtime", "tests"] {
         rust_files(&root.join(krate), &mut files);
     }
     files.sort();

@@ -22,13 +22,14 @@ const STRUCT_MAX_WIDTH: usize = 34;
 pub enum Doc {
     /// Text that never breaks (a literal, a path, a number).
     Atom(String),
-    /// A string whose layout width is `width` but whose text is long (a
-    /// deferred schema literal: `prettyplease` saw a placeholder there).
+    /// A deferred schema literal: `prettyplease` sees the placeholder
+    /// identifier, so the text is laid out as wide as the placeholder.
     Deferred {
-        /// The text written.
+        /// The text written by the direct layout (empty when only tokens
+        /// are made from the doc).
         text: String,
-        /// The width it is laid out as.
-        width: usize,
+        /// The placeholder identifier ([`super::deferred::Deferred::placeholder`]).
+        placeholder: String,
     },
     /// `Path { field: value, … }`.
     Struct(&'static str, Vec<(&'static str, Doc)>),
@@ -74,7 +75,7 @@ impl Doc {
         match self {
             Doc::Atom(s) if bytes => s.len(),
             Doc::Atom(s) => s.chars().count(),
-            Doc::Deferred { width, .. } => *width,
+            Doc::Deferred { placeholder, .. } => placeholder.len(),
             Doc::Struct(path, fields) => {
                 let inner: usize = fields
                     .iter()

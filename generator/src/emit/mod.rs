@@ -6,6 +6,7 @@ pub mod credentials;
 pub mod deferred;
 pub mod interned;
 pub mod layout;
+mod layout_tokens;
 pub mod readme;
 pub mod resolved;
 pub mod rust;

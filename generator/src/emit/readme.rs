@@ -158,7 +158,7 @@ pub fn render(
             .skipped
             .iter()
             .map(|s| SkipRow {
-                method: s.method.upper(),
+                method: s.method.as_str(),
                 path: cell(&s.path),
                 operation_id: cell(&s.operation_id),
                 reason: cell(&s.reason),

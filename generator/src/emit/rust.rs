@@ -5,14 +5,11 @@
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
-use super::chunks::{Piece, marked};
 use super::deferred::Deferred;
 use super::interned::ToolSchemas;
+use super::tool_doc::Texts;
 use crate::error::{GenerateError, Result};
-use crate::ir::{
-    BodyArgs, BodyEnvelope, BodyKind, Catalogue, Envelope, HttpMethod, KeyLocation, Location,
-    Pagination, Product, Profile, Scheme, SchemeKind, Style, Tool,
-};
+use crate::ir::{BodyEnvelope, Catalogue, Pagination, Product, Profile, Scheme, SchemeKind, Tool};
 use crate::naming::{module_ident, static_ident};
 
 fn ident(name: &str) -> Ident {
@@ -28,53 +25,6 @@ fn fn_ident(tool: &str) -> Ident {
 
 fn lit(s: &str) -> Literal {
     Literal::string(s)
-}
-
-fn method(m: HttpMethod) -> TokenStream {
-    let id = ident(match m {
-        HttpMethod::Get => "Get",
-        HttpMethod::Put => "Put",
-        HttpMethod::Post => "Post",
-        HttpMethod::Delete => "Delete",
-        HttpMethod::Options => "Options",
-        HttpMethod::Head => "Head",
-        HttpMethod::Patch => "Patch",
-        HttpMethod::Trace => "Trace",
-    });
-    quote!(Method::#id)
-}
-
-fn location(l: Location) -> TokenStream {
-    let id = ident(match l {
-        Location::Path => "Path",
-        Location::Query => "Query",
-        Location::Header => "Header",
-        Location::Cookie => "Cookie",
-    });
-    quote!(ParamLocation::#id)
-}
-
-fn style(s: Style) -> TokenStream {
-    let id = ident(match s {
-        Style::Simple => "Simple",
-        Style::Label => "Label",
-        Style::Matrix => "Matrix",
-        Style::Form => "Form",
-        Style::SpaceDelimited => "SpaceDelimited",
-        Style::PipeDelimited => "PipeDelimited",
-        Style::DeepObject => "DeepObject",
-    });
-    quote!(ParamStyle::#id)
-}
-
-fn opt_str(s: Option<&str>) -> TokenStream {
-    match s {
-        Some(s) => {
-            let l = lit(s);
-            quote!(Some(#l))
-        }
-        None => quote!(None),
-    }
 }
 
 /// A requirement as a `&[&[..]]` slice expression.
@@ -94,11 +44,7 @@ fn schemes_expr(schemes: &[Scheme]) -> (TokenStream, bool) {
         let kind = match &s.kind {
             SchemeKind::ApiKey { location, name } => {
                 key_location = true;
-                let loc = ident(match location {
-                    KeyLocation::Header => "Header",
-                    KeyLocation::Query => "Query",
-                    KeyLocation::Cookie => "Cookie",
-                });
+                let loc = ident(location.variant());
                 let name = lit(name);
                 quote!(SchemeKind::ApiKey { location: KeyLocation::#loc, name: #name })
             }
@@ -121,189 +67,28 @@ fn schemes_expr(schemes: &[Scheme]) -> (TokenStream, bool) {
     (expr, key_location)
 }
 
-/// `Some(SharedText::Entry("S_…", &crate::schemas::ALL))`: an interned
-/// schema.
-fn interned_ref(name: &str) -> TokenStream {
-    let name = lit(name);
-    quote!(Some(SharedText::Entry(#name, &crate::schemas::ALL)))
-}
-
-/// A tool's `ts_declaration`: one literal, or literal text with references
-/// to the shared `crate::schemas::ALL` entries of its pieces.
-fn declaration_tokens(pieces: &[Piece], key: &str) -> TokenStream {
-    match pieces {
-        [] => quote!(SharedText::Text("")),
-        [Piece::Text(t)] => {
-            let t = lit(t);
-            quote!(SharedText::Text(#t))
-        }
-        pieces => {
-            let t = lit(&marked(pieces, key));
-            quote!(SharedText::Marked(#t, &crate::schemas::ALL))
-        }
-    }
-}
-
+/// The tool's items (its static and request builder) as tokens, for
+/// `prettyplease`: the fields are [`super::tool_doc::fields`]' doc, so both
+/// layouts write the same value.
 fn tool_tokens(
     tool: &Tool,
     interned: Option<&ToolSchemas>,
     deferred: &mut Deferred,
+    file: &str,
 ) -> Result<TokenStream> {
+    let fields = super::tool_doc::fields(tool, interned, &mut Texts::Formatted(deferred))?;
+    let names = fields.iter().map(|(n, _)| ident(n));
+    let values = fields
+        .iter()
+        .map(|(_, d)| d.tokens())
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| GenerateError::emit(file, format!("writing a tool static as tokens: {e}")))?;
+    let (static_doc, fn_doc) = super::tool_doc::item_docs(tool);
     let static_name = ident(&static_ident(&tool.name));
     let fn_name = fn_ident(&tool.name);
-    let name = lit(&tool.name);
-    let operation_id = lit(&tool.operation_id);
-    let product = lit(&tool.product);
-    let title = lit(&tool.title);
-    let description = lit(&tool.description);
-    let input_schema = match interned.and_then(|i| i.input.as_ref()) {
-        Some(name) => {
-            let name = lit(name);
-            quote!(SharedText::Entry(#name, &crate::schemas::ALL))
-        }
-        None => {
-            let l = deferred.text(crate::json_text::to_string(&tool.input_schema));
-            quote!(SharedText::Text(#l))
-        }
-    };
-    let output_schema = match (
-        &tool.output_schema,
-        interned.and_then(|i| i.output.as_ref()),
-    ) {
-        (Some(_), Some(name)) => interned_ref(name),
-        (Some(s), None) => {
-            let l = deferred.text(s.text.as_str().to_string());
-            quote!(Some(toolforge_runtime::catalogue::SharedText::Text(#l)))
-        }
-        (None, _) => quote!(None),
-    };
-    let a = tool.annotations;
-    let (ro, de, id, ow) = (
-        a.read_only_hint,
-        a.destructive_hint,
-        a.idempotent_hint,
-        a.open_world_hint,
-    );
-    let permissions = tool.permissions.iter().map(|p| lit(p));
-    let method_t = method(tool.method);
-    let routes = tool.routes.iter().map(|r| {
-        let template = lit(&r.template);
-        let when = match &r.when {
-            Some((arg, value)) => {
-                let (arg, value) = (lit(arg), lit(value));
-                quote!(Some((#arg, #value)))
-            }
-            None => quote!(None),
-        };
-        quote!(Route { when: #when, template: #template })
-    });
-    let params = tool.params.iter().map(|p| {
-        let (arg, wire) = (lit(&p.arg), lit(&p.name));
-        let loc = location(p.location);
-        let st = style(p.style);
-        let (explode, required, reserved) = (p.explode, p.required, p.allow_reserved);
-        quote!(ParamDef {
-            arg: #arg, name: #wire, location: #loc, style: #st,
-            explode: #explode, required: #required, allow_reserved: #reserved,
-        })
-    });
-    let body = match &tool.body {
-        None => quote!(None),
-        Some(b) => {
-            let ct = lit(&b.content_type);
-            let kind = ident(match b.kind {
-                BodyKind::Json => "Json",
-                BodyKind::Form => "Form",
-                BodyKind::Multipart => "Multipart",
-                BodyKind::Raw => "Raw",
-            });
-            let required = b.required;
-            let args = match &b.args {
-                BodyArgs::Fields(pairs) => {
-                    let pairs = pairs.iter().map(|(a, p)| {
-                        let (a, p) = (lit(a), lit(p));
-                        quote!((#a, #p))
-                    });
-                    quote!(BodyArgs::Fields(&[#(#pairs),*]))
-                }
-                BodyArgs::Whole(arg) => {
-                    let arg = lit(arg);
-                    quote!(BodyArgs::Whole(#arg))
-                }
-            };
-            let files = b.file_fields.iter().map(|f| lit(f));
-            let min_fields = b.min_fields;
-            quote!(Some(BodyDef {
-                content_type: #ct, kind: BodyKind::#kind, required: #required,
-                args: #args, file_fields: &[#(#files),*], min_fields: #min_fields,
-            }))
-        }
-    };
-    let mut responses = Vec::with_capacity(tool.responses.len());
-    for (i, r) in tool.responses.iter().enumerate() {
-        let status = lit(&r.status);
-        let ct = opt_str(r.content_type.as_deref());
-        let name = interned
-            .and_then(|t| t.responses.get(i))
-            .and_then(Option::as_ref);
-        let schema = match (&r.schema, name) {
-            (Some(_), Some(name)) => interned_ref(name),
-            (Some(s), None) => {
-                let l = deferred.text(s.as_str().to_string());
-                quote!(Some(toolforge_runtime::catalogue::SharedText::Text(#l)))
-            }
-            (None, _) => quote!(None),
-        };
-        responses.push(quote!(ResponseDef {
-            status: #status, content_type: #ct, schema: #schema,
-        }));
-    }
-    let envelope = match tool.envelope {
-        Envelope::None => quote!(Envelope::None),
-        Envelope::Wrapped => quote!(Envelope::Wrapped),
-        Envelope::Result { list } => quote!(Envelope::Result { list: #list }),
-    };
-    let deprecated = tool.deprecated;
-    let security = requirement(&tool.security);
-    let ts_declaration = match interned {
-        Some(i) => declaration_tokens(&i.declaration, &i.key),
-        None => {
-            let text = lit(&super::typescript::tool_declaration(tool)?);
-            quote!(SharedText::Text(#text))
-        }
-    };
-    let static_doc = format!(
-        " `{} {}`: {}",
-        tool.method.upper(),
-        tool.path,
-        one_line(&tool.title)
-    );
-    let fn_doc = format!(
-        " Builds the upstream request of [`{}`] from validated arguments.",
-        static_ident(&tool.name)
-    );
     Ok(quote! {
         #[doc = #static_doc]
-        pub static #static_name: ToolDef = ToolDef {
-            name: #name,
-            operation_id: #operation_id,
-            product: #product,
-            title: #title,
-            description: #description,
-            input_schema: #input_schema,
-            output_schema: #output_schema,
-            annotations: Annotations { read_only: #ro, destructive: #de, idempotent: #id, open_world: #ow },
-            permissions: &[#(#permissions),*],
-            method: #method_t,
-            routes: &[#(#routes),*],
-            params: &[#(#params),*],
-            body: #body,
-            responses: &[#(#responses),*],
-            envelope: #envelope,
-            deprecated: #deprecated,
-            security: #security,
-            ts_declaration: #ts_declaration,
-        };
+        pub static #static_name: ToolDef = ToolDef { #(#names: #values),* };
 
         #[doc = #fn_doc]
         pub fn #fn_name(args: &Args) -> Result<HttpRequest, BuildError> {
@@ -343,7 +128,7 @@ pub fn product_module(
         // Not predictable: `prettyplease` lays this tool out, placeholders
         // numbered as in the whole module.
         let mut deferred = Deferred::starting_at(first);
-        let tokens = tool_tokens(t, schemas, &mut deferred)?;
+        let tokens = tool_tokens(t, schemas, &mut deferred, &file)?;
         next = first + deferred.len();
         let text = format_items(tokens, &file)?;
         out.push_str(&substituted(&deferred, &text, &file)?);
@@ -360,6 +145,7 @@ pub fn product_module_reference(
     interned: Option<&[ToolSchemas]>,
     header: &str,
 ) -> Result<String> {
+    let file = format!("src/{}.rs", module_ident(&product.name));
     let mut tokens = module_head(product);
     let mut deferred = Deferred::default();
     for (i, t) in product.tools.iter().enumerate() {
@@ -367,9 +153,9 @@ pub fn product_module_reference(
             t,
             interned.and_then(|s| s.get(i)),
             &mut deferred,
+            &file,
         )?);
     }
-    let file = format!("src/{}.rs", module_ident(&product.name));
     let formatted = format_file(tokens, &file, header)?;
     substituted(&deferred, &formatted, &file)
 }

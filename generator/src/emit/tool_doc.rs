@@ -1,6 +1,8 @@
-//! A tool's static as a [`Doc`], written without `prettyplease` when its
-//! layout is predictable (see [`super::layout`]). Mirrors
-//! `rust::tool_tokens`, which the tests compare it against.
+//! The one emitter of a tool's static: its `ToolDef` fields as a [`Doc`].
+//! Written without `prettyplease` when the layout is predictable (see
+//! [`super::layout`]); otherwise `rust::tool_tokens` turns the same doc into
+//! tokens ([`Doc::tokens`]) for `prettyplease`. A new `ToolDef` field is one
+//! arm in [`fields`].
 
 use proc_macro2::Literal;
 
@@ -9,7 +11,7 @@ use super::deferred::{Deferred, raw_literal};
 use super::interned::ToolSchemas;
 use super::layout::{Doc, tool_items};
 use crate::error::Result;
-use crate::ir::{BodyArgs, BodyKind, Envelope, HttpMethod, Location, Style, Tool};
+use crate::ir::{BodyArgs, Envelope, Tool};
 use crate::naming::{module_ident, static_ident};
 
 fn atom(s: impl Into<String>) -> Doc {
@@ -24,19 +26,36 @@ fn strings<'a>(items: impl IntoIterator<Item = &'a String>) -> Doc {
     Doc::Slice(items.into_iter().map(|s| Doc::str(s)).collect())
 }
 
-/// Deferred schema literals, numbered as `rust::tool_tokens` numbers them.
-struct Texts<'a> {
-    next: &'a mut usize,
+/// Where a tool's schema literals go: each is a placeholder numbered as
+/// in the whole module.
+pub(super) enum Texts<'a> {
+    /// The direct layout: the literal is written in place; `next` numbers
+    /// the placeholders `prettyplease` would have seen.
+    Direct {
+        /// The next placeholder number.
+        next: &'a mut usize,
+    },
+    /// The `prettyplease` layout: the literal waits in `Deferred` and is
+    /// substituted after formatting.
+    Formatted(&'a mut Deferred),
 }
 
 impl Texts<'_> {
-    /// The raw literal of `text`, laid out as its placeholder.
+    /// The literal of `text`, laid out as its placeholder.
     fn deferred(&mut self, text: &str) -> Doc {
-        let width = Deferred::placeholder(*self.next).len();
-        *self.next += 1;
-        Doc::Deferred {
-            text: raw_literal(text),
-            width,
+        match self {
+            Texts::Direct { next } => {
+                let placeholder = Deferred::placeholder(**next);
+                **next += 1;
+                Doc::Deferred {
+                    text: raw_literal(text),
+                    placeholder,
+                }
+            }
+            Texts::Formatted(deferred) => Doc::Deferred {
+                text: String::new(),
+                placeholder: deferred.text(text.to_owned()).to_string(),
+            },
         }
     }
 }
@@ -80,50 +99,11 @@ fn declaration(pieces: &[Piece], key: &str) -> Doc {
     }
 }
 
-fn method(m: HttpMethod) -> &'static str {
-    match m {
-        HttpMethod::Get => "Method::Get",
-        HttpMethod::Put => "Method::Put",
-        HttpMethod::Post => "Method::Post",
-        HttpMethod::Delete => "Method::Delete",
-        HttpMethod::Options => "Method::Options",
-        HttpMethod::Head => "Method::Head",
-        HttpMethod::Patch => "Method::Patch",
-        HttpMethod::Trace => "Method::Trace",
-    }
-}
-
-fn location(l: Location) -> &'static str {
-    match l {
-        Location::Path => "ParamLocation::Path",
-        Location::Query => "ParamLocation::Query",
-        Location::Header => "ParamLocation::Header",
-        Location::Cookie => "ParamLocation::Cookie",
-    }
-}
-
-fn style(s: Style) -> &'static str {
-    match s {
-        Style::Simple => "ParamStyle::Simple",
-        Style::Label => "ParamStyle::Label",
-        Style::Matrix => "ParamStyle::Matrix",
-        Style::Form => "ParamStyle::Form",
-        Style::SpaceDelimited => "ParamStyle::SpaceDelimited",
-        Style::PipeDelimited => "ParamStyle::PipeDelimited",
-        Style::DeepObject => "ParamStyle::DeepObject",
-    }
-}
-
 fn body(tool: &Tool) -> Doc {
     let Some(b) = &tool.body else {
         return atom("None");
     };
-    let kind = match b.kind {
-        BodyKind::Json => "BodyKind::Json",
-        BodyKind::Form => "BodyKind::Form",
-        BodyKind::Multipart => "BodyKind::Multipart",
-        BodyKind::Raw => "BodyKind::Raw",
-    };
+    let kind = format!("BodyKind::{}", b.kind.variant());
     let args = match &b.args {
         BodyArgs::Fields(pairs) => Doc::Call(
             "BodyArgs::Fields",
@@ -152,8 +132,9 @@ fn body(tool: &Tool) -> Doc {
     ))
 }
 
-/// The fields of the tool's `ToolDef`, in `rust::tool_tokens`' order.
-fn fields(
+/// The fields of the tool's `ToolDef`, in declaration order: the one
+/// place a tool static's fields are written.
+pub(super) fn fields(
     tool: &Tool,
     schemas: Option<&ToolSchemas>,
     texts: &mut Texts<'_>,
@@ -200,8 +181,11 @@ fn fields(
                 vec![
                     ("arg", Doc::str(&p.arg)),
                     ("name", Doc::str(&p.name)),
-                    ("location", atom(location(p.location))),
-                    ("style", atom(style(p.style))),
+                    (
+                        "location",
+                        atom(format!("ParamLocation::{}", p.location.variant())),
+                    ),
+                    ("style", atom(format!("ParamStyle::{}", p.style.variant()))),
                     ("explode", boolean(p.explode)),
                     ("required", boolean(p.required)),
                     ("allow_reserved", boolean(p.allow_reserved)),
@@ -263,7 +247,7 @@ fn fields(
         ("output_schema", output_schema),
         ("annotations", annotations),
         ("permissions", strings(&tool.permissions)),
-        ("method", atom(method(tool.method))),
+        ("method", atom(format!("Method::{}", tool.method.variant()))),
         ("routes", Doc::Slice(routes)),
         ("params", Doc::Slice(params)),
         ("body", body(tool)),
@@ -275,6 +259,21 @@ fn fields(
     ])
 }
 
+/// The doc comments of the tool's static and of its request builder.
+pub(super) fn item_docs(tool: &Tool) -> (String, String) {
+    let static_doc = format!(
+        " `{} {}`: {}",
+        tool.method.as_str(),
+        tool.path,
+        super::rust::one_line(&tool.title)
+    );
+    let fn_doc = format!(
+        " Builds the upstream request of [`{}`] from validated arguments.",
+        static_ident(&tool.name)
+    );
+    (static_doc, fn_doc)
+}
+
 /// The tool's items (its static and request builder) as `prettyplease`
 /// writes them, with schema literals in place; `Ok(None)` when the layout
 /// is not predictable. `next` numbers the schema placeholders the module
@@ -284,19 +283,11 @@ pub fn tool_text(
     schemas: Option<&ToolSchemas>,
     next: &mut usize,
 ) -> Result<Option<String>> {
-    let fields = fields(tool, schemas, &mut Texts { next })?;
-    let static_doc = format!(
-        " `{} {}`: {}",
-        tool.method.upper(),
-        tool.path,
-        super::rust::one_line(&tool.title)
-    );
-    let static_name = static_ident(&tool.name);
-    let fn_doc =
-        format!(" Builds the upstream request of [`{static_name}`] from validated arguments.");
+    let fields = fields(tool, schemas, &mut Texts::Direct { next })?;
+    let (static_doc, fn_doc) = item_docs(tool);
     Ok(tool_items(
         &static_doc,
-        &static_name,
+        &static_ident(&tool.name),
         &fields,
         &fn_doc,
         &module_ident(&tool.name),
@@ -324,6 +315,39 @@ mod tests {
                 assert_eq!(direct, reference, "{file}: {}", p.name);
             }
         }
+    }
+
+    /// The one emitter writes every field of the runtime's `ToolDef`, in
+    /// its declaration order (read from `runtime/src/catalogue.rs`).
+    #[test]
+    fn fields_are_the_runtime_tool_defs_in_order() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let source = std::fs::read_to_string(root.join("runtime/src/catalogue.rs")).unwrap();
+        let file: syn::File = syn::parse_str(&source).unwrap();
+        let declared: Vec<String> = file
+            .items
+            .iter()
+            .find_map(|item| match item {
+                syn::Item::Struct(s) if s.ident == "ToolDef" => Some(&s.fields),
+                _ => None,
+            })
+            .unwrap()
+            .iter()
+            .map(|f| f.ident.as_ref().unwrap().to_string())
+            .collect();
+        let spec = std::fs::read(root.join("specs/larder.yaml")).unwrap();
+        let doc = crate::load::load(&spec, "larder.yaml").unwrap();
+        let config = ForgeConfig::generic("t", std::path::Path::new("larder.yaml"), "0");
+        let cat = crate::lower::build_catalogue(&doc, &config).unwrap();
+        let tool = &cat.products[0].tools[0];
+        let mut next = 0;
+        let written: Vec<&str> =
+            super::fields(tool, None, &mut super::Texts::Direct { next: &mut next })
+                .unwrap()
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect();
+        assert_eq!(written, declared);
     }
 
     #[test]

@@ -488,7 +488,7 @@ pub fn tool_declaration_parts(t: &Tool, output: Option<&OutputDeclaration>) -> V
     parts.push(format!(
         "/** {} ({} {}) */\n{}(args: {input}): Promise<",
         doc_line(&t.description),
-        t.method.upper(),
+        t.method.as_str(),
         t.path,
         t.name
     ));

@@ -228,7 +228,7 @@ pub(crate) fn collect(
     }
     let mut out = Vec::with_capacity(ordered.len());
     for p in ordered {
-        let arg = args.claim(&p.name, p.location.suffix());
+        let arg = args.claim(&p.name, p.location.as_str());
         let is_selector =
             merged.is_some_and(|m| m.selector == p.name && p.location == Location::Path);
         let is_merged_id =

@@ -43,7 +43,7 @@ impl OpRef<'_> {
 
     /// Stable key `METHOD path` used for name locks and hashes.
     pub fn key(&self) -> String {
-        format!("{} {}", self.method.upper(), self.path)
+        format!("{} {}", self.method.as_str(), self.path)
     }
 }
 

@@ -17,7 +17,8 @@ mod cycles;
 mod keywords;
 mod object;
 mod share;
-pub mod strict;
+/// The strict simplification, shared with the runtime (`toolforge-model`).
+pub use toolforge_model::strict;
 
 pub use convert::{DefMemo, INPUT_BUDGET, MemoBody, OUTPUT_BUDGET, SchemaConverter};
 pub use cycles::Cycles;

@@ -139,7 +139,7 @@ pub fn lost_inputs(doc: &Document, cat: &Catalogue) -> Vec<String> {
         if !lost.is_empty() {
             lines.push(format!(
                 "{} {}: {}",
-                tool.method.upper(),
+                tool.method.as_str(),
                 tool.path,
                 lost.join(", ")
             ));

@@ -260,7 +260,7 @@ pub fn run_spec(bytes: &[u8], name: &str, options: &RunOptions) -> (SpecReport, 
                 .sum();
             for tool in cat.tools() {
                 r.tools += 1;
-                let key = format!("{} {}", tool.method.upper(), tool.path);
+                let key = format!("{} {}", tool.method.as_str(), tool.path);
                 if tool.name.ends_with(&format!("_{}", short_hash(&key))) {
                     r.hashed_names += 1;
                 }

@@ -17,7 +17,7 @@ use crate::policy::resource_names::is_path_mashup;
 pub fn resource_names(cat: &Catalogue) -> usize {
     cat.tools()
         .filter(|t| {
-            let key = format!("{} {}", t.method.upper(), t.path);
+            let key = format!("{} {}", t.method.as_str(), t.path);
             t.operation_id == key || is_path_mashup(&t.operation_id, t.method, &t.path)
         })
         .count()

@@ -44,7 +44,7 @@ impl Release {
                     name: t.name.clone(),
                     operation_id: t.operation_id.clone(),
                     product: t.product.clone(),
-                    method: t.method.upper().to_string(),
+                    method: t.method.as_str().to_string(),
                     path: t.path.clone(),
                     description: t.description.clone(),
                     input_schema: t.input_schema.clone(),
@@ -57,7 +57,7 @@ impl Release {
                 .skipped
                 .iter()
                 .map(|s| ReleaseSkipped {
-                    method: s.method.upper().to_string(),
+                    method: s.method.as_str().to_string(),
                     path: s.path.clone(),
                     operation_id: s.operation_id.clone(),
                     reason: s.reason.clone(),

@@ -1,13 +1,12 @@
 //! The `strict` schema profile: tool input schemas simplified for clients
 //! that accept only a subset of JSON Schema (OpenAI strict function
-//! calling, Gemini function declarations), made at run time from the full
-//! schema a generated crate holds, so one binary serves both profiles.
+//! calling, Gemini function declarations).
 //!
-//! The same rules as the generator's `schema/strict.rs` (which makes the
-//! schemas of a crate generated with `schema_profile: strict`);
-//! `tests/tests/test_schema_profiles.rs` checks that both give the same
-//! schema for every tool of the samples. Applied to a tool input schema
-//! (`type: object` root, `$defs` at the root), [`strict_input_schema`]:
+//! The one implementation both sides call: the generator for a crate
+//! generated with `schema_profile: strict` (`schema::strict`), the runtime
+//! at run time from the full schema a generated crate holds, so one binary
+//! serves both profiles (`schema_profile::strict`). Applied to a tool input
+//! schema (`type: object` root, `$defs` at the root), [`strict_input_schema`]:
 //! - inlines every `#/$defs/…` reference; a recursive definition is
 //!   unrolled [`MAX_UNROLL`] times along a branch, then replaced by a
 //!   placeholder of its type (`{"type": "object", "description": …}`);
