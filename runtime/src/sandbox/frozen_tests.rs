@@ -149,21 +149,12 @@ fn the_spec_realm_still_throws_readable_errors() {
     );
 }
 
-/// A run that leaves pending jobs behind (a job chain stopped by the CPU
-/// limit, or a throw before its jobs ran) spends the graph, so the worker
-/// builds a new runtime before the next search.
+/// A run that leaves pending jobs behind (a throw before its jobs ran)
+/// spends the graph, so the worker builds a new runtime before the next
+/// search. (A job chain is among `no_mutation_reaches_the_next_run`'s
+/// attacks.)
 #[test]
 fn leftover_jobs_spend_the_graph() {
-    let mut spec = graph();
-    let chain =
-        "async () => { const again = () => Promise.resolve().then(again); again(); return 1; }";
-    let out = search(&mut spec, chain);
-    assert!(
-        matches!(out.result, Err(SandboxError::CpuTimeLimit { .. })),
-        "{:?}",
-        out.result
-    );
-    assert!(spec.is_spent());
     let mut spec = graph();
     let out = search(
         &mut spec,
