@@ -13,13 +13,14 @@
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use toolforge_runtime::sandbox::engine::{JobKind, NoHost, run};
+use toolforge_runtime::sandbox::engine::{JobKind, NoHost, run, run_frozen};
 use toolforge_runtime::sandbox::{
-    HostApi, HostRequest, Limits, SandboxConfig, SandboxPool, SpecIndex, SpecSource, WorkerCommand,
+    FrozenSpec, HostApi, HostRequest, Limits, SandboxConfig, SandboxPool, SpecIndex, SpecSource,
+    WorkerCommand,
 };
 use toolforge_runtime::truncate::{DEFAULT_MAX_BYTES, truncate};
 
@@ -120,6 +121,33 @@ fn search(c: &mut Criterion) {
             })
         });
     }
+    // The frozen per-worker graph (what workers run), built once here.
+    let started = Instant::now();
+    let Ok(mut frozen) = FrozenSpec::build(&index) else {
+        eprintln!("cannot build the frozen spec");
+        return;
+    };
+    eprintln!(
+        "frozen spec: built in {:.1} ms, {:.1} MB of QuickJS heap",
+        started.elapsed().as_secs_f64() * 1e3,
+        frozen.base_bytes() as f64 / 1e6
+    );
+    for (name, code) in [
+        ("scan_frozen_in_process", SEARCH_SCAN),
+        ("lookup_frozen_in_process", SEARCH_LOOKUP),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                if frozen.is_spent()
+                    && let Ok(fresh) = FrozenSpec::build(&index)
+                {
+                    frozen = fresh;
+                }
+                black_box(run_frozen(code, &limits, &mut frozen, &mut NoHost))
+            })
+        });
+    }
+    drop(frozen);
     // Through a worker process, as the MCP `search` tool runs it.
     if let Ok(rt) = tokio::runtime::Runtime::new() {
         let config = SandboxConfig::new(WorkerCommand::new(WORKER))

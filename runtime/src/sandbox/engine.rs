@@ -21,14 +21,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rquickjs::context::EvalOptions;
-use rquickjs::context::intrinsic::{
-    Date, Eval, Json, MapSet, Promise as PromiseIntrinsic, Proxy, RegExp, RegExpCompiler,
-    TypedArrays,
-};
 use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Exception, Function, Runtime, Value as JsValue};
 use serde::{Deserialize, Serialize};
 
+use super::frozen::{FrozenSpec, RunIntrinsics};
 use super::lazy::SpecIndex;
 use super::types::{HostCall, HostRequest, LogLevel, Logs, ToolCall, clip_str};
 use super::{Limits, SandboxError};
@@ -197,6 +194,28 @@ struct Shared {
     inflight: Cell<u32>,
 }
 
+impl Shared {
+    fn new(kind: JobKind, limits: &Limits, link: &dyn HostLink) -> Rc<Self> {
+        Rc::new(Self {
+            kind,
+            meter: Meter::new(limits, Instant::now(), link.cancel_probe()),
+            limits: limits.clone(),
+            logs: RefCell::new(Logs::default()),
+            outbox: RefCell::new(Vec::new()),
+            requests: Cell::new(0),
+            inflight: Cell::new(0),
+        })
+    }
+
+    fn output(&self, result: Result<String, SandboxError>) -> RunOutput {
+        RunOutput {
+            result,
+            logs: self.logs.take(),
+            requests: self.requests.get(),
+        }
+    }
+}
+
 /// Console shim and `api.request` or `codemode`; returns the reply settler
 /// (or undefined). `codemode` is a Proxy whose every string property except
 /// `then` (so it is never mistaken for a promise) is a tool function.
@@ -298,23 +317,70 @@ pub fn run(
     spec: Option<&Arc<SpecIndex>>,
     link: &mut dyn HostLink,
 ) -> RunOutput {
-    let start = Instant::now();
-    let shared = Rc::new(Shared {
-        kind,
-        meter: Meter::new(limits, start, link.cancel_probe()),
-        limits: limits.clone(),
-        logs: RefCell::new(Logs::default()),
-        outbox: RefCell::new(Vec::new()),
-        requests: Cell::new(0),
-        inflight: Cell::new(0),
-    });
+    let shared = Shared::new(kind, limits, link);
     let result = run_in_fresh_runtime(kind, code, spec, link, &shared);
-    let logs = shared.logs.take();
-    RunOutput {
-        result,
-        logs,
-        requests: shared.requests.get(),
+    shared.output(result)
+}
+
+/// Run `code` as a [`JobKind::Search`] over a worker's frozen spec: a fresh
+/// context of the spec's runtime, whose global `spec` is the graph's root
+/// (see [`FrozenSpec`]). Afterwards `spec` may be spent
+/// ([`FrozenSpec::is_spent`]); the caller then builds a new one.
+pub fn run_frozen(
+    code: &str,
+    limits: &Limits,
+    spec: &mut FrozenSpec,
+    link: &mut dyn HostLink,
+) -> RunOutput {
+    let kind = JobKind::Search;
+    let shared = Shared::new(kind, limits, link);
+    if let Err(error) = check_code_size(code, limits) {
+        return shared.output(Err(error));
     }
+    let for_handler = Rc::clone(&shared);
+    let interrupt = Box::new(move || for_handler.meter.should_interrupt());
+    let result = spec
+        .with_run(
+            limits.memory_bytes,
+            limits.stack_bytes,
+            interrupt,
+            |ctx, root| {
+                drive(
+                    ctx,
+                    kind,
+                    code,
+                    Some(SpecGlobal::Frozen(root)),
+                    link,
+                    &shared,
+                )
+            },
+        )
+        .map_err(|e| SandboxError::Internal {
+            message: e.to_string(),
+        })
+        .and_then(|result| result);
+    shared.output(result)
+}
+
+/// What a search's global `spec` is made from.
+enum SpecGlobal<'a, 'js> {
+    /// Materialised lazily from the index, in this run's realm.
+    Lazy(&'a Arc<SpecIndex>),
+    /// The root of a frozen per-worker graph.
+    Frozen(JsValue<'js>),
+}
+
+fn check_code_size(code: &str, limits: &Limits) -> Result<(), SandboxError> {
+    if code.len() > limits.max_code_bytes {
+        return Err(SandboxError::InvalidCode {
+            message: format!(
+                "code is {} bytes; the limit is {}",
+                code.len(),
+                limits.max_code_bytes
+            ),
+        });
+    }
+    Ok(())
 }
 
 fn run_in_fresh_runtime(
@@ -325,15 +391,7 @@ fn run_in_fresh_runtime(
     shared: &Rc<Shared>,
 ) -> Result<String, SandboxError> {
     let limits = &shared.limits;
-    if code.len() > limits.max_code_bytes {
-        return Err(SandboxError::InvalidCode {
-            message: format!(
-                "code is {} bytes; the limit is {}",
-                code.len(),
-                limits.max_code_bytes
-            ),
-        });
-    }
+    check_code_size(code, limits)?;
     let spec = match (kind, spec) {
         (JobKind::Search, None) => {
             return Err(SandboxError::SpecUnavailable {
@@ -353,19 +411,11 @@ fn run_in_fresh_runtime(
     runtime.set_gc_threshold((limits.memory_bytes / 8).max(1 << 20));
     let for_handler = Rc::clone(shared);
     runtime.set_interrupt_handler(Some(Box::new(move || for_handler.meter.should_interrupt())));
-    let context = Context::custom::<(
-        Date,
-        Eval,
-        RegExpCompiler,
-        RegExp,
-        Json,
-        Proxy,
-        MapSet,
-        TypedArrays,
-        PromiseIntrinsic,
-    )>(&runtime)
-    .map_err(internal)?;
-    let result = context.with(|ctx| drive(&ctx, kind, code, spec, link, shared));
+    let context = Context::custom::<RunIntrinsics>(&runtime).map_err(internal)?;
+    let result = context.with(|ctx| {
+        let spec = spec.map(SpecGlobal::Lazy);
+        drive(&ctx, kind, code, spec, link, shared)
+    });
     drop(context);
     drop(runtime);
     result
@@ -458,7 +508,7 @@ fn describe<'js>(ctx: &Ctx<'js>, thrown: JsValue<'js>) -> (String, Option<String
 fn install<'js>(
     ctx: &Ctx<'js>,
     kind: JobKind,
-    spec: Option<&Arc<SpecIndex>>,
+    spec: Option<SpecGlobal<'_, 'js>>,
     shared: &Rc<Shared>,
 ) -> rquickjs::Result<Option<Function<'js>>> {
     let for_log = Rc::clone(shared);
@@ -471,8 +521,12 @@ fn install<'js>(
     })?;
     let setup: Function = ctx.eval(SETUP_JS)?;
     if kind == JobKind::Search {
-        if let Some(spec) = spec {
-            let root = spec.root_js(ctx)?;
+        let root = match spec {
+            Some(SpecGlobal::Lazy(index)) => Some(index.root_js(ctx)?),
+            Some(SpecGlobal::Frozen(root)) => Some(root),
+            None => None,
+        };
+        if let Some(root) = root {
             ctx.globals().set("spec", root)?;
         }
         setup.call::<_, ()>((log, JsValue::new_undefined(ctx.clone())))?;
@@ -528,7 +582,7 @@ fn drive<'js>(
     ctx: &Ctx<'js>,
     kind: JobKind,
     code: &str,
-    spec: Option<&Arc<SpecIndex>>,
+    spec: Option<SpecGlobal<'_, 'js>>,
     link: &mut dyn HostLink,
     shared: &Rc<Shared>,
 ) -> Result<String, SandboxError> {
@@ -562,7 +616,9 @@ fn drive<'js>(
         None => returned,
         Some(promise) => loop {
             meter.resume();
-            while ctx.execute_pending_job() {}
+            // Stop at the first job after a limit: jobs that queue more jobs
+            // would otherwise run on between the interrupt handler's polls.
+            while meter.stopped().is_none() && ctx.execute_pending_job() {}
             meter.pause();
             if let Some(stop) = meter.stopped() {
                 return Err(stop);

@@ -139,21 +139,23 @@ impl<'js> AsProperty<'js, (SharedAccessorMarker,)> for SharedAccessor<'js> {
 /// A JSON document split into lazily materialisable nodes.
 #[derive(Debug)]
 pub struct SpecIndex {
-    nodes: Vec<Node>,
-    root: Child,
+    pub(super) nodes: Vec<Node>,
+    pub(super) root: Child,
     source_bytes: usize,
 }
 
+/// One indexed container: an object or array larger than [`INLINE_BYTES`].
 #[derive(Debug)]
-struct Node {
+pub(super) struct Node {
     /// Object keys in document order; empty for arrays.
-    keys: Vec<String>,
-    children: Vec<Child>,
-    array: bool,
+    pub(super) keys: Vec<String>,
+    pub(super) children: Vec<Child>,
+    pub(super) array: bool,
 }
 
+/// A node's child: small values inline, large ones by node id.
 #[derive(Debug, Clone)]
-enum Child {
+pub(super) enum Child {
     Inline(Value),
     Lazy(u32),
     /// An inline marker's target pointer; only while the index is built.
@@ -482,7 +484,7 @@ fn finish(
 
 /// Define `key` as an ordinary data property (unlike `set`, a `__proto__` key
 /// becomes an own property, as with `JSON.parse`).
-fn define<'js>(
+pub(super) fn define<'js>(
     object: &Object<'js>,
     key: impl IntoAtom<'js>,
     value: JsValue<'js>,

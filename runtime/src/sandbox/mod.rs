@@ -81,20 +81,24 @@
 //!
 //! # Search over a large spec
 //!
-//! `spec` is materialised lazily from an index built once per worker (see
-//! [`lazy`]), so a call pays only for the parts of the spec it reads. On the
-//! full flagship release (24 MB fully inlined, 4.7 MB as written with inline
-//! markers, which the index reads as their targets) a scan of every operation's tags
-//! and summary costs ~20 ms of CPU and a path lookup ~3 ms, where `JSON.parse`
-//! of the whole spec alone takes ~0.8 s. Each worker indexes the spec once at
-//! start (~0.5–1.5 s, in the background; a search arriving earlier waits for
-//! it, and its clocks start only then). Benchmarks: `benches/sandbox.rs`.
+//! Each worker parses the spec once into an index ([`lazy`]; ~0.5–1.5 s on
+//! the full flagship release, in the background: a search arriving earlier
+//! waits for it, and its clocks start only then). The first search builds
+//! the whole document from it as one deeply frozen QuickJS object graph in
+//! a runtime the worker keeps ([`frozen`]); every search then runs in a
+//! fresh context of that runtime with `spec` pointing at the graph, so a
+//! call builds nothing of the spec and no run can change what the next one
+//! reads. `JSON.parse` of the whole spec would take ~0.8 s per call. The
+//! lazy, per-call materialisation stays for in-process runs
+//! ([`engine::run`]) and as the fallback if the graph cannot be built.
+//! Benchmarks: `benches/sandbox.rs`.
 
 mod config;
 mod conversation;
 pub mod engine;
 mod error;
 mod fair;
+pub mod frozen;
 pub mod lazy;
 mod pool;
 mod protocol;
@@ -105,6 +109,7 @@ pub use config::{Limits, SandboxConfig, SpecSource, WorkerCommand};
 pub use engine::JobKind;
 pub use error::SandboxError;
 pub use fair::ClientKey;
+pub use frozen::{FrozenSpec, FrozenSpecError};
 pub use lazy::SpecIndex;
 pub use pool::{RunFor, SandboxPool};
 pub use types::{

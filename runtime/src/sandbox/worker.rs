@@ -8,7 +8,8 @@
 //! A warm worker indexes the spec for `search` on a background thread right
 //! after start, so the first search waits at most for the rest of that load
 //! and executes never wait for it; a worker started for one run indexes it
-//! only if that run is a search.
+//! only if that run is a search. The first search also builds the frozen
+//! object graph every later search reuses ([`FrozenSpec`]).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::ExitCode;
@@ -19,6 +20,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use super::engine::{self, CancelProbe, HostLink, LinkEvent};
+use super::frozen::FrozenSpec;
 use super::lazy::SpecIndex;
 use super::protocol::{FromWorker, MAX_PARENT_LINE, PROTOCOL_VERSION, ToWorker, WireSpec, encode};
 use super::types::HostCall;
@@ -132,6 +134,9 @@ pub(crate) fn serve(options: &WorkerOptions) -> Result<(), String> {
             version: PROTOCOL_VERSION,
         },
     )?;
+    // Built at the first search (its runtime cannot leave this thread), and
+    // again after a run that left something behind.
+    let mut frozen: Option<FrozenSpec> = None;
     let mut spec = match spec {
         None => SpecState::None,
         Some(input) if !eager => SpecState::Deferred(input),
@@ -154,40 +159,37 @@ pub(crate) fn serve(options: &WorkerOptions) -> Result<(), String> {
                 limits,
             } => {
                 let index = match kind {
-                    JobKind::Search => Some(spec.get()),
+                    JobKind::Search => Some(spec.get().inspect(|index| {
+                        let stale = frozen.as_ref().is_none_or(FrozenSpec::is_spent);
+                        if stale {
+                            // Dropped first: two graphs never coexist.
+                            drop(frozen.take());
+                            frozen = FrozenSpec::build(index).ok();
+                        }
+                    })),
                     JobKind::Execute | JobKind::Code => None,
                 };
                 write(&mut out, &FromWorker::Started { id })?;
-                let output = match index {
-                    Some(Err(error)) => engine::RunOutput {
+                let mut link = StdioLink {
+                    id,
+                    rx: &rx,
+                    out: &mut out,
+                    cancelled: &cancelled,
+                };
+                let output = match (index, frozen.as_mut()) {
+                    (Some(Err(error)), _) => engine::RunOutput {
                         result: Err(error),
                         logs: Logs::default(),
                         requests: 0,
                     },
-                    Some(Ok(index)) => engine::run(
-                        kind,
-                        &code,
-                        &limits,
-                        Some(&index),
-                        &mut StdioLink {
-                            id,
-                            rx: &rx,
-                            out: &mut out,
-                            cancelled: &cancelled,
-                        },
-                    ),
-                    None => engine::run(
-                        kind,
-                        &code,
-                        &limits,
-                        None,
-                        &mut StdioLink {
-                            id,
-                            rx: &rx,
-                            out: &mut out,
-                            cancelled: &cancelled,
-                        },
-                    ),
+                    (Some(Ok(_)), Some(graph)) => {
+                        engine::run_frozen(&code, &limits, graph, &mut link)
+                    }
+                    // The graph could not be built: materialise lazily.
+                    (Some(Ok(index)), None) => {
+                        engine::run(kind, &code, &limits, Some(&index), &mut link)
+                    }
+                    (None, _) => engine::run(kind, &code, &limits, None, &mut link),
                 };
                 let done = FromWorker::Done {
                     id,
