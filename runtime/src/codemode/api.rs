@@ -26,11 +26,11 @@ use super::routes::{Matched, RouteTable, shown};
 use crate::authz::Connection;
 use crate::catalogue::{BodyArgs, BodyKind, ParamLocation, ToolDef};
 use crate::credential::Credential;
+use crate::direct::Direct;
 use crate::outcome::{Call, emptied_refusal, empty_list_note, map_response};
 use crate::progress::{ProgressFn, Reporter};
 use crate::request::{Args, HttpRequest, RequestBody, build_request, header_safe};
 use crate::sandbox::{HostApi, HostFuture, HostRequest};
-use crate::server::direct::Direct;
 use crate::upstream::path_only;
 
 /// Why an `api.request` promise rejects: the message, and for an answer

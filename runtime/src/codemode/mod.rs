@@ -39,12 +39,12 @@ use serde_json::Value;
 use crate::authz::Connection;
 use crate::catalogue::ToolDef;
 use crate::credential::Credential;
+use crate::direct::Direct;
 use crate::outcome::tool_error;
 use crate::progress::ProgressFn;
 use crate::sandbox::{
     ClientKey, HostApi, JobKind, RunFor, SandboxConfig, SandboxError, SandboxPool, SpecSource,
 };
-use crate::server::direct::Direct;
 use crate::truncate::DEFAULT_MAX_BYTES;
 use tokio_util::sync::CancellationToken;
 
@@ -221,7 +221,7 @@ impl Engine {
         self.listed
             .iter()
             .map(|def| {
-                let mut tool = crate::server::rmcp_tool(def);
+                let mut tool = crate::listing::full_tool(def);
                 if def.name == CODE {
                     let exposed: Vec<&'static ToolDef> = self
                         .direct
