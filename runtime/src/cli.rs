@@ -26,6 +26,7 @@ use crate::catalogue::Catalogue;
 use crate::codemode::Mode;
 use crate::config::servers::parse_server_var;
 use crate::config::{Exposure, UpstreamConfig, upstream_base};
+use crate::listing::{Variant, entry};
 use crate::request::build_request;
 use crate::schema_profile::{SchemaChoice, SchemaProfile};
 #[cfg(feature = "http")]
@@ -36,7 +37,6 @@ use crate::server::connections::{
 };
 #[cfg(feature = "http")]
 use crate::server::http::{ClientAuth, HttpOptions, serve_http};
-use crate::server::listing::{Variant, entry};
 use crate::server::stdio::serve_stdio;
 use crate::server::{Core, CoreOptions};
 use crate::validate::Validators;

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalogue::ToolDef;
 use crate::credential::Credential;
-use crate::server::direct::Direct;
+use crate::direct::Direct;
 
 pub use crate::mode::Mode;
 

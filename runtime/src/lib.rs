@@ -66,6 +66,8 @@ pub mod codemode;
 pub mod codemode;
 pub mod config;
 pub mod credential;
+pub mod direct;
+pub mod listing;
 pub mod metrics;
 mod mode;
 /// The OAuth 2.1 authorization server (`toolforge-oauth`), re-exported so

@@ -174,7 +174,7 @@ async fn a_read_only_grant_sees_and_calls_no_write_tool_on_any_surface() {
 
     let direct = core(Mode::Direct, &up, Exposure::default());
     let names: Vec<String> = direct
-        .listed_for(&conn, toolforge_runtime::server::listing::Variant::DEFAULT)
+        .listed_for(&conn, toolforge_runtime::listing::Variant::DEFAULT)
         .iter()
         .map(|t| t.name.to_string())
         .collect();
@@ -185,7 +185,7 @@ async fn a_read_only_grant_sees_and_calls_no_write_tool_on_any_surface() {
     );
 
     let code = core(Mode::Code, &up, Exposure::default());
-    let listed = code.listed_for(&conn, toolforge_runtime::server::listing::Variant::DEFAULT);
+    let listed = code.listed_for(&conn, toolforge_runtime::listing::Variant::DEFAULT);
     let description = listed[0].description.as_deref().unwrap_or_default();
     assert!(description.contains("dns_records_list("), "{description}");
     assert!(

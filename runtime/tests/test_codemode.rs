@@ -30,7 +30,7 @@ async fn search_queries_the_spec_without_network() {
     let listed: Value = serde_json::from_slice(
         &core
             .listing()
-            .bytes(toolforge_runtime::server::listing::Variant::DEFAULT),
+            .bytes(toolforge_runtime::listing::Variant::DEFAULT),
     )
     .unwrap();
     let names: Vec<&str> = listed
@@ -489,7 +489,7 @@ async fn code_mode_calls_tools_through_the_direct_pipeline() {
     let listed: Value = serde_json::from_slice(
         &core
             .listing()
-            .bytes(toolforge_runtime::server::listing::Variant::DEFAULT),
+            .bytes(toolforge_runtime::listing::Variant::DEFAULT),
     )
     .unwrap();
     let tools = listed.as_array().unwrap();

@@ -41,7 +41,7 @@ fn listed_tools(core: &toolforge_runtime::server::Core) -> Vec<Value> {
     let listing: Value = serde_json::from_slice(
         &core
             .listing()
-            .bytes(toolforge_runtime::server::listing::Variant::DEFAULT),
+            .bytes(toolforge_runtime::listing::Variant::DEFAULT),
     )
     .unwrap();
     listing.as_array().unwrap().clone()
@@ -57,7 +57,7 @@ async fn codemode_listing_fits_the_token_budget() {
     let count = |core: &toolforge_runtime::server::Core| {
         let text = String::from_utf8(
             core.listing()
-                .bytes(toolforge_runtime::server::listing::Variant::DEFAULT)
+                .bytes(toolforge_runtime::listing::Variant::DEFAULT)
                 .to_vec(),
         )
         .unwrap();

@@ -5,19 +5,11 @@
 //! `crate::x` draws an arrow from its folder to `x`. No import circle may
 //! span two folders: a circle inside one folder is that folder's business,
 //! but one across folders means neither can be read, moved or tested
-//! without the other. Today's circles are listed with the folders they
-//! hold; a listed circle may shrink or go, never grow, and no new one may
-//! appear. Test code (unit test files, code after `#[cfg(test)]`) is left
+//! without the other. Neither crate has one. Test code (unit test files, code after `#[cfg(test)]`) is left
 //! out, as the shipped binaries leave it out.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// Import circles across runtime folders today, each as the folders it
-/// holds (sorted); a circle found must lie within one of them. The one
-/// left is Code Mode reaching back into `server/` for its types (OAuth was
-/// in it too until it moved to its own crate, `oauth/`, issue 41 item 2).
-const RUNTIME_CIRCLES: &[&[&str]] = &[&["codemode", "server"]];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -225,17 +217,11 @@ fn circles(arrows: &BTreeMap<(String, String), BTreeSet<String>>) -> Vec<Vec<Str
     state.out
 }
 
-/// Every circle of `krate` not within one of `allowed`, with the arrows
-/// that close it.
-fn unexpected_circles(krate: &str, allowed: &[&[&str]]) -> Vec<String> {
+/// Every circle of `krate` across folders, with the arrows that close it.
+fn cross_folder_circles(krate: &str) -> Vec<String> {
     let arrows = arrows(krate);
     circles(&arrows)
         .into_iter()
-        .filter(|c| {
-            !allowed
-                .iter()
-                .any(|a| c.iter().all(|f| a.contains(&f.as_str())))
-        })
         .map(|c| {
             let ties: Vec<String> = arrows
                 .iter()
@@ -274,7 +260,7 @@ fn the_reader_sees_crate_paths_as_arrows() {
 
 #[test]
 fn no_import_circle_spans_two_generator_folders() {
-    let found = unexpected_circles("generator", &[]);
+    let found = cross_folder_circles("generator");
     assert!(
         found.is_empty(),
         "import circles across generator/src folders:\n{}",
@@ -357,19 +343,40 @@ fn generator_stages_are_crate_private() {
 }
 
 #[test]
-fn no_new_import_circle_spans_runtime_folders() {
-    let found = unexpected_circles("runtime", RUNTIME_CIRCLES);
+fn no_import_circle_spans_two_runtime_folders() {
+    let found = cross_folder_circles("runtime");
     assert!(
         found.is_empty(),
-        "import circles across runtime/src folders not in RUNTIME_CIRCLES \
-         (tests/tests/test_layering.rs):\n{}",
+        "import circles across runtime/src folders:\n{}",
         found.join("\n")
+    );
+}
+
+/// The runtime's serving layers, top down: the server (transports, the
+/// listing cache, OAuth's front) drives Code Mode, which calls tools
+/// through the direct pipeline; a layer names those below it, never one
+/// above (Code Mode reached back into `server/` for `Direct` and the rmcp
+/// tool form until issue 41 item 3).
+const RUNTIME_LAYERS: &[&str] = &["server", "codemode", "direct", "listing"];
+
+#[test]
+fn no_runtime_layer_names_a_higher_one() {
+    let layer = |folder: &str| RUNTIME_LAYERS.iter().position(|s| *s == folder);
+    let up: Vec<String> = arrows("runtime")
+        .into_iter()
+        .filter(|((from, to), _)| matches!((layer(from), layer(to)), (Some(f), Some(t)) if f > t))
+        .map(|((from, to), files)| format!("  {from} -> {to} ({files:?})"))
+        .collect();
+    assert!(
+        up.is_empty(),
+        "a runtime layer names a higher one:\n{}",
+        up.join("\n")
     );
 }
 
 /// `profile/` is data: the profile's types, which the catalogue holds. What
 /// reads them for a tool or a call (paging in `pages/`, the account and
-/// identity caches in `server/`, the server URL in `config/`) lives above
+/// identity caches in `direct/`, the server URL in `config/`) lives above
 /// it, so `profile/` names no runtime folder but `security`.
 #[test]
 fn the_runtime_profile_holds_data_only() {

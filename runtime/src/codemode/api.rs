@@ -26,11 +26,13 @@ use super::routes::{Matched, RouteTable, shown};
 use crate::authz::Connection;
 use crate::catalogue::{BodyArgs, BodyKind, ParamLocation, ToolDef};
 use crate::credential::Credential;
+use crate::direct::Direct;
 use crate::outcome::{Call, emptied_refusal, empty_list_note, map_response};
 use crate::progress::{ProgressFn, Reporter};
-use crate::request::{Args, HttpRequest, RequestBody, build_request, header_safe};
+use crate::request::{
+    Args, HttpRequest, RequestBody, build_path_request, build_request, header_safe,
+};
 use crate::sandbox::{HostApi, HostFuture, HostRequest};
-use crate::server::direct::Direct;
 use crate::upstream::path_only;
 
 /// Why an `api.request` promise rejects: the message, and for an answer
@@ -359,7 +361,7 @@ impl ApiHost {
                 shown(&request.path)
             )
         };
-        let mut http = build_request(matched.raw, &args).map_err(context)?;
+        let mut http = build_path_request(matched.tool, &args).map_err(context)?;
         if !extra.is_empty() {
             http.path_and_query
                 .push(if http.path_and_query.contains('?') {

@@ -1,16 +1,19 @@
 //! The tools the sandboxed modes list: `search` and `execute` (codemode) or
 //! `code`, with compact TypeScript declarations and one example each.
 //!
-//! They are catalogue-shaped [`ToolDef`]s built (and leaked) once at start,
-//! so the listing machinery that pre-encodes `tools/list` serves them like
+//! They are catalogue-shaped [`ToolDef`]s built once at start and kept in
+//! the slots of a `static` table (see [`super::statics`]), so the listing
+//! machinery that pre-encodes `tools/list` serves them like
 //! generated tools. The codemode pair stays within 600 cl100k tokens with
 //! its schemas and annotations (700 with `whoami`), every fact a model
 //! needs kept: both are tests in `tests/test_codemode.rs`. TypeScript uses
 //! single quotes where it can, as JSON escapes double ones.
 
 use std::collections::BTreeSet;
+use std::sync::OnceLock;
 
 use super::examples::Examples;
+use super::statics::intern;
 use crate::catalogue::{Annotations, Envelope, Method, SharedText, ToolDef};
 use crate::profile::{AccountFill, Pagination, Profile};
 
@@ -45,9 +48,18 @@ const CODE_SCHEMA: &str = r#"{"type":"object","properties":{"code":{"type":"stri
 
 const CODE_TRUNCATE_SCHEMA: &str = r#"{"type":"object","properties":{"code":{"type":"string"},"truncate":{"type":"boolean","default":true}},"required":["code"],"additionalProperties":false}"#;
 
-fn leak(text: String) -> &'static str {
-    Box::leak(text.into_boxed_str())
-}
+/// Room for distinct Code Mode tool definitions (and descriptions) in one
+/// process: a server uses two slots; a test binary building engines over
+/// many catalogues uses a few dozen.
+const SLOTS: usize = 256;
+
+static DESCRIPTIONS: [OnceLock<String>; SLOTS] = [const { OnceLock::new() }; SLOTS];
+static TOOLS: [OnceLock<ToolDef>; SLOTS] = [const { OnceLock::new() }; SLOTS];
+
+/// Every slot of the Code Mode tool table holds another definition.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("this process already built {SLOTS} different Code Mode tool definitions")]
+pub struct TableFull;
 
 fn def(
     name: &'static str,
@@ -55,13 +67,27 @@ fn def(
     description: String,
     input_schema: &'static str,
     annotations: Annotations,
-) -> &'static ToolDef {
-    Box::leak(Box::new(ToolDef {
+) -> Result<&'static ToolDef, TableFull> {
+    let description = intern(
+        &DESCRIPTIONS,
+        |held| *held == description,
+        || description.clone(),
+    )
+    .ok_or(TableFull)?
+    .as_str();
+    let same = |held: &ToolDef| {
+        held.name == name
+            && held.title == title
+            && std::ptr::eq(held.description, description)
+            && matches!(held.input_schema, SharedText::Text(s) if s == input_schema)
+            && held.annotations == annotations
+    };
+    intern(&TOOLS, same, || ToolDef {
         name,
         operation_id: name,
         product: "codemode",
         title,
-        description: leak(description),
+        description,
         input_schema: SharedText::Text(input_schema),
         output_schema: None,
         annotations,
@@ -74,8 +100,9 @@ fn def(
         envelope: Envelope::None,
         deprecated: false,
         security: &[],
-        ts_declaration: crate::catalogue::SharedText::Text(""),
-    }))
+        ts_declaration: SharedText::Text(""),
+    })
+    .ok_or(TableFull)
 }
 
 fn kb(bytes: usize) -> usize {
@@ -83,7 +110,7 @@ fn kb(bytes: usize) -> usize {
 }
 
 /// The `search` tool.
-pub fn search_tool(facts: &Facts) -> &'static ToolDef {
+pub fn search_tool(facts: &Facts) -> Result<&'static ToolDef, TableFull> {
     let api = facts.api;
     let release = &facts.release;
     let scopes = facts
@@ -112,7 +139,7 @@ Example: async () => Object.keys(spec.paths).filter(p => Object.values(spec.path
 }
 
 /// The `execute` tool.
-pub fn execute_tool(facts: &Facts) -> &'static ToolDef {
+pub fn execute_tool(facts: &Facts) -> Result<&'static ToolDef, TableFull> {
     let api = facts.api;
     let max = facts.max_requests;
     let size = kb(facts.truncate_bytes);
@@ -194,7 +221,7 @@ pub fn declarations(tools: &[&'static ToolDef]) -> String {
 }
 
 /// The `code` tool over `tools` (the exposed ones).
-pub fn code_tool(facts: &Facts, tools: &[&'static ToolDef]) -> &'static ToolDef {
+pub fn code_tool(facts: &Facts, tools: &[&'static ToolDef]) -> Result<&'static ToolDef, TableFull> {
     def(
         CODE,
         "Run code against the API's tools",
@@ -231,4 +258,36 @@ pub fn code_description(facts: &Facts, tools: &[&'static ToolDef]) -> String {
 {}{example}"#,
         declarations(tools)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::testing::GENERIC;
+
+    fn facts(api: &'static str) -> Facts {
+        Facts {
+            api,
+            release: "r1".to_owned(),
+            profile: &GENERIC,
+            max_requests: 10,
+            truncate_bytes: 4096,
+            read_only: true,
+            examples: Examples::of(&[], &GENERIC),
+        }
+    }
+
+    /// A second engine over the same catalogue (tests, a restart of the
+    /// sandbox) gets the definitions the first stored, not new copies.
+    #[test]
+    fn the_same_definition_is_kept_once() {
+        let first = search_tool(&facts("pets")).unwrap();
+        assert!(std::ptr::eq(first, search_tool(&facts("pets")).unwrap()));
+        let execute = execute_tool(&facts("pets")).unwrap();
+        assert!(std::ptr::eq(execute, execute_tool(&facts("pets")).unwrap()));
+        let other = search_tool(&facts("shop")).unwrap();
+        assert!(!std::ptr::eq(first, other));
+        assert!(other.description.contains("the shop API"));
+        assert!(first.description.contains("the pets API"));
+    }
 }

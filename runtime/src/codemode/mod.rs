@@ -27,6 +27,7 @@ pub mod examples;
 mod narrow;
 mod report;
 pub mod routes;
+mod statics;
 pub mod step_up;
 pub mod tools;
 
@@ -39,12 +40,12 @@ use serde_json::Value;
 use crate::authz::Connection;
 use crate::catalogue::ToolDef;
 use crate::credential::Credential;
+use crate::direct::Direct;
 use crate::outcome::tool_error;
 use crate::progress::ProgressFn;
 use crate::sandbox::{
     ClientKey, HostApi, JobKind, RunFor, SandboxConfig, SandboxError, SandboxPool, SpecSource,
 };
-use crate::server::direct::Direct;
 use crate::truncate::DEFAULT_MAX_BYTES;
 use tokio_util::sync::CancellationToken;
 
@@ -107,6 +108,9 @@ pub enum CodeModeError {
     /// The sandbox pool cannot start.
     #[error("cannot start the Code Mode sandbox: {0}")]
     Sandbox(#[from] SandboxError),
+    /// No room is left for this engine's tool definitions.
+    #[error(transparent)]
+    Tools(#[from] describe::TableFull),
 }
 
 /// `spec` without the operations no tool of `exposed` serves, held in memory.
@@ -188,8 +192,8 @@ impl Engine {
                 });
                 (
                     vec![
-                        describe::search_tool(&facts),
-                        describe::execute_tool(&facts),
+                        describe::search_tool(&facts)?,
+                        describe::execute_tool(&facts)?,
                     ],
                     routes,
                 )
@@ -197,7 +201,7 @@ impl Engine {
             Mode::Code => {
                 config.spec = None;
                 (
-                    vec![describe::code_tool(&facts, direct.tools())],
+                    vec![describe::code_tool(&facts, direct.tools())?],
                     RouteTable::default(),
                 )
             }
@@ -221,7 +225,7 @@ impl Engine {
         self.listed
             .iter()
             .map(|def| {
-                let mut tool = crate::server::rmcp_tool(def);
+                let mut tool = crate::listing::full_tool(def);
                 if def.name == CODE {
                     let exposed: Vec<&'static ToolDef> = self
                         .direct

@@ -11,7 +11,7 @@
 
 use percent_encoding::percent_decode_str;
 
-use crate::catalogue::{Method, ParamDef, ParamLocation, ToolDef};
+use crate::catalogue::{Method, ToolDef};
 use crate::profile::{MergedSelector, Profile};
 
 /// Most close matches named in an error.
@@ -43,7 +43,6 @@ enum Seg {
 #[derive(Debug)]
 struct Entry {
     tool: &'static ToolDef,
-    raw: &'static ToolDef,
     template: &'static str,
     selector: Option<(&'static str, &'static str)>,
     segments: Vec<Seg>,
@@ -55,9 +54,6 @@ struct Entry {
 pub struct Matched {
     /// The tool whose template matched.
     pub tool: &'static ToolDef,
-    /// The tool reduced to its path and query parameters, without body:
-    /// what `api.request` builds its path and query with.
-    pub raw: &'static ToolDef,
     /// The template (placeholders name the tool's arguments).
     pub template: &'static str,
     /// The merged-route selector to set (`account_or_zone` = `accounts`).
@@ -261,11 +257,9 @@ impl RouteTable {
         let mut entries = Vec::new();
         for tool in tools {
             let ok = exposed(tool);
-            let raw = raw_tool(tool);
             for route in tool.routes {
                 entries.push(Entry {
                     tool,
-                    raw,
                     template: route.template,
                     selector: route.when,
                     segments: template_segments(route.template),
@@ -352,7 +346,6 @@ impl RouteTable {
             .collect();
         Ok(Matched {
             tool: entry.tool,
-            raw: entry.raw,
             embedded,
             template: entry.template,
             selector: entry.selector,
@@ -394,22 +387,6 @@ impl RouteTable {
         }
         out
     }
-}
-
-/// `tool` without body, header and cookie parameters, leaked once at start
-/// (static like the catalogue it comes from).
-fn raw_tool(tool: &'static ToolDef) -> &'static ToolDef {
-    let params: Vec<ParamDef> = tool
-        .params
-        .iter()
-        .filter(|p| matches!(p.location, ParamLocation::Path | ParamLocation::Query))
-        .copied()
-        .collect();
-    Box::leak(Box::new(ToolDef {
-        params: params.leak(),
-        body: None,
-        ..*tool
-    }))
 }
 
 /// The template as the spec shows it: a merged tool's ID placeholder

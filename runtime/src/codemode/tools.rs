@@ -13,8 +13,8 @@ use super::report::Notes;
 use super::routes::{levenshtein, shown};
 use crate::authz::Connection;
 use crate::credential::Credential;
+use crate::direct::Direct;
 use crate::sandbox::{HostApi, HostFuture, HostRequest, ToolCall};
-use crate::server::direct::Direct;
 
 /// Most tool names suggested for an unknown one.
 const MAX_SUGGESTIONS: usize = 5;

@@ -1,6 +1,6 @@
 //! How a profile fills an omitted account argument ([`AccountFill`]):
 //! data only. The cache that asks the API for a credential's accounts is
-//! `server::accounts`.
+//! `direct::accounts`.
 
 /// Whether, and how, a profile fills omitted account arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! How the API tells who a credential belongs to ([`Identity`]): data
 //! only. The probes are sent, and their answers cached, by
-//! `server::identity`.
+//! `direct::identity`.
 
 /// How the API tells who a credential belongs to: probes tried in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

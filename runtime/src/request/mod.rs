@@ -215,6 +215,20 @@ pub enum BuildError {
 /// missing, a value has the wrong shape, or a value would escape its place
 /// (a path segment, a header line).
 pub fn build_request(tool: &ToolDef, args: &Args) -> Result<HttpRequest, BuildError> {
+    let mut request = build_path_request(tool, args)?;
+    request.headers = header::headers(tool, args)?;
+    request.body = match &tool.body {
+        Some(def) => body::build(tool, def, args)?,
+        None => None,
+    };
+    Ok(request)
+}
+
+/// The request of `tool` from its path and query parameters alone: no
+/// header, cookie or body parameter is read or required, so the request
+/// has no headers and no body. Code Mode's `api.request` starts from it
+/// and adds the body the code sent.
+pub fn build_path_request(tool: &ToolDef, args: &Args) -> Result<HttpRequest, BuildError> {
     let route = select_route(tool, args)?;
     let mut path_and_query = path::expand(tool, route.template, args)?;
     let query = query::serialise(tool, args)?;
@@ -222,16 +236,11 @@ pub fn build_request(tool: &ToolDef, args: &Args) -> Result<HttpRequest, BuildEr
         path_and_query.push('?');
         path_and_query.push_str(&query);
     }
-    let headers = header::headers(tool, args)?;
-    let body = match &tool.body {
-        Some(def) => body::build(tool, def, args)?,
-        None => None,
-    };
     Ok(HttpRequest {
         method: tool.method,
         path_and_query,
-        headers,
-        body,
+        headers: Vec::new(),
+        body: None,
         security: Some(tool.security),
         operation: Some(tool.operation_id),
     })
@@ -470,5 +479,52 @@ mod tests {
             Shape::Pairs(vec![("k".into(), "{\"x\":1}".into())])
         );
         assert!(Shape::of(&json!({})).is_empty());
+    }
+
+    /// `api.request` sends the code's own body and headers: a required
+    /// header, cookie or body of the operation is neither read nor asked for.
+    #[test]
+    fn the_path_request_reads_only_path_and_query() {
+        use super::testing::{param, tool_at};
+        use crate::catalogue::{BodyArgs, BodyDef, BodyKind};
+        let required = |mut p: ParamDef| {
+            p.required = true;
+            p
+        };
+        let t = tool_at(
+            "/items/{id}",
+            vec![
+                param("id", ParamLocation::Path, ParamStyle::Simple, false),
+                required(param(
+                    "X-Trace",
+                    ParamLocation::Header,
+                    ParamStyle::Simple,
+                    false,
+                )),
+                param("q", ParamLocation::Query, ParamStyle::Form, true),
+                required(param(
+                    "session",
+                    ParamLocation::Cookie,
+                    ParamStyle::Form,
+                    false,
+                )),
+            ],
+            Some(BodyDef {
+                content_type: "application/json",
+                kind: BodyKind::Json,
+                required: true,
+                args: BodyArgs::Whole("body"),
+                file_fields: &[],
+                min_fields: 0,
+            }),
+        );
+        let given = args(json!({"id": "7", "q": "x", "X-Trace": "t"}));
+        let full = build_request(t, &given);
+        assert!(matches!(full, Err(BuildError::Missing { .. })), "{full:?}");
+        let req = build_path_request(t, &given).unwrap();
+        assert_eq!(req.path_and_query, "/items/7?q=x");
+        assert!(req.headers.is_empty());
+        assert!(req.body.is_none());
+        assert_eq!(req.operation, Some("t"));
     }
 }

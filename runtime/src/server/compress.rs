@@ -35,7 +35,7 @@ use http::{HeaderMap, HeaderValue, header};
 use http_body::Body as _;
 use serde_json::{Map, Value};
 
-use super::listing::{Listing, Spliced, Variant};
+use crate::listing::{Listing, Spliced, Variant};
 
 /// JSON responses smaller than this go out as they are.
 pub const MIN_COMPRESS_BYTES: usize = 1024;

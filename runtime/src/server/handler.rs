@@ -25,9 +25,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 
 use super::Core;
-use super::listing::Variant;
 use crate::authz::Connection;
 use crate::credential::Credential;
+use crate::listing::Variant;
 
 /// One handler per session (stdio) or per request (HTTP); cheap to clone.
 #[derive(Debug, Clone)]

@@ -33,10 +33,10 @@ use super::health::{self, Health, ReadinessCheck};
 use super::jsonrpc_guard::{
     INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, Verdict, classify, clip,
 };
-use super::listing::SPLICE_MAX;
 use super::scoped::{self, metadata_url, unauthorized};
 use super::{Core, Handler, ServeError};
 use crate::credential::Credential;
+use crate::listing::SPLICE_MAX;
 
 /// How HTTP clients are authenticated.
 #[derive(Debug, Clone)]

@@ -7,12 +7,11 @@
 //! call, the core validates the arguments, fills an omitted account
 //! argument (as the catalogue's profile says), builds the request, sends it
 //! with the caller's upstream credential and maps the response
-//! ([`direct`], [`crate::outcome`]); the Code Mode tools run in the sandbox
+//! ([`crate::direct`], [`crate::outcome`]); the Code Mode tools run in the sandbox
 //! ([`crate::codemode`]).
 
 #[cfg(feature = "http")]
 mod accept;
-pub mod accounts;
 #[cfg(feature = "http")]
 mod allowlist;
 #[cfg(feature = "http")]
@@ -23,28 +22,23 @@ pub mod compress;
 pub mod connections;
 #[cfg(feature = "http")]
 mod content_coding;
-pub mod direct;
 pub mod handler;
 #[cfg(feature = "http")]
 pub mod health;
 #[cfg(feature = "http")]
 pub mod http;
-pub mod identity;
 mod jsonrpc_guard;
 mod limits;
-pub mod listing;
 #[cfg(feature = "oauth")]
 pub mod oauth_front;
 #[cfg(feature = "oauth")]
 pub use oauth_front::StoreReadiness;
-pub mod paging;
 #[cfg(feature = "http")]
 pub mod prometheus;
 pub mod resources;
 #[cfg(feature = "http")]
 mod scoped;
 pub mod stdio;
-pub mod whoami;
 
 /// Without the `http` feature: only the defaults of the HTTP flags, which
 /// the command line still shows (it refuses `--transport http`).
@@ -72,13 +66,13 @@ use crate::catalogue::{Catalogue, ToolDef};
 use crate::codemode::{CodeModeError, Engine, Mode, ModeSetup};
 use crate::config::{ConfigError, Exposure, Hidden, UpstreamConfig};
 use crate::credential::Credential;
+use crate::direct::{Direct, whoami};
+use crate::listing::{self, Variant};
 use crate::metrics::{self, CallOutcome};
 use crate::outcome::tool_error;
 use crate::progress::ProgressFn;
 use crate::schema_profile::{SchemaChoice, SchemaProfile, strict_input_schema};
 use crate::upstream::{Upstream, UpstreamError};
-use direct::Direct;
-use listing::Variant;
 
 /// The transports' decoding steps, callable without a session: what the
 /// fuzz harness (`runtime/tests/fuzz_jsonrpc.rs`) drives. Not a stable API.
@@ -88,8 +82,8 @@ pub mod fuzzing {
     pub use super::stdio::{Framed, LineFramer, decode_line};
 }
 
+pub use crate::listing::Listing;
 pub use handler::Handler;
-pub use listing::Listing;
 pub use resources::Resources;
 
 /// Why the server cannot start or stopped with an error.
@@ -344,7 +338,7 @@ impl Core {
         let &i = self.index.get(name)?;
         let def = self.listed.get(i)?;
         let slot = self.rmcp_tools.get(i)?;
-        Some(slot.get_or_init(|| rmcp_tool(def)).clone())
+        Some(slot.get_or_init(|| listing::full_tool(def)).clone())
     }
 
     /// Whether `connection` sees another `tools/list` than the pre-encoded
@@ -562,12 +556,6 @@ impl Core {
             _ => ErrorData::invalid_params(format!("unknown tool `{shown}`"), None),
         }
     }
-}
-
-/// The rmcp form of a tool definition, with its output schema and full
-/// input schema (see [`listing::rmcp_tool`] for the other variants).
-pub(crate) fn rmcp_tool(def: &ToolDef) -> Tool {
-    listing::rmcp_tool(def, Variant::FULL_WITH_OUTPUT)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! a wrong message shape `-32600` (both with `"id": null`) and bad params of
 //! an implemented method `-32602`, and the session goes on. Outgoing
 //! messages (rmcp's and those errors) queue for a single writer, one whole
-//! line at a time, with the tool listing spliced in (see [`super::listing`]).
+//! line at a time, with the tool listing spliced in (see [`crate::listing`]).
 //!
 //! On the process's stdin/stdout, one plain thread reads and one writes,
 //! with blocking calls on duplicates of the two descriptors. That works
@@ -31,9 +31,9 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::{mpsc, oneshot};
 
 use super::jsonrpc_guard::{Verdict, classify};
-use super::listing::Listing;
 use super::{Core, Handler, ServeError};
 use crate::credential::Credential;
+use crate::listing::Listing;
 
 /// Outgoing messages queued for the writer; senders wait beyond this.
 const OUT_QUEUE: usize = 64;

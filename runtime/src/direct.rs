@@ -7,6 +7,16 @@
 //! from sandboxed JavaScript (`codemode.<tool>(args)`), and `--mode codemode`
 //! uses the upstream client and the account cache for `api.request`. The
 //! state is shared (`Arc<Direct>`) so a sandbox host can hold it.
+//!
+//! It sits below both the server and Code Mode (`server` → `codemode` →
+//! `direct`): what a call needs besides the request — the account and
+//! identity caches, the paging hints, the `whoami` tool — lives here with
+//! it, so neither transport code nor the sandbox host is named from below.
+
+pub mod accounts;
+pub mod identity;
+pub mod paging;
+pub mod whoami;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -14,8 +24,6 @@ use std::sync::OnceLock;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 
-use super::accounts::AccountCache;
-use super::identity::{IdentityCache, Lookup};
 use crate::authz::Connection;
 use crate::catalogue::{Catalogue, ToolDef};
 use crate::credential::Credential;
@@ -27,6 +35,8 @@ use crate::schema_check::SchemaChecks;
 use crate::security::Requirement;
 use crate::upstream::{Upstream, path_only};
 use crate::validate::Validators;
+use accounts::AccountCache;
+use identity::{IdentityCache, Lookup};
 
 /// The exposed catalogue tools and what it takes to call them.
 #[derive(Debug)]
@@ -223,7 +233,7 @@ impl Direct {
                 let next = resp
                     .status
                     .is_success()
-                    .then(|| super::paging::next_page(self.profile(), tool, &args, &url, &resp))
+                    .then(|| paging::next_page(self.profile(), tool, &args, &url, &resp))
                     .flatten();
                 let call = Call {
                     tool,
@@ -234,7 +244,7 @@ impl Direct {
                 };
                 let mut result = map_response(call, resp);
                 if let Some(next) = next {
-                    super::paging::annotate(&mut result, tool, next);
+                    paging::annotate(&mut result, tool, next);
                 }
                 let outcome = match CallOutcome::of(&result) {
                     CallOutcome::ToolError if refused => CallOutcome::Refused,
@@ -258,7 +268,7 @@ impl Direct {
         arguments: Option<&rmcp::model::JsonObject>,
         credential: Option<&Credential>,
     ) -> CallToolResult {
-        if let Err(refused) = super::whoami::check_arguments(name, arguments) {
+        if let Err(refused) = whoami::check_arguments(name, arguments) {
             return tool_error(refused);
         }
         let Some(identity) = &self.profile().identity else {
@@ -274,7 +284,7 @@ impl Direct {
             security: &self.probe_security,
         };
         match self.identities.whoami(lookup, credential).await {
-            Ok(who) => super::whoami::result(&who.identity, who.name.as_deref()),
+            Ok(who) => whoami::result(&who.identity, who.name.as_deref()),
             Err(e) => tool_error(credential.redact(&e.to_string())),
         }
     }

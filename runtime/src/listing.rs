@@ -25,6 +25,13 @@ mod encode;
 use encode::encode;
 pub use encode::{FALLBACK_SCHEMA, Variant, entry, rmcp_tool};
 
+/// The rmcp form of a tool definition, with its output schema and full
+/// input schema (see [`rmcp_tool`] for the other variants): a listed tool
+/// looked up by name, and Code Mode's own tools as a grant sees them.
+pub(crate) fn full_tool(def: &ToolDef) -> Tool {
+    rmcp_tool(def, Variant::FULL_WITH_OUTPUT)
+}
+
 /// The pre-encoded listings (one per [`Variant`]) and their placeholders.
 #[derive(Debug)]
 pub struct Listing {
