@@ -3,12 +3,13 @@
 //! (`codemode.dns_records_list(args)`), so the model writes calls that
 //! type-check against the real schemas.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::{Map, Value};
 
+use super::output_texts::{OutputText, OutputTexts};
 use crate::error::{GenerateError, Result};
 use crate::ir::{Catalogue, OutputSchema, Tool};
 use crate::schema::{SharedView, inline_shared};
@@ -356,13 +357,20 @@ pub struct OutputDeclaration {
 /// # Errors
 /// When the text is not JSON (it always is when built by the generator).
 pub fn output_declaration(output: &OutputSchema) -> Result<OutputDeclaration> {
-    let value = output.to_value().map_err(|e| {
-        GenerateError::emit_from("src/schemas.rs", "an output schema text is not JSON", e)
+    let read = OutputTexts::read(&[output.text.as_str()]).map_err(not_json)?;
+    let first = read.outputs.first().ok_or_else(|| {
+        GenerateError::emit("src/schemas.rs", "an output schema text gave no schema")
     })?;
-    Ok(declared(&value, &output.declared_defs))
+    let cache = KeptTypes::default();
+    Ok(read_declaration(first, &read.bodies, &output.declared_defs, &cache))
+}
+
+fn not_json(e: serde_json::Error) -> GenerateError {
+    GenerateError::emit_from("src/schemas.rs", "an output schema text is not JSON", e)
 }
 
 /// The declaration of `schema` naming the root `$defs` entries in `kept`.
+#[cfg(test)]
 fn declared(schema: &Value, kept: &[(String, bool)]) -> OutputDeclaration {
     let view = SharedView::keeping(schema, kept);
     let reader = Reader::new(&view);
@@ -376,6 +384,84 @@ fn declared(schema: &Value, kept: &[(String, bool)]) -> OutputDeclaration {
     }
 }
 
+/// The types of kept definitions across a catalogue's outputs: a
+/// definition's type depends only on its body and on the bodies the view
+/// reads in place, so outputs that share those (Stripe's outputs expand
+/// the same memo bodies under the same names) render it once. By the
+/// view's expanded entries (`(name, body index)` sorted; see [`ViewKey`]),
+/// then the kept body's index in [`OutputTexts::bodies`].
+#[derive(Debug, Default)]
+struct KeptTypes(Mutex<HashMap<ViewKey, HashMap<usize, Arc<str>>>>);
+
+/// What a view reads in place: each expanded entry's name and body index,
+/// sorted.
+type ViewKey = Box<[(Box<str>, usize)]>;
+
+impl KeptTypes {
+    fn lock(&self) -> MutexGuard<'_, HashMap<ViewKey, HashMap<usize, Arc<str>>>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How many types it keeps.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.lock().values().map(HashMap::len).sum()
+    }
+}
+
+/// [`output_declaration`] of a read output text, its definitions' bodies
+/// in `bodies`, the types of kept definitions kept in `cache`.
+fn read_declaration(
+    output: &OutputText,
+    bodies: &[Value],
+    declared_defs: &[(String, bool)],
+    cache: &KeptTypes,
+) -> OutputDeclaration {
+    let defs = output.defs.iter().filter_map(|(k, i)| Some((k.as_str(), bodies.get(*i)?)));
+    let view = SharedView::keeping_defs(defs, declared_defs);
+    let reader = Reader::new(&view);
+    let stays = |k: &str| declared_defs.iter().any(|(n, in_place)| n == k && !in_place);
+    let mut key: Vec<(Box<str>, usize)> = output
+        .defs
+        .iter()
+        .filter(|(k, _)| !stays(k))
+        .map(|(k, i)| (Box::from(k.as_str()), *i))
+        .collect();
+    key.sort_unstable();
+    let key: ViewKey = key.into_boxed_slice();
+    let index = |k: &str| output.defs.iter().find(|(n, _)| n == k).map(|(_, i)| *i);
+    let ids: Vec<Option<usize>> = view.kept.iter().map(|(k, _)| index(k)).collect();
+    let mut known: Vec<Option<Arc<str>>> = {
+        let types = cache.lock();
+        let found = types.get(&key);
+        ids.iter()
+            .map(|id| found?.get(&(*id)?).cloned())
+            .collect()
+    };
+    let mut made = Vec::new();
+    for ((&(_, v), id), ty) in view.kept.iter().zip(&ids).zip(&mut known) {
+        if ty.is_none() {
+            let rendered: Arc<str> = Arc::from(ts(v, 1, &reader, 0));
+            if let Some(id) = id {
+                made.push((*id, Arc::clone(&rendered)));
+            }
+            *ty = Some(rendered);
+        }
+    }
+    if !made.is_empty() {
+        cache.lock().entry(key).or_default().extend(made);
+    }
+    OutputDeclaration {
+        aliases: view
+            .kept
+            .iter()
+            .zip(known)
+            .map(|(&(k, _), ty)| (k.to_string(), alias(k, ty.as_deref().unwrap_or("any"))))
+            .collect(),
+        ty: ts(&output.root, 1, &reader, 0),
+    }
+}
+
 /// The declaration of an unshared schema, as the lowering's choice of
 /// kept definitions and this pass make it together.
 #[cfg(test)]
@@ -384,7 +470,10 @@ pub(crate) fn declaration_of(schema: &Value) -> OutputDeclaration {
 }
 
 /// The declarations of a catalogue's distinct output schemas, made once
-/// each (tools share an output by its `Arc`), in parallel.
+/// each (tools share an output by its `Arc`), in parallel, each distinct
+/// definition body parsed once and each kept definition's type rendered
+/// once per set of bodies read in place (see [`OutputTexts`],
+/// [`KeptTypes`]).
 #[derive(Debug, Default)]
 pub struct OutputDeclarations(HashMap<usize, OutputDeclaration>);
 
@@ -401,10 +490,17 @@ impl OutputDeclarations {
             }
         }
         let outputs: Vec<(usize, &OutputSchema)> = seen.into_iter().collect();
+        let texts: Vec<&str> = outputs.iter().map(|(_, o)| o.text.as_str()).collect();
+        let read = OutputTexts::read(&texts).map_err(not_json)?;
+        let cache = KeptTypes::default();
         let made = outputs
             .par_iter()
-            .map(|&(k, output)| Ok((k, output_declaration(output)?)))
-            .collect::<Result<HashMap<_, _>>>()?;
+            .zip(read.outputs.par_iter())
+            .map(|(&(k, output), text)| {
+                let declared = &output.declared_defs;
+                (k, read_declaration(text, &read.bodies, declared, &cache))
+            })
+            .collect();
         Ok(OutputDeclarations(made))
     }
 
@@ -584,6 +680,40 @@ mod tests {
         };
         assert_eq!(output_declaration(&output).unwrap(), eager(&unshared));
         assert_ne!(declaration_of(&shared), eager(&unshared), "{shared}");
+    }
+
+    #[test]
+    fn kept_types_are_rendered_once_per_view_across_outputs() {
+        // `node` is kept (recursive); `part`, read in place, is what its
+        // type spells out. Two outputs with the same definitions render
+        // `node` once; a third whose `part` differs must not reuse it.
+        let with = |part: Value, root: Value| {
+            let mut schema = root;
+            schema["$defs"] = json!({
+                "node": {"type": "object", "properties": {
+                    "next": {"$ref": "#/$defs/node"}, "p": {"$ref": "#/$defs/part"}}},
+                "part": part});
+            schema
+        };
+        let part = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        let other = json!({"type": "object", "properties": {"b": {"type": "integer"}}});
+        let schemas = [
+            with(part.clone(), json!({"$ref": "#/$defs/node"})),
+            with(part, json!({"type": "array", "items": {"$ref": "#/$defs/node"}})),
+            with(other, json!({"$ref": "#/$defs/node"})),
+        ];
+        let texts: Vec<String> = schemas.iter().map(Value::to_string).collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let read = OutputTexts::read(&texts).unwrap();
+        let cache = KeptTypes::default();
+        for (schema, text) in schemas.iter().zip(&read.outputs) {
+            let kept = crate::schema::kept_defs(schema, &[]);
+            assert_eq!(kept, [("node".to_owned(), false)]);
+            let made = read_declaration(text, &read.bodies, &kept, &cache);
+            assert_eq!(made, eager(schema), "{schema}");
+        }
+        assert_eq!(cache.len(), 2);
+        assert_eq!(read.bodies.len(), 3);
     }
 
     #[test]

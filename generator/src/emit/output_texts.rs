@@ -1,0 +1,170 @@
+//! The output schema texts of a catalogue read for the declaration pass,
+//! each root `$defs` body parsed once across all of them: sharing writes
+//! the same definitions (Stripe's memo bodies) into hundreds of output
+//! texts, and parsing each text whole made the pass a third of Stripe's
+//! generate.
+
+use std::fmt;
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap as HashMap;
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+/// An object's members as written, values unparsed.
+struct Members<'t>(Vec<(String, &'t RawValue)>);
+
+impl<'de: 't, 't> Deserialize<'de> for Members<'t> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Each;
+        impl<'de> Visitor<'de> for Each {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
+                    out.push(entry);
+                }
+                Ok(Members(out))
+            }
+        }
+        d.deserialize_map(Each)
+    }
+}
+
+/// One output text read: its root without the `$defs` entry, and each
+/// root definition by name with its body's index in [`OutputTexts::bodies`].
+#[derive(Debug)]
+pub(crate) struct OutputText {
+    /// The root schema, `$defs` left out (the renderer never reads it).
+    pub root: Value,
+    /// The root definitions in order: name and body index.
+    pub defs: Vec<(String, usize)>,
+}
+
+/// The output texts of a catalogue, read with each distinct definition
+/// body (by its text) parsed once.
+#[derive(Debug)]
+pub(crate) struct OutputTexts {
+    /// One per text given, in order.
+    pub outputs: Vec<OutputText>,
+    /// The distinct definition bodies.
+    pub bodies: Vec<Value>,
+}
+
+/// A text split at its root `$defs`, the bodies still text.
+struct Split<'t> {
+    root: Value,
+    defs: Vec<(String, &'t str)>,
+}
+
+impl<'de: 't, 't> Deserialize<'de> for Split<'t> {
+    /// In one pass: the root's members parsed, the `$defs` object's
+    /// bodies only delimited (a `$defs` that is no object fails, and
+    /// [`split`] reads the text whole).
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Root;
+        impl<'de> Visitor<'de> for Root {
+            type Value = Split<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut root = Map::new();
+                let mut defs = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "$defs" && defs.is_empty() {
+                        let Members(entries) = map.next_value()?;
+                        defs = entries.into_iter().map(|(k, v)| (k, v.get())).collect();
+                    } else {
+                        root.insert(key, map.next_value()?);
+                    }
+                }
+                Ok(Split {
+                    root: Value::Object(root),
+                    defs,
+                })
+            }
+        }
+        d.deserialize_map(Root)
+    }
+}
+
+/// Splits `text` at its root `$defs` (a text that is no object, or whose
+/// `$defs` is none, is the root whole).
+fn split(text: &str) -> serde_json::Result<Split<'_>> {
+    match serde_json::from_str::<Split<'_>>(text) {
+        Ok(split) => Ok(split),
+        Err(_) => Ok(Split {
+            root: serde_json::from_str(text)?,
+            defs: Vec::new(),
+        }),
+    }
+}
+
+impl OutputTexts {
+    /// Reads `texts` (in parallel), each distinct definition body once.
+    ///
+    /// # Errors
+    /// When a text is not JSON.
+    pub fn read(texts: &[&str]) -> serde_json::Result<Self> {
+        let split: Vec<Split<'_>> = texts
+            .par_iter()
+            .map(|t| split(t))
+            .collect::<serde_json::Result<_>>()?;
+        let mut index: HashMap<&str, usize> = HashMap::default();
+        let mut distinct: Vec<&str> = Vec::new();
+        let mut outputs = Vec::with_capacity(split.len());
+        for Split { root, defs } in split {
+            let defs = defs
+                .into_iter()
+                .map(|(name, body)| {
+                    let next = distinct.len();
+                    let i = *index.entry(body).or_insert(next);
+                    if i == next {
+                        distinct.push(body);
+                    }
+                    (name, i)
+                })
+                .collect();
+            outputs.push(OutputText { root, defs });
+        }
+        let bodies = distinct
+            .par_iter()
+            .map(|b| serde_json::from_str(b))
+            .collect::<serde_json::Result<_>>()?;
+        Ok(OutputTexts { outputs, bodies })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn equal_bodies_are_parsed_once() {
+        let body = json!({"type": "object", "properties": {"id": {"type": "string"}}});
+        let a = json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/p"}},
+            "$defs": {"p": body, "q": {"type": "integer"}}})
+        .to_string();
+        let b = json!({"$defs": {"other": body}, "$ref": "#/$defs/other"}).to_string();
+        let read = OutputTexts::read(&[&a, &b, "true", "{\"$defs\": 3}"]).unwrap();
+        assert_eq!(read.bodies.len(), 2);
+        assert_eq!(read.bodies[0], body);
+        let [x, y, t, odd] = &read.outputs[..] else {
+            panic!("four outputs")
+        };
+        assert_eq!(x.defs, [("p".to_owned(), 0), ("q".to_owned(), 1)]);
+        assert_eq!(y.defs, [("other".to_owned(), 0)]);
+        assert_eq!(x.root, json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/p"}}}));
+        assert_eq!(y.root, json!({"$ref": "#/$defs/other"}));
+        assert_eq!((&t.root, t.defs.len()), (&json!(true), 0));
+        // A `$defs` that is no object stays in the root as written.
+        assert_eq!((&odd.root, odd.defs.len()), (&json!({"$defs": 3}), 0));
+        assert!(OutputTexts::read(&["{\"a\": }"]).is_err());
+    }
+}
