@@ -35,12 +35,12 @@ impl<'de: 't, 't> Deserialize<'de> for Members<'t> {
     }
 }
 
-/// One output text read: its root without the `$defs` entry, and each
+/// One output text read: its root without the `$defs` entry (parsed when
+/// asked, so that a catalogue's roots are not all held at once), and each
 /// root definition by name with its body's index in [`OutputTexts::bodies`].
 #[derive(Debug)]
-pub(crate) struct OutputText {
-    /// The root schema, `$defs` left out (the renderer never reads it).
-    pub root: Value,
+pub(crate) struct OutputText<'t> {
+    root: Root<'t>,
     /// The root definitions in order: name and body index.
     pub defs: Vec<(String, usize)>,
 }
@@ -48,48 +48,74 @@ pub(crate) struct OutputText {
 /// The output texts of a catalogue, read with each distinct definition
 /// body (by its text) parsed once.
 #[derive(Debug)]
-pub(crate) struct OutputTexts {
+pub(crate) struct OutputTexts<'t> {
     /// One per text given, in order.
-    pub outputs: Vec<OutputText>,
+    pub outputs: Vec<OutputText<'t>>,
     /// The distinct definition bodies.
     pub bodies: Vec<Value>,
 }
 
-/// A text split at its root `$defs`, the bodies still text.
+/// A root schema's text: its members but `$defs`, or the whole text.
+#[derive(Debug)]
+enum Root<'t> {
+    Members(Vec<(String, &'t RawValue)>),
+    Whole(&'t str),
+}
+
+impl OutputText<'_> {
+    /// The root schema, `$defs` left out (the renderer never reads it).
+    ///
+    /// # Errors
+    /// When a member is not JSON (never: [`OutputTexts::read`] delimited it).
+    pub fn root(&self) -> serde_json::Result<Value> {
+        match &self.root {
+            Root::Whole(text) => serde_json::from_str(text),
+            Root::Members(members) => {
+                let mut root = Map::with_capacity(members.len());
+                for (key, raw) in members {
+                    root.insert(key.clone(), serde_json::from_str(raw.get())?);
+                }
+                Ok(Value::Object(root))
+            }
+        }
+    }
+}
+
+/// A text split at its root `$defs`, all still text.
 struct Split<'t> {
-    root: Value,
+    root: Root<'t>,
     defs: Vec<(String, &'t str)>,
 }
 
 impl<'de: 't, 't> Deserialize<'de> for Split<'t> {
-    /// In one pass: the root's members parsed, the `$defs` object's
-    /// bodies only delimited (a `$defs` that is no object fails, and
+    /// In one pass: the root's members and the `$defs` object's bodies
+    /// only delimited (a `$defs` that is no object fails, and
     /// [`split`] reads the text whole).
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Root;
-        impl<'de> Visitor<'de> for Root {
+        struct Each;
+        impl<'de> Visitor<'de> for Each {
             type Value = Split<'de>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a JSON object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut root = Map::new();
+                let mut root = Vec::new();
                 let mut defs = Vec::new();
                 while let Some(key) = map.next_key::<String>()? {
                     if key == "$defs" && defs.is_empty() {
                         let Members(entries) = map.next_value()?;
                         defs = entries.into_iter().map(|(k, v)| (k, v.get())).collect();
                     } else {
-                        root.insert(key, map.next_value()?);
+                        root.push((key, map.next_value()?));
                     }
                 }
                 Ok(Split {
-                    root: Value::Object(root),
+                    root: Root::Members(root),
                     defs,
                 })
             }
         }
-        d.deserialize_map(Root)
+        d.deserialize_map(Each)
     }
 }
 
@@ -99,24 +125,24 @@ fn split(text: &str) -> serde_json::Result<Split<'_>> {
     match serde_json::from_str::<Split<'_>>(text) {
         Ok(split) => Ok(split),
         Err(_) => Ok(Split {
-            root: serde_json::from_str(text)?,
+            root: Root::Whole(serde_json::from_str::<&RawValue>(text)?.get()),
             defs: Vec::new(),
         }),
     }
 }
 
-impl OutputTexts {
+impl<'t> OutputTexts<'t> {
     /// Reads `texts` (in parallel), each distinct definition body once.
     ///
     /// # Errors
     /// When a text is not JSON.
-    pub fn read(texts: &[&str]) -> serde_json::Result<Self> {
-        let split: Vec<Split<'_>> = texts
+    pub fn read(texts: &[&'t str]) -> serde_json::Result<Self> {
+        let split: Vec<Split<'t>> = texts
             .par_iter()
             .map(|t| split(t))
             .collect::<serde_json::Result<_>>()?;
-        let mut index: HashMap<&str, usize> = HashMap::default();
-        let mut distinct: Vec<&str> = Vec::new();
+        let mut index: HashMap<&'t str, usize> = HashMap::default();
+        let mut distinct: Vec<&'t str> = Vec::new();
         let mut outputs = Vec::with_capacity(split.len());
         for Split { root, defs } in split {
             let defs = defs
@@ -160,11 +186,13 @@ mod tests {
         };
         assert_eq!(x.defs, [("p".to_owned(), 0), ("q".to_owned(), 1)]);
         assert_eq!(y.defs, [("other".to_owned(), 0)]);
-        assert_eq!(x.root, json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/p"}}}));
-        assert_eq!(y.root, json!({"$ref": "#/$defs/other"}));
-        assert_eq!((&t.root, t.defs.len()), (&json!(true), 0));
+        let root = |o: &OutputText<'_>| o.root().unwrap();
+        let x_root = json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/p"}}});
+        assert_eq!(root(x), x_root);
+        assert_eq!(root(y), json!({"$ref": "#/$defs/other"}));
+        assert_eq!((root(t), t.defs.len()), (json!(true), 0));
         // A `$defs` that is no object stays in the root as written.
-        assert_eq!((&odd.root, odd.defs.len()), (&json!({"$defs": 3}), 0));
+        assert_eq!((root(odd), odd.defs.len()), (json!({"$defs": 3}), 0));
         assert!(OutputTexts::read(&["{\"a\": }"]).is_err());
     }
 }

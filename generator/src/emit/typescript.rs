@@ -362,7 +362,7 @@ pub fn output_declaration(output: &OutputSchema) -> Result<OutputDeclaration> {
         GenerateError::emit("src/schemas.rs", "an output schema text gave no schema")
     })?;
     let cache = KeptTypes::default();
-    Ok(read_declaration(first, &read.bodies, &output.declared_defs, &cache))
+    read_declaration(first, &read.bodies, &output.declared_defs, &cache)
 }
 
 fn not_json(e: serde_json::Error) -> GenerateError {
@@ -411,12 +411,16 @@ impl KeptTypes {
 
 /// [`output_declaration`] of a read output text, its definitions' bodies
 /// in `bodies`, the types of kept definitions kept in `cache`.
+///
+/// # Errors
+/// When the root's text is not JSON.
 fn read_declaration(
-    output: &OutputText,
+    output: &OutputText<'_>,
     bodies: &[Value],
     declared_defs: &[(String, bool)],
     cache: &KeptTypes,
-) -> OutputDeclaration {
+) -> Result<OutputDeclaration> {
+    let root = output.root().map_err(not_json)?;
     let defs = output.defs.iter().filter_map(|(k, i)| Some((k.as_str(), bodies.get(*i)?)));
     let view = SharedView::keeping_defs(defs, declared_defs);
     let reader = Reader::new(&view);
@@ -451,15 +455,15 @@ fn read_declaration(
     if !made.is_empty() {
         cache.lock().entry(key).or_default().extend(made);
     }
-    OutputDeclaration {
+    Ok(OutputDeclaration {
         aliases: view
             .kept
             .iter()
             .zip(known)
             .map(|(&(k, _), ty)| (k.to_string(), alias(k, ty.as_deref().unwrap_or("any"))))
             .collect(),
-        ty: ts(&output.root, 1, &reader, 0),
-    }
+        ty: ts(&root, 1, &reader, 0),
+    })
 }
 
 /// The declaration of an unshared schema, as the lowering's choice of
@@ -498,9 +502,9 @@ impl OutputDeclarations {
             .zip(read.outputs.par_iter())
             .map(|(&(k, output), text)| {
                 let declared = &output.declared_defs;
-                (k, read_declaration(text, &read.bodies, declared, &cache))
+                Ok((k, read_declaration(text, &read.bodies, declared, &cache)?))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         Ok(OutputDeclarations(made))
     }
 
@@ -709,7 +713,7 @@ mod tests {
         for (schema, text) in schemas.iter().zip(&read.outputs) {
             let kept = crate::schema::kept_defs(schema, &[]);
             assert_eq!(kept, [("node".to_owned(), false)]);
-            let made = read_declaration(text, &read.bodies, &kept, &cache);
+            let made = read_declaration(text, &read.bodies, &kept, &cache).unwrap();
             assert_eq!(made, eager(schema), "{schema}");
         }
         assert_eq!(cache.len(), 2);
