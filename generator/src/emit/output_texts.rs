@@ -5,12 +5,15 @@
 //! generate.
 
 use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+use crate::schema::written_refs;
 
 /// An object's members as written, values unparsed.
 struct Members<'t>(Vec<(String, &'t RawValue)>);
@@ -53,6 +56,8 @@ pub(crate) struct OutputTexts<'t> {
     pub outputs: Vec<OutputText<'t>>,
     /// The distinct definition bodies.
     pub bodies: Vec<Value>,
+    /// The `$defs` names each body's `$ref`s name, by body.
+    pub refs: Vec<Vec<String>>,
 }
 
 /// A root schema's text: its members but `$defs`, or the whole text.
@@ -158,12 +163,76 @@ impl<'t> OutputTexts<'t> {
                 .collect();
             outputs.push(OutputText { root, defs });
         }
-        let bodies = distinct
+        let (bodies, refs) = distinct
             .par_iter()
-            .map(|b| serde_json::from_str(b))
-            .collect::<serde_json::Result<_>>()?;
-        Ok(OutputTexts { outputs, bodies })
+            .map(|b| {
+                let body: Value = serde_json::from_str(b)?;
+                let refs = written_refs(&body).into_iter().map(|(n, _)| n).collect();
+                Ok((body, refs))
+            })
+            .collect::<serde_json::Result<Vec<_>>>()?
+            .into_iter()
+            .unzip();
+        Ok(OutputTexts {
+            outputs,
+            bodies,
+            refs,
+        })
     }
+}
+
+/// The types of kept definitions across a catalogue's outputs: a
+/// definition's type depends only on its body and on the entries its
+/// `$ref`s reach, so outputs that share those (Stripe's outputs expand the
+/// same memo bodies under the same names) render it once, whatever else
+/// each output shares. By the kept body's index in
+/// [`OutputTexts::bodies`] and what it reaches (see [`Reach`]).
+#[derive(Debug, Default)]
+pub(crate) struct KeptTypes(Mutex<HashMap<(usize, Reach), Arc<str>>>);
+
+/// The names a body's `$ref`s reach through the entries read in place,
+/// sorted, each with the body read in its place, or `usize::MAX` where the
+/// name is read as a type name (kept, or not defined).
+pub(crate) type Reach = Box<[(Box<str>, usize)]>;
+
+/// Marks a name read as a type name in a [`Reach`].
+const NAMED: usize = usize::MAX;
+
+impl KeptTypes {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, HashMap<(usize, Reach), Arc<str>>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How many types it keeps.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+}
+
+/// [`Reach`] of body `start` in an output whose entries are `by_name`
+/// (`None` for those not read in place), body references in `refs`.
+pub(crate) fn reach(start: usize, by_name: &HashMap<&str, Option<usize>>, refs: &[Vec<String>]) -> Reach {
+    let mut found: Vec<(Box<str>, usize)> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    let mut todo = vec![start];
+    while let Some(body) = todo.pop() {
+        for name in refs.get(body).into_iter().flatten() {
+            if seen.contains(&name.as_str()) {
+                continue;
+            }
+            seen.push(name);
+            match by_name.get(name.as_str()).copied().flatten() {
+                Some(i) => {
+                    found.push((Box::from(name.as_str()), i));
+                    todo.push(i);
+                }
+                None => found.push((Box::from(name.as_str()), NAMED)),
+            }
+        }
+    }
+    found.sort_unstable();
+    found.into_boxed_slice()
 }
 
 #[cfg(test)]
@@ -181,6 +250,7 @@ mod tests {
         let read = OutputTexts::read(&[&a, &b, "true", "{\"$defs\": 3}"]).unwrap();
         assert_eq!(read.bodies.len(), 2);
         assert_eq!(read.bodies[0], body);
+        assert_eq!(read.refs, [Vec::<String>::new(), Vec::new()]);
         let [x, y, t, odd] = &read.outputs[..] else {
             panic!("four outputs")
         };

@@ -3,13 +3,13 @@
 //! (`codemode.dns_records_list(args)`), so the model writes calls that
 //! type-check against the real schemas.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::{Map, Value};
 
-use super::output_texts::{OutputText, OutputTexts};
+use super::output_texts::{KeptTypes, OutputText, OutputTexts, reach};
 use crate::error::{GenerateError, Result};
 use crate::ir::{Catalogue, OutputSchema, Tool};
 use crate::schema::{SharedView, inline_shared};
@@ -362,7 +362,7 @@ pub fn output_declaration(output: &OutputSchema) -> Result<OutputDeclaration> {
         GenerateError::emit("src/schemas.rs", "an output schema text gave no schema")
     })?;
     let cache = KeptTypes::default();
-    read_declaration(first, &read.bodies, &output.declared_defs, &cache)
+    read_declaration(first, &read, &output.declared_defs, &cache)
 }
 
 fn not_json(e: serde_json::Error) -> GenerateError {
@@ -384,84 +384,51 @@ fn declared(schema: &Value, kept: &[(String, bool)]) -> OutputDeclaration {
     }
 }
 
-/// The types of kept definitions across a catalogue's outputs: a
-/// definition's type depends only on its body and on the bodies the view
-/// reads in place, so outputs that share those (Stripe's outputs expand
-/// the same memo bodies under the same names) render it once. By the
-/// view's expanded entries (`(name, body index)` sorted; see [`ViewKey`]),
-/// then the kept body's index in [`OutputTexts::bodies`].
-#[derive(Debug, Default)]
-struct KeptTypes(Mutex<HashMap<ViewKey, HashMap<usize, Arc<str>>>>);
-
-/// What a view reads in place: each expanded entry's name and body index,
-/// sorted.
-type ViewKey = Box<[(Box<str>, usize)]>;
-
-impl KeptTypes {
-    fn lock(&self) -> MutexGuard<'_, HashMap<ViewKey, HashMap<usize, Arc<str>>>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// How many types it keeps.
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.lock().values().map(HashMap::len).sum()
-    }
-}
-
 /// [`output_declaration`] of a read output text, its definitions' bodies
-/// in `bodies`, the types of kept definitions kept in `cache`.
+/// and their references in `read`, the types of kept definitions kept in
+/// `cache`.
 ///
 /// # Errors
 /// When the root's text is not JSON.
 fn read_declaration(
     output: &OutputText<'_>,
-    bodies: &[Value],
+    read: &OutputTexts<'_>,
     declared_defs: &[(String, bool)],
     cache: &KeptTypes,
 ) -> Result<OutputDeclaration> {
     let root = output.root().map_err(not_json)?;
-    let defs = output.defs.iter().filter_map(|(k, i)| Some((k.as_str(), bodies.get(*i)?)));
+    let bodies = &read.bodies;
+    let defs = output
+        .defs
+        .iter()
+        .filter_map(|(k, i)| Some((k.as_str(), bodies.get(*i)?)));
     let view = SharedView::keeping_defs(defs, declared_defs);
     let reader = Reader::new(&view);
     let stays = |k: &str| declared_defs.iter().any(|(n, in_place)| n == k && !in_place);
-    let mut key: Vec<(Box<str>, usize)> = output
+    let by_name: HashMap<&str, Option<usize>> = output
         .defs
         .iter()
-        .filter(|(k, _)| !stays(k))
-        .map(|(k, i)| (Box::from(k.as_str()), *i))
+        .map(|(k, i)| (k.as_str(), (!stays(k)).then_some(*i)))
         .collect();
-    key.sort_unstable();
-    let key: ViewKey = key.into_boxed_slice();
     let index = |k: &str| output.defs.iter().find(|(n, _)| n == k).map(|(_, i)| *i);
-    let ids: Vec<Option<usize>> = view.kept.iter().map(|(k, _)| index(k)).collect();
-    let mut known: Vec<Option<Arc<str>>> = {
-        let types = cache.lock();
-        let found = types.get(&key);
-        ids.iter()
-            .map(|id| found?.get(&(*id)?).cloned())
-            .collect()
-    };
-    let mut made = Vec::new();
-    for ((&(_, v), id), ty) in view.kept.iter().zip(&ids).zip(&mut known) {
-        if ty.is_none() {
-            let rendered: Arc<str> = Arc::from(ts(v, 1, &reader, 0));
-            if let Some(id) = id {
-                made.push((*id, Arc::clone(&rendered)));
-            }
-            *ty = Some(rendered);
-        }
-    }
-    if !made.is_empty() {
-        cache.lock().entry(key).or_default().extend(made);
-    }
+    let aliases = view
+        .kept
+        .iter()
+        .map(|&(k, v)| {
+            let key = index(k).map(|i| (i, reach(i, &by_name, &read.refs)));
+            let known = key.as_ref().and_then(|key| cache.lock().get(key).cloned());
+            let ty = known.unwrap_or_else(|| {
+                let ty: Arc<str> = Arc::from(ts(v, 1, &reader, 0));
+                if let Some(key) = key {
+                    cache.lock().insert(key, Arc::clone(&ty));
+                }
+                ty
+            });
+            (k.to_string(), alias(k, &ty))
+        })
+        .collect();
     Ok(OutputDeclaration {
-        aliases: view
-            .kept
-            .iter()
-            .zip(known)
-            .map(|(&(k, _), ty)| (k.to_string(), alias(k, ty.as_deref().unwrap_or("any"))))
-            .collect(),
+        aliases,
         ty: ts(&root, 1, &reader, 0),
     })
 }
@@ -502,7 +469,7 @@ impl OutputDeclarations {
             .zip(read.outputs.par_iter())
             .map(|(&(k, output), text)| {
                 let declared = &output.declared_defs;
-                Ok((k, read_declaration(text, &read.bodies, declared, &cache)?))
+                Ok((k, read_declaration(text, &read, declared, &cache)?))
             })
             .collect::<Result<_>>()?;
         Ok(OutputDeclarations(made))
@@ -701,10 +668,15 @@ mod tests {
         };
         let part = json!({"type": "object", "properties": {"a": {"type": "string"}}});
         let other = json!({"type": "object", "properties": {"b": {"type": "integer"}}});
+        // An entry `node` does not reach (the output's own shared part)
+        // does not stop the fourth output reusing its type.
+        let mut own = with(part.clone(), json!({"items": {"$ref": "#/$defs/own"}}));
+        own["$defs"]["own"] = json!({"type": "object", "properties": {"n": {"$ref": "#/$defs/node"}}});
         let schemas = [
             with(part.clone(), json!({"$ref": "#/$defs/node"})),
             with(part, json!({"type": "array", "items": {"$ref": "#/$defs/node"}})),
             with(other, json!({"$ref": "#/$defs/node"})),
+            own,
         ];
         let texts: Vec<String> = schemas.iter().map(Value::to_string).collect();
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -713,11 +685,11 @@ mod tests {
         for (schema, text) in schemas.iter().zip(&read.outputs) {
             let kept = crate::schema::kept_defs(schema, &[]);
             assert_eq!(kept, [("node".to_owned(), false)]);
-            let made = read_declaration(text, &read.bodies, &kept, &cache).unwrap();
+            let made = read_declaration(text, &read, &kept, &cache).unwrap();
             assert_eq!(made, eager(schema), "{schema}");
         }
         assert_eq!(cache.len(), 2);
-        assert_eq!(read.bodies.len(), 3);
+        assert_eq!(read.bodies.len(), 4);
     }
 
     #[test]
