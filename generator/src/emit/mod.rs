@@ -5,6 +5,7 @@ pub mod chunks;
 pub mod credentials;
 pub mod deferred;
 pub mod interned;
+mod output_texts;
 pub mod layout;
 mod layout_tokens;
 pub mod readme;

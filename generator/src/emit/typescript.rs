@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::{Map, Value};
 
+use super::output_texts::{KeptTypes, OutputText, OutputTexts, reach};
 use crate::error::{GenerateError, Result};
 use crate::ir::{Catalogue, OutputSchema, Tool};
 use crate::schema::{SharedView, inline_shared};
@@ -356,13 +357,20 @@ pub struct OutputDeclaration {
 /// # Errors
 /// When the text is not JSON (it always is when built by the generator).
 pub fn output_declaration(output: &OutputSchema) -> Result<OutputDeclaration> {
-    let value = output.to_value().map_err(|e| {
-        GenerateError::emit_from("src/schemas.rs", "an output schema text is not JSON", e)
+    let read = OutputTexts::read(&[output.text.as_str()]).map_err(not_json)?;
+    let first = read.outputs.first().ok_or_else(|| {
+        GenerateError::emit("src/schemas.rs", "an output schema text gave no schema")
     })?;
-    Ok(declared(&value, &output.declared_defs))
+    let cache = KeptTypes::default();
+    read_declaration(first, &read, &output.declared_defs, &cache)
+}
+
+fn not_json(e: serde_json::Error) -> GenerateError {
+    GenerateError::emit_from("src/schemas.rs", "an output schema text is not JSON", e)
 }
 
 /// The declaration of `schema` naming the root `$defs` entries in `kept`.
+#[cfg(test)]
 fn declared(schema: &Value, kept: &[(String, bool)]) -> OutputDeclaration {
     let view = SharedView::keeping(schema, kept);
     let reader = Reader::new(&view);
@@ -376,6 +384,55 @@ fn declared(schema: &Value, kept: &[(String, bool)]) -> OutputDeclaration {
     }
 }
 
+/// [`output_declaration`] of a read output text, its definitions' bodies
+/// and their references in `read`, the types of kept definitions kept in
+/// `cache`.
+///
+/// # Errors
+/// When the root's text is not JSON.
+fn read_declaration(
+    output: &OutputText<'_>,
+    read: &OutputTexts<'_>,
+    declared_defs: &[(String, bool)],
+    cache: &KeptTypes,
+) -> Result<OutputDeclaration> {
+    let root = output.root().map_err(not_json)?;
+    let bodies = &read.bodies;
+    let defs = output
+        .defs
+        .iter()
+        .filter_map(|(k, i)| Some((k.as_str(), bodies.get(*i)?)));
+    let view = SharedView::keeping_defs(defs, declared_defs);
+    let reader = Reader::new(&view);
+    let stays = |k: &str| declared_defs.iter().any(|(n, in_place)| n == k && !in_place);
+    let by_name: HashMap<&str, Option<usize>> = output
+        .defs
+        .iter()
+        .map(|(k, i)| (k.as_str(), (!stays(k)).then_some(*i)))
+        .collect();
+    let index = |k: &str| output.defs.iter().find(|(n, _)| n == k).map(|(_, i)| *i);
+    let aliases = view
+        .kept
+        .iter()
+        .map(|&(k, v)| {
+            let key = index(k).map(|i| (i, reach(i, &by_name, &read.refs)));
+            let known = key.as_ref().and_then(|key| cache.lock().get(key).cloned());
+            let ty = known.unwrap_or_else(|| {
+                let ty: Arc<str> = Arc::from(ts(v, 1, &reader, 0));
+                if let Some(key) = key {
+                    cache.lock().insert(key, Arc::clone(&ty));
+                }
+                ty
+            });
+            (k.to_string(), alias(k, &ty))
+        })
+        .collect();
+    Ok(OutputDeclaration {
+        aliases,
+        ty: ts(&root, 1, &reader, 0),
+    })
+}
+
 /// The declaration of an unshared schema, as the lowering's choice of
 /// kept definitions and this pass make it together.
 #[cfg(test)]
@@ -384,7 +441,10 @@ pub(crate) fn declaration_of(schema: &Value) -> OutputDeclaration {
 }
 
 /// The declarations of a catalogue's distinct output schemas, made once
-/// each (tools share an output by its `Arc`), in parallel.
+/// each (tools share an output by its `Arc`), in parallel, each distinct
+/// definition body parsed once and each kept definition's type rendered
+/// once per set of bodies read in place (see [`OutputTexts`],
+/// [`KeptTypes`]).
 #[derive(Debug, Default)]
 pub struct OutputDeclarations(HashMap<usize, OutputDeclaration>);
 
@@ -401,10 +461,17 @@ impl OutputDeclarations {
             }
         }
         let outputs: Vec<(usize, &OutputSchema)> = seen.into_iter().collect();
+        let texts: Vec<&str> = outputs.iter().map(|(_, o)| o.text.as_str()).collect();
+        let read = OutputTexts::read(&texts).map_err(not_json)?;
+        let cache = KeptTypes::default();
         let made = outputs
             .par_iter()
-            .map(|&(k, output)| Ok((k, output_declaration(output)?)))
-            .collect::<Result<HashMap<_, _>>>()?;
+            .zip(read.outputs.par_iter())
+            .map(|(&(k, output), text)| {
+                let declared = &output.declared_defs;
+                Ok((k, read_declaration(text, &read, declared, &cache)?))
+            })
+            .collect::<Result<_>>()?;
         Ok(OutputDeclarations(made))
     }
 
@@ -584,6 +651,45 @@ mod tests {
         };
         assert_eq!(output_declaration(&output).unwrap(), eager(&unshared));
         assert_ne!(declaration_of(&shared), eager(&unshared), "{shared}");
+    }
+
+    #[test]
+    fn kept_types_are_rendered_once_per_view_across_outputs() {
+        // `node` is kept (recursive); `part`, read in place, is what its
+        // type spells out. Two outputs with the same definitions render
+        // `node` once; a third whose `part` differs must not reuse it.
+        let with = |part: Value, root: Value| {
+            let mut schema = root;
+            schema["$defs"] = json!({
+                "node": {"type": "object", "properties": {
+                    "next": {"$ref": "#/$defs/node"}, "p": {"$ref": "#/$defs/part"}}},
+                "part": part});
+            schema
+        };
+        let part = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        let other = json!({"type": "object", "properties": {"b": {"type": "integer"}}});
+        // An entry `node` does not reach (the output's own shared part)
+        // does not stop the fourth output reusing its type.
+        let mut own = with(part.clone(), json!({"items": {"$ref": "#/$defs/own"}}));
+        own["$defs"]["own"] = json!({"type": "object", "properties": {"n": {"$ref": "#/$defs/node"}}});
+        let schemas = [
+            with(part.clone(), json!({"$ref": "#/$defs/node"})),
+            with(part, json!({"type": "array", "items": {"$ref": "#/$defs/node"}})),
+            with(other, json!({"$ref": "#/$defs/node"})),
+            own,
+        ];
+        let texts: Vec<String> = schemas.iter().map(Value::to_string).collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let read = OutputTexts::read(&texts).unwrap();
+        let cache = KeptTypes::default();
+        for (schema, text) in schemas.iter().zip(&read.outputs) {
+            let kept = crate::schema::kept_defs(schema, &[]);
+            assert_eq!(kept, [("node".to_owned(), false)]);
+            let made = read_declaration(text, &read, &kept, &cache).unwrap();
+            assert_eq!(made, eager(schema), "{schema}");
+        }
+        assert_eq!(cache.len(), 2);
+        assert_eq!(read.bodies.len(), 4);
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub use cycles::Cycles;
 pub use object::ObjectShape;
 pub use object::object_shape;
 pub(crate) use share::{
-    BodyCopies, Placed, nesting_placed, place_memo_bodies, share_repeated_placed,
+    BodyCopies, Placed, nesting_placed, place_memo_bodies, share_repeated_placed, written_refs,
 };
 pub use share::{SharedView, fill_memo_bodies, inline_shared, kept_defs, share_repeated};
 #[cfg(any(test, feature = "oracles"))]

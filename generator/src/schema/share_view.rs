@@ -288,23 +288,32 @@ impl<'a> SharedView<'a> {
     /// Sharing makes no circle of its own (a repeated part holds no copy
     /// of itself), so every circle passes an entry not read in place and
     /// reading stops there.
+    #[cfg(test)]
     pub fn keeping(schema: &'a Value, kept: &[(String, bool)]) -> Self {
-        let defs = schema.get("$defs").and_then(Value::as_object);
-        let Some(defs) = defs else {
-            return SharedView::none();
-        };
+        match schema.get("$defs") {
+            Some(Value::Object(defs)) => {
+                Self::keeping_defs(defs.iter().map(|(k, v)| (k.as_str(), v)), kept)
+            }
+            _ => SharedView::none(),
+        }
+    }
+
+    /// [`SharedView::keeping`] of a schema whose root `$defs` entries are
+    /// `defs` (read apart from the root, so that equal bodies of many
+    /// schemas are one value).
+    pub fn keeping_defs(
+        defs: impl IntoIterator<Item = (&'a str, &'a Value)>,
+        kept: &[(String, bool)],
+    ) -> Self {
+        let all: HashMap<&'a str, &'a Value> = defs.into_iter().collect();
         let stays = |k: &str| kept.iter().any(|(name, in_place)| name == k && !in_place);
         SharedView {
-            expandable: defs
-                .iter()
-                .filter(|(k, _)| !stays(k))
-                .map(|(k, v)| (k.as_str(), v))
-                .collect(),
             kept: kept
                 .iter()
-                .filter_map(|(k, _)| defs.get_key_value(k))
-                .map(|(k, v)| (k.as_str(), v))
+                .filter_map(|(k, _)| all.get_key_value(k.as_str()))
+                .map(|(&k, &v)| (k, v))
                 .collect(),
+            expandable: all.into_iter().filter(|(k, _)| !stays(k)).collect(),
         }
     }
 
