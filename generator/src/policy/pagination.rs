@@ -3,6 +3,7 @@
 //! `Link` header their success responses declare. The convention most list
 //! tools follow wins; forge.json `pagination` replaces the guess.
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::ir::{HttpMethod, Location, Pagination, Tool};
@@ -10,7 +11,12 @@ use crate::load::Document;
 
 /// The convention `tools` follow, and how many `GET` tools follow it.
 pub fn infer<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> (Pagination, usize) {
-    most_common(tools.into_iter().map(convention_of))
+    // Each tool's guess parses its output text: made in parallel, read in
+    // the tools' order (ties go to the first seen).
+    let tools: Vec<&Tool> = tools.into_iter().collect();
+    let conventions: Vec<Option<Pagination>> =
+        tools.par_iter().map(|tool| convention_of(tool)).collect();
+    most_common(conventions)
 }
 
 /// Where the items of a list answer are when its body is an object (`/data`
@@ -22,20 +28,25 @@ pub fn infer_items<'a>(
     tools: impl IntoIterator<Item = &'a Tool>,
     convention: &Pagination,
 ) -> Option<String> {
+    // Each tool's member parses its output text: found in parallel, counted
+    // in the tools' order (ties go to the first seen).
+    let tools: Vec<&Tool> = tools.into_iter().collect();
+    let members: Vec<Option<String>> = tools
+        .par_iter()
+        .map(|tool| {
+            if convention_of(tool).as_ref() != Some(convention) {
+                return None;
+            }
+            // An output wrapped as `{result}` is a body that is no object.
+            if tool.envelope == crate::ir::Envelope::None {
+                tool.output_value().and_then(|schema| array_member(&schema))
+            } else {
+                Some(String::new())
+            }
+        })
+        .collect();
     let mut counts: Vec<(String, usize)> = Vec::new();
-    for tool in tools {
-        if convention_of(tool).as_ref() != Some(convention) {
-            continue;
-        }
-        // An output wrapped as `{result}` is a body that is no object.
-        let member = if tool.envelope == crate::ir::Envelope::None {
-            tool.output_value().and_then(|schema| array_member(&schema))
-        } else {
-            Some(String::new())
-        };
-        let Some(member) = member else {
-            continue;
-        };
+    for member in members.into_iter().flatten() {
         match counts.iter_mut().find(|(m, _)| *m == member) {
             Some((_, n)) => *n += 1,
             None => counts.push((member, 1)),
@@ -54,7 +65,7 @@ pub fn infer_items<'a>(
 /// The pointer to the only top-level member of an object `schema` that is
 /// an array (through a root `$ref`), if there is exactly one; `""` when
 /// `schema` itself is an array.
-fn array_member(schema: &Value) -> Option<String> {
+fn array_member<'a>(schema: &'a Value) -> Option<String> {
     let root = schema;
     let schema = schema
         .get("$ref")
@@ -62,15 +73,15 @@ fn array_member(schema: &Value) -> Option<String> {
         .and_then(|r| r.strip_prefix('#'))
         .and_then(|p| root.pointer(p))
         .unwrap_or(schema);
-    let resolve = |s: &'_ Value| -> Value {
+    fn local<'v>(root: &'v Value, s: &'v Value) -> &'v Value {
         s.get("$ref")
             .and_then(Value::as_str)
             .and_then(|r| r.strip_prefix('#'))
             .and_then(|p| root.pointer(p))
-            .cloned()
-            .unwrap_or_else(|| s.clone())
-    };
-    let is_array = |s: &Value| match resolve(s).get("type") {
+            .unwrap_or(s)
+    }
+    let resolve = |s: &'a Value| local(root, s);
+    let is_array = |s: &'a Value| match resolve(s).get("type") {
         Some(Value::String(t)) => t == "array",
         Some(Value::Array(ts)) => ts.iter().any(|t| t == "array"),
         _ => false,
@@ -80,7 +91,7 @@ fn array_member(schema: &Value) -> Option<String> {
     }
     // The object's own properties and those of its `allOf` parts (Graph's
     // collections are `allOf: [BaseCollection…, {properties: {value}}]`).
-    let mut parts = vec![schema.clone()];
+    let mut parts: Vec<&Value> = vec![schema];
     if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
         parts.extend(all.iter().map(resolve));
     }
