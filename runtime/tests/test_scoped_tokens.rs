@@ -7,6 +7,8 @@
 //! are not found.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+mod http_support;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,11 +21,8 @@ use toolforge_runtime::catalogue::{
     Annotations, Catalogue, Envelope, Method, ParamDef, ParamLocation, ParamStyle, Product, Route,
     SharedText, ToolDef,
 };
-use toolforge_runtime::config::{Exposure, UpstreamConfig, validate_upstream};
 use toolforge_runtime::profile::{Profile, ScopedPath};
-use toolforge_runtime::server::auth::{TokenTable, digest_hex};
 use toolforge_runtime::server::http::{ClientAuth, HttpOptions, serve_listener};
-use toolforge_runtime::server::{Core, CoreOptions};
 
 static ITEMS_LIST: ToolDef = ToolDef {
     name: "items_list",
@@ -91,49 +90,18 @@ async fn items(State(seen): State<Seen>, Path(zone): Path<String>) -> axum::Json
     axum::Json(json!([{"id": "i1", "zone": zone}]))
 }
 
-async fn serve(listener: TcpListener, app: Router) {
-    loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            return;
-        };
-        let svc = hyper_util::service::TowerToHyperService::new(app.clone());
-        tokio::spawn(async move {
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
-                .await;
-        });
-    }
-}
-
 async fn start() -> (String, Seen) {
     let seen: Seen = Arc::default();
-    let up = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let up_addr = up.local_addr().unwrap();
     let app = Router::new()
         .route("/zones/{zone}/items", get(items))
         .with_state(seen.clone());
-    tokio::spawn(serve(up, app));
-    let core = Core::new(
+    let up_addr = http_support::loopback_upstream(app).await;
+    let (core, tokens) = http_support::static_token_core(
         &CATALOGUE,
-        CoreOptions {
-            exposure: Exposure::default(),
-            upstream: UpstreamConfig {
-                base: validate_upstream(&format!("http://{up_addr}"), true).unwrap(),
-                timeout: Duration::from_secs(5),
-                max_body_bytes: 1 << 20,
-            },
-            output_schemas: false,
-            max_argument_bytes: 64 * 1024,
-            credential_hint: "configure tokens".into(),
-        },
-    )
-    .unwrap();
-    let mut tokens = TokenTable::default();
-    tokens
-        .load_env_spec(&format!("{}=UP", digest_hex(CLIENT_TOKEN)), |name| {
-            (name == "UP").then(|| "upstream-secret".to_owned())
-        })
-        .unwrap();
+        &format!("http://{up_addr}"),
+        CLIENT_TOKEN,
+        "upstream-secret",
+    );
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let options = HttpOptions {

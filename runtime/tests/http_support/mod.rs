@@ -145,29 +145,28 @@ async fn serve(listener: TcpListener, app: Router) {
     }
 }
 
-pub struct Server {
-    pub url: String,
-    pub port: u16,
-    pub seen: Seen,
-    pub stop: Option<tokio::sync::oneshot::Sender<()>>,
-    pub task: tokio::task::JoinHandle<()>,
+/// Serves `app` as the loopback upstream on 127.0.0.1:0; its address.
+pub async fn loopback_upstream(app: Router) -> std::net::SocketAddr {
+    let up = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = up.local_addr().unwrap();
+    tokio::spawn(serve(up, app));
+    addr
 }
 
-pub async fn start() -> Server {
-    let seen: Seen = Arc::default();
-    let up = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let up_addr = up.local_addr().unwrap();
-    let app = Router::new()
-        .route("/client/v4/zones/{zone}/dns_records", get(records))
-        .with_state(seen.clone());
-    tokio::spawn(serve(up, app));
-
+/// A `Core` over `catalogue` calling `base`, and a token table mapping
+/// `client_token` to the upstream token `upstream_token`.
+pub fn static_token_core(
+    catalogue: &'static Catalogue,
+    base: &str,
+    client_token: &str,
+    upstream_token: &str,
+) -> (Core, TokenTable) {
     let core = Core::new(
-        &CATALOGUE,
+        catalogue,
         CoreOptions {
             exposure: Exposure::default(),
             upstream: UpstreamConfig {
-                base: validate_upstream(&format!("http://{up_addr}/client/v4"), true).unwrap(),
+                base: validate_upstream(base, true).unwrap(),
                 timeout: Duration::from_secs(5),
                 max_body_bytes: 1 << 20,
             },
@@ -179,10 +178,33 @@ pub async fn start() -> Server {
     .unwrap();
     let mut tokens = TokenTable::default();
     tokens
-        .load_env_spec(&format!("{}=UP", digest_hex(CLIENT_TOKEN)), |name| {
-            (name == "UP").then(|| UPSTREAM_TOKEN.to_owned())
+        .load_env_spec(&format!("{}=UP", digest_hex(client_token)), |name| {
+            (name == "UP").then(|| upstream_token.to_owned())
         })
         .unwrap();
+    (core, tokens)
+}
+
+pub struct Server {
+    pub url: String,
+    pub port: u16,
+    pub seen: Seen,
+    pub stop: Option<tokio::sync::oneshot::Sender<()>>,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+pub async fn start() -> Server {
+    let seen: Seen = Arc::default();
+    let app = Router::new()
+        .route("/client/v4/zones/{zone}/dns_records", get(records))
+        .with_state(seen.clone());
+    let up_addr = loopback_upstream(app).await;
+    let (core, tokens) = static_token_core(
+        &CATALOGUE,
+        &format!("http://{up_addr}/client/v4"),
+        CLIENT_TOKEN,
+        UPSTREAM_TOKEN,
+    );
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
