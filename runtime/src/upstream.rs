@@ -18,6 +18,9 @@ use crate::config::UpstreamConfig;
 use crate::credential::{Authorization, Credential};
 use crate::request::{HttpRequest, header_safe};
 
+mod lazy_client;
+use lazy_client::LazyClient;
+
 /// A completed upstream exchange (any status), scrubbed of the credential
 /// it was sent with.
 #[derive(Debug, Clone)]
@@ -127,29 +130,24 @@ pub fn path_only(path_and_query: &str) -> &str {
 /// Sends requests to one API base URL.
 #[derive(Debug, Clone)]
 pub struct Upstream {
-    client: reqwest::Client,
+    client: LazyClient,
     base: String,
     timeout: Duration,
     max_body: usize,
 }
 
 impl Upstream {
-    /// A client for `config` (no redirects, no proxies, rustls with `ring`).
+    /// A client for `config` (no redirects, no proxies, rustls with `ring`),
+    /// built on a thread of its own while the server starts; a client that
+    /// cannot be built fails each request with [`UpstreamError::Client`].
     ///
     /// # Errors
     ///
-    /// When the TLS stack cannot be set up.
+    /// None today; the signature keeps room for set-up that can fail.
     pub fn new(config: &UpstreamConfig) -> Result<Self, UpstreamError> {
         // Several installs race harmlessly: the first one wins.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(config.timeout)
-            .connect_timeout(config.timeout.min(Duration::from_secs(10)))
-            .no_proxy()
-            .user_agent(concat!("toolforge-runtime/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| UpstreamError::Client(describe(e)))?;
+        let client = LazyClient::start(config.timeout);
         Ok(Self {
             client,
             base: config.base.as_str().trim_end_matches('/').to_owned(),
@@ -206,7 +204,7 @@ impl Upstream {
             return Ok(Authorization::default());
         };
         credential
-            .authorize(req.security, req.operation, &self.client, &self.base)
+            .authorize(req.security, req.operation, self.client.get()?, &self.base)
             .await
             .map_err(|e| UpstreamError::Credential {
                 method: req.method.as_str(),
@@ -238,6 +236,7 @@ impl Upstream {
             })?;
         let mut builder = self
             .client
+            .get()?
             .request(http_method, format!("{}{target}", self.base))
             .header(http::header::ACCEPT, "application/json");
         for (name, value) in headers {

@@ -1,7 +1,9 @@
 //! Resources and skills: `resources/list`, `resources/read`, `skills/list`
 //! and `skills/get` over the static catalogue.
 //!
-//! Two kinds of resource are served, all built once at start-up:
+//! Two kinds of resource are served, each built at most once per process
+//! (the product index on first use, so a large API's start-up does not pay
+//! for a resource few clients read):
 //!
 //! - `api://products`: the exposed products with their tools (name, title,
 //!   method, path) as JSON, so a client that browses resources sees the
@@ -24,7 +26,10 @@ use rmcp::model::{
     ReadResourceResult, Resource, ResourceContents, Skill as WireSkill, SkillFrontmatter,
     SkillResource, SkillResources,
 };
-use serde_json::{Value, json};
+use std::sync::OnceLock;
+
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::catalogue::ToolDef;
 use crate::skills::{SKILL_MD, Skill, SkillFile, is_text_mime};
@@ -38,7 +43,9 @@ pub const PRODUCTS_URI: &str = "api://products";
 /// The resources and skills of one server.
 #[derive(Debug)]
 pub struct Resources {
-    products: String,
+    api: String,
+    tools: Vec<&'static ToolDef>,
+    products: OnceLock<String>,
     skills: &'static [Skill],
 }
 
@@ -47,9 +54,17 @@ impl Resources {
     /// and the catalogue's `skills`.
     pub fn new(api: &str, tools: &[&'static ToolDef], skills: &'static [Skill]) -> Self {
         Self {
-            products: products_json(api, tools),
+            api: api.to_owned(),
+            tools: tools.to_vec(),
+            products: OnceLock::new(),
             skills,
         }
+    }
+
+    /// The product index's text, made on first use.
+    fn products(&self) -> &str {
+        self.products
+            .get_or_init(|| products_json(&self.api, &self.tools))
     }
 
     /// Whether any skill is served (the extension is declared then).
@@ -74,7 +89,7 @@ impl Resources {
                     "The products this server exposes, each with its tools (name, title, HTTP method and path).",
                 )
                 .with_mime_type("application/json")
-                .with_size(self.products.len() as u64),
+                .with_size(self.products().len() as u64),
         ];
         for skill in self.skills {
             let mut resource = Resource::new(skill.uri(SKILL_MD), skill.name)
@@ -97,7 +112,7 @@ impl Resources {
     /// `-32602` when no resource has this URI.
     pub fn read(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
         let contents = if uri == PRODUCTS_URI {
-            ResourceContents::text(self.products.clone(), uri).with_mime_type("application/json")
+            ResourceContents::text(self.products(), uri).with_mime_type("application/json")
         } else {
             let (skill, file) = self
                 .skill_file(uri)
@@ -154,25 +169,41 @@ impl Resources {
 /// The product index: `{"api", "products": [{"name", "tools": [{"name",
 /// "title", "method", "path"}]}]}`, products and tools in catalogue order.
 fn products_json(api: &str, tools: &[&'static ToolDef]) -> String {
-    let mut products: Vec<(&str, Vec<Value>)> = Vec::new();
+    /// One tool of the index; fields in the order the index has always had.
+    #[derive(Serialize)]
+    struct Entry {
+        name: &'static str,
+        title: &'static str,
+        method: &'static str,
+        path: &'static str,
+    }
+    #[derive(Serialize)]
+    struct Product {
+        name: &'static str,
+        tools: Vec<Entry>,
+    }
+    #[derive(Serialize)]
+    struct Index<'a> {
+        api: &'a str,
+        products: Vec<Product>,
+    }
+    let mut products: Vec<Product> = Vec::new();
     for tool in tools {
-        let entry = json!({
-            "name": tool.name,
-            "title": tool.title,
-            "method": tool.method.as_str(),
-            "path": tool.primary_path(),
-        });
+        let entry = Entry {
+            name: tool.name,
+            title: tool.title,
+            method: tool.method.as_str(),
+            path: tool.primary_path(),
+        };
         match products.last_mut() {
-            Some((name, list)) if *name == tool.product => list.push(entry),
-            _ => products.push((tool.product, vec![entry])),
+            Some(product) if product.name == tool.product => product.tools.push(entry),
+            _ => products.push(Product {
+                name: tool.product,
+                tools: vec![entry],
+            }),
         }
     }
-    let products: Vec<Value> = products
-        .into_iter()
-        .map(|(name, tools)| json!({"name": name, "tools": tools}))
-        .collect();
-    let mut text = serde_json::to_string_pretty(&json!({"api": api, "products": products}))
-        .unwrap_or_default();
+    let mut text = serde_json::to_string_pretty(&Index { api, products }).unwrap_or_default();
     text.push('\n');
     text
 }

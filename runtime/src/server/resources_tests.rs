@@ -175,3 +175,32 @@ fn digests_are_sha256_of_the_bytes() {
     let hex = hex::encode(Sha256::digest(MD));
     assert_eq!(hex.len(), 64);
 }
+
+#[test]
+fn the_product_index_is_made_on_first_use_with_the_same_bytes_as_a_value_tree() {
+    let tools = [tool("a_list", "a"), tool("a_get", "a"), tool("b_list", "b")];
+    let r = Resources::new("x", &tools, SKILLS);
+    assert!(r.products.get().is_none(), "nothing is built at start");
+    // The index as it was built before, through `serde_json::Value`.
+    let mut products: Vec<(&str, Vec<Value>)> = Vec::new();
+    for t in &tools {
+        let entry = json!({"name": t.name, "title": t.title, "method": t.method.as_str(), "path": t.primary_path()});
+        match products.last_mut() {
+            Some((name, list)) if *name == t.product => list.push(entry),
+            _ => products.push((t.product, vec![entry])),
+        }
+    }
+    let products: Vec<Value> = products
+        .into_iter()
+        .map(|(name, tools)| json!({"name": name, "tools": tools}))
+        .collect();
+    let expected =
+        serde_json::to_string_pretty(&json!({"api": "x", "products": products})).unwrap() + "\n";
+    let listed = r.list(None).unwrap();
+    assert_eq!(listed.resources[0].size, Some(expected.len() as u64));
+    let read = r.read(PRODUCTS_URI).unwrap();
+    let ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else {
+        panic!("text expected")
+    };
+    assert_eq!(text, &expected);
+}

@@ -1,0 +1,83 @@
+//! The upstream HTTP client, built off the start-up path.
+//!
+//! Building the client loads the platform's trust roots (every file under
+//! the system certificate directory is read and parsed): milliseconds a
+//! server would otherwise spend before it listens. A thread of its own
+//! builds it while the server starts; the first request that needs it
+//! waits for that thread (or builds it itself when the thread could not
+//! start). A client that cannot be built is logged once by that thread and
+//! reported by every request as [`UpstreamError::Client`].
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use super::UpstreamError;
+
+/// A `reqwest::Client` made once, on a background thread when one starts.
+#[derive(Debug, Clone)]
+pub(super) struct LazyClient(Arc<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    timeout: Duration,
+    client: OnceLock<Result<reqwest::Client, String>>,
+}
+
+impl LazyClient {
+    /// Starts building the client (no redirects, no proxies, `timeout` for
+    /// a whole exchange and at most 10 s to connect).
+    pub(super) fn start(timeout: Duration) -> Self {
+        let lazy = Self(Arc::new(Inner {
+            timeout,
+            client: OnceLock::new(),
+        }));
+        let background = lazy.clone();
+        // When no thread can start, the first request builds it.
+        let _ = std::thread::Builder::new()
+            .name("toolforge-upstream-client".into())
+            .spawn(move || {
+                if let Err(e) = background.get() {
+                    tracing::warn!(error = %e, "the upstream HTTP client could not be created; every upstream request will fail");
+                }
+            });
+        lazy
+    }
+
+    /// The client, waiting for the build when it is under way.
+    ///
+    /// # Errors
+    ///
+    /// [`UpstreamError::Client`] when the TLS stack cannot be set up.
+    pub(super) fn get(&self) -> Result<&reqwest::Client, UpstreamError> {
+        self.0
+            .client
+            .get_or_init(|| build(self.0.timeout))
+            .as_ref()
+            .map_err(|e| UpstreamError::Client(e.clone()))
+    }
+}
+
+fn build(timeout: Duration) -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(10)))
+        .no_proxy()
+        .user_agent(concat!("toolforge-runtime/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(super::describe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_client_is_built_once_and_shared_by_clones() {
+        let lazy = LazyClient::start(Duration::from_secs(5));
+        let copy = lazy.clone();
+        let a: *const reqwest::Client = lazy.get().expect("client");
+        let b: *const reqwest::Client = copy.get().expect("client");
+        assert_eq!(a, b, "one client for the server, however many handles");
+    }
+}
