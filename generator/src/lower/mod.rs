@@ -30,7 +30,7 @@ use crate::schema::{
     place_memo_bodies, share_repeated, share_repeated_placed,
 };
 use crate::schema::{
-    Cycles, DefMemo, INPUT_BUDGET, Limits, OUTPUT_BUDGET, SchemaConverter, SchemaMode,
+    Cycles, DefMemo, INPUT_BUDGET, Limits, OUTPUT_BUDGET, SchemaConverter, SchemaMode, trim_input,
 };
 
 /// Shared state while building one catalogue.
@@ -595,6 +595,9 @@ fn build_tool(ctx: &LowerCtx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str
     if ctx.profile == SchemaProfile::Strict {
         input_schema = strict_input_schema(&input_schema);
     } else if ctx.share_subschemas {
+        // The unshared setting keeps the schema as converted: the lossless
+        // check compares the two.
+        trim_input(&mut input_schema);
         share_repeated(&mut input_schema);
     }
     if nesting(&input_schema).max(output.nesting) > TOOL_SCHEMA_MAX_NESTING {

@@ -1,0 +1,259 @@
+//! The input schemas a client is listed say what the untrimmed, unshared
+//! schemas say. For each tool, the listed schema with every `$ref` into
+//! its `$defs` inlined back (`schema::inline_shared`) is compared node by
+//! node with the schema as converted (the `share_subschemas: false`
+//! setting, which applies neither sharing nor trims); every difference must
+//! be one of the documented lossless rewrites (`schema::Trim`), recognised
+//! here on their own terms, and anything else fails. Runs on the committed
+//! samples and, when `TOOLFORGE_SHARED` is set, on the full Cloudflare
+//! release, and prints the bytes each rewrite saved.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+use toolforge_generator::config::ForgeConfig;
+use toolforge_generator::schema::inline_shared;
+use toolforge_generator::{build_catalogue, load};
+
+/// Bytes each rewrite took out, by name.
+type Saved = BTreeMap<&'static str, usize>;
+
+/// The sentence forms a description may lose when it restates `default`
+/// (as `schema::trim` documents them).
+const DEFAULT_FORMS: [&str; 4] = [
+    "Defaults to ",
+    "The default value is ",
+    "The default is ",
+    "Default: ",
+];
+
+fn text_len(v: &Value) -> usize {
+    serde_json::to_string(v).unwrap().len()
+}
+
+/// Whether `old` is `new` followed by one sentence restating `default`.
+fn restates_default(old: &str, new: &str, default: Option<&Value>) -> bool {
+    let Some(default) = default else {
+        return false;
+    };
+    let shown = match default {
+        Value::String(s) => s.clone(),
+        Value::Number(_) | Value::Bool(_) => default.to_string(),
+        _ => return false,
+    };
+    let Some(sentence) = old.strip_prefix(new).and_then(|s| s.strip_prefix(' ')) else {
+        return false;
+    };
+    new.ends_with(['.', '!', '?'])
+        && DEFAULT_FORMS.iter().any(|form| {
+            [shown.clone(), format!("`{shown}`")]
+                .iter()
+                .any(|s| sentence == format!("{form}{s}."))
+        })
+}
+
+/// Compares schema node `old` (as converted) with `new` (listed, inlined)
+/// at `at`, adding what each rewrite saved; a difference no rewrite
+/// explains is returned.
+fn compare(old: &Value, new: &Value, at: &str, saved: &mut Saved) -> Result<(), String> {
+    let (Value::Object(o), Value::Object(n)) = (old, new) else {
+        return if old == new {
+            Ok(())
+        } else {
+            Err(format!("{at}: {old} became {new}"))
+        };
+    };
+    for (key, nv) in n {
+        let Some(ov) = o.get(key) else {
+            return Err(format!("{at}: `{key}` was added"));
+        };
+        let here = format!("{at}/{key}");
+        match (key.as_str(), ov, nv) {
+            ("description" | "title", Value::String(os), Value::String(ns)) if os != ns => {
+                if os.trim() == ns && os != ns {
+                    *saved.entry("EdgeWhitespace").or_default() += os.len() - ns.len();
+                } else if key == "description" && restates_default(os.trim(), ns, o.get("default"))
+                {
+                    *saved.entry("EdgeWhitespace").or_default() += os.len() - os.trim().len();
+                    *saved.entry("DefaultRestated").or_default() += os.trim().len() - ns.len();
+                } else {
+                    return Err(format!("{here}: {os:?} became {ns:?}"));
+                }
+            }
+            ("properties" | "patternProperties" | "$defs" | "dependentSchemas", _, _) => {
+                compare_map(ov, nv, &here, saved)?
+            }
+            ("allOf" | "anyOf" | "oneOf" | "prefixItems", Value::Array(os), Value::Array(ns)) => {
+                if os.len() != ns.len() {
+                    return Err(format!("{here}: {} members became {}", os.len(), ns.len()));
+                }
+                for (i, (a, b)) in os.iter().zip(ns).enumerate() {
+                    compare(a, b, &format!("{here}/{i}"), saved)?;
+                }
+            }
+            (
+                "items"
+                | "additionalProperties"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "contains"
+                | "propertyNames",
+                _,
+                _,
+            ) => compare(ov, nv, &here, saved)?,
+            _ if ov == nv => {}
+            _ => return Err(format!("{here}: {ov} became {nv}")),
+        }
+    }
+    for (key, ov) in o {
+        if n.contains_key(key) {
+            continue;
+        }
+        if key == "readOnly" {
+            *saved.entry("ReadOnlyKeyword").or_default() += key.len() + 3 + text_len(ov) + 1;
+        } else {
+            return Err(format!("{at}: `{key}` ({ov}) was dropped"));
+        }
+    }
+    Ok(())
+}
+
+fn compare_map(old: &Value, new: &Value, at: &str, saved: &mut Saved) -> Result<(), String> {
+    let (Value::Object(o), Value::Object(n)) = (old, new) else {
+        return Err(format!("{at}: not a map of schemas"));
+    };
+    let (ok, nk): (Vec<&String>, Vec<&String>) = (o.keys().collect(), n.keys().collect());
+    if ok != nk {
+        return Err(format!("{at}: members {ok:?} became {nk:?}"));
+    }
+    for (key, ov) in o {
+        compare(ov, &n[key], &format!("{at}/{key}"), saved)?;
+    }
+    Ok(())
+}
+
+/// Checks every tool of `spec` under `config`; returns what each rewrite
+/// saved (sharing included, as `SharedDefs`).
+fn check(config: &ForgeConfig, spec: &Path) -> Saved {
+    let bytes = std::fs::read(spec).unwrap();
+    let name = spec.file_name().unwrap().to_string_lossy().into_owned();
+    let doc = load(&bytes, &name).unwrap();
+    let mut unshared = config.clone();
+    unshared.options.share_subschemas = false;
+    let listed = build_catalogue(&doc, config).unwrap();
+    let converted = build_catalogue(&doc, &unshared).unwrap();
+    let converted: BTreeMap<&str, &Value> = converted
+        .tools()
+        .map(|t| (t.name.as_str(), &t.input_schema))
+        .collect();
+    let mut saved = Saved::new();
+    let mut failures = Vec::new();
+    let mut tools = 0;
+    for tool in listed.tools() {
+        tools += 1;
+        let old = converted[tool.name.as_str()];
+        let inlined = inline_shared(&tool.input_schema);
+        let mut trimmed = Saved::new();
+        match compare(old, &inlined, "", &mut trimmed) {
+            Ok(()) => {
+                let shared = (text_len(old) - trimmed.values().sum::<usize>())
+                    .saturating_sub(text_len(&tool.input_schema));
+                *saved.entry("SharedDefs").or_default() += shared;
+                for (k, v) in trimmed {
+                    *saved.entry(k).or_default() += v;
+                }
+            }
+            Err(e) => failures.push(format!("{}: {e}", tool.name)),
+        }
+    }
+    assert!(tools > 0, "{}: no tools", spec.display());
+    assert!(
+        failures.is_empty(),
+        "{}: differences no lossless rewrite explains:\n{}",
+        spec.display(),
+        failures[..failures.len().min(20)].join("\n")
+    );
+    eprintln!("{}: {tools} tools, bytes saved {saved:?}", spec.display());
+    saved
+}
+
+fn config_of(forge: &str) -> ForgeConfig {
+    let path = common::repo().join(forge);
+    ForgeConfig::parse(&std::fs::read_to_string(&path).unwrap(), &path).unwrap()
+}
+
+#[test]
+fn the_samples_list_the_same_schemas_after_inlining() {
+    for forge in ["forge.json", "forge.larder.json", "forge.till.json"] {
+        let config = config_of(forge);
+        let spec = common::repo().join(&config.spec.path);
+        check(&config, &spec);
+    }
+}
+
+#[test]
+fn the_full_cloudflare_release_lists_the_same_schemas_after_inlining() {
+    let Some(shared) = std::env::var_os("TOOLFORGE_SHARED") else {
+        eprintln!("TOOLFORGE_SHARED unset: the full release is not checked");
+        return;
+    };
+    let config = config_of("forge.json");
+    let saved = check(
+        &config,
+        &Path::new(&shared).join("specs/cloudflare/openapi.json"),
+    );
+    // The release has each kind of rewrite; a rule that stopped matching
+    // shows here.
+    for rewrite in [
+        "ReadOnlyKeyword",
+        "EdgeWhitespace",
+        "DefaultRestated",
+        "SharedDefs",
+    ] {
+        assert!(
+            saved.get(rewrite).is_some_and(|&b| b > 0),
+            "{rewrite}: {saved:?}"
+        );
+    }
+}
+
+/// The comparison itself refuses what no rewrite explains.
+#[test]
+fn any_other_difference_fails() {
+    let old: Value = serde_json::json!({"type": "object", "properties": {
+        "a": {"type": "string", "description": "Port. Defaults to 80.", "default": 80},
+        "b": {"type": "integer", "readOnly": true, "maximum": 3}}});
+    let mut saved = Saved::new();
+    let mut same = old.clone();
+    same["properties"]["a"]["description"] = "Port.".into();
+    same["properties"]["b"]
+        .as_object_mut()
+        .unwrap()
+        .remove("readOnly");
+    compare(&old, &same, "", &mut saved).unwrap();
+    assert_eq!(saved["ReadOnlyKeyword"], r#","readOnly":true"#.len());
+    let edits: [fn(&mut Map<String, Value>); 5] = [
+        |b| drop(b.remove("maximum")),
+        |b| drop(b.insert("minimum".into(), 1.into())),
+        |b| drop(b.insert("description".into(), "An integer.".into())),
+        |b| drop(b.insert("type".into(), "number".into())),
+        |b| drop(b.insert("readOnly".into(), false.into())),
+    ];
+    for edit in edits {
+        let mut other = same.clone();
+        edit(other["properties"]["b"].as_object_mut().unwrap());
+        assert!(
+            compare(&old, &other, "", &mut Saved::new()).is_err(),
+            "{other}"
+        );
+    }
+    let mut other = same.clone();
+    other["properties"]["a"]["description"] = "Port. Defaults to 81.".into();
+    assert!(compare(&old, &other, "", &mut Saved::new()).is_err());
+}
