@@ -27,7 +27,7 @@ use crate::refs::deref;
 use crate::schema::strict::strict_input_schema;
 use crate::schema::{
     BodyCopies, MemoBody, Placed, fill_memo_bodies, kept_defs, nesting, nesting_placed,
-    place_memo_bodies, share_repeated, share_repeated_placed,
+    place_memo_bodies, share_repeated, share_repeated_input, share_repeated_placed,
 };
 use crate::schema::{
     Cycles, DefMemo, INPUT_BUDGET, Limits, OUTPUT_BUDGET, SchemaConverter, SchemaMode, trim_input,
@@ -598,7 +598,7 @@ fn build_tool(ctx: &LowerCtx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str
         // The unshared setting keeps the schema as converted: the lossless
         // check compares the two.
         trim_input(&mut input_schema);
-        share_repeated(&mut input_schema);
+        share_repeated_input(&mut input_schema);
     }
     if nesting(&input_schema).max(output.nesting) > TOOL_SCHEMA_MAX_NESTING {
         return Err(GenerateError::TooDeep {

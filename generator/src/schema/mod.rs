@@ -31,7 +31,10 @@ pub use object::object_shape;
 pub(crate) use share::{
     BodyCopies, Placed, nesting_placed, place_memo_bodies, share_repeated_placed, written_refs,
 };
-pub use share::{SharedView, fill_memo_bodies, inline_shared, kept_defs, share_repeated};
+pub use share::{
+    MIN_INPUT_SHARED_BYTES, SharedView, fill_memo_bodies, inline_shared, kept_defs, share_repeated,
+    share_repeated_input,
+};
 pub use trim::{Trim, trim_input};
 #[cfg(any(test, feature = "oracles"))]
 pub use share::{DefBody, MIN_SHARED_BYTES, share_repeated_with};
