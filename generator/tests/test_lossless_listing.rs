@@ -56,6 +56,82 @@ fn restates_default(old: &str, new: &str, default: Option<&Value>) -> bool {
         })
 }
 
+/// Whether `new` is `old` with some runs of spaces inside lines shortened
+/// and nothing else: the same words, lines, indentation, line ends and code
+/// spans, and no fenced code block in the text.
+fn spaces_only(old: &str, new: &str) -> bool {
+    let squash = |t: &str| {
+        t.split(' ')
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let spans = |t: &str| {
+        t.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let (ol, nl): (Vec<&str>, Vec<&str>) = (old.split('\n').collect(), new.split('\n').collect());
+    let lead = |t: &str| t.len() - t.trim_start().len();
+    let tail = |t: &str| t.len() - t.trim_end().len();
+    new.len() < old.len()
+        && !old.contains("```")
+        && !old.contains("~~~")
+        && ol.len() == nl.len()
+        && ol.iter().zip(&nl).all(|(o, n)| {
+            squash(o) == squash(n)
+                && lead(o) == lead(n)
+                && tail(o) == tail(n)
+                && (!o.starts_with("    ") || o == n)
+        })
+        && spans(old) == spans(new)
+}
+
+/// `text` without what `Trim::EdgeWhitespace` may take: all whitespace at
+/// the end; at the start, blank lines and at most three spaces of indent.
+fn edge(text: &str) -> String {
+    let end = text.trim_end();
+    let body = end.trim_start();
+    let lead = &end[..end.len() - body.len()];
+    let indent = lead.rsplit('\n').next().unwrap_or("");
+    if indent.len() <= 3 && indent.chars().all(|c| c == ' ') {
+        body.to_string()
+    } else {
+        format!("{indent}{body}")
+    }
+}
+
+/// What each rewrite took out of a `description` that went from `old` to
+/// `new`, or `None` when no combination of them explains it.
+fn explain_text(old: &str, new: &str, default: Option<&Value>) -> Option<Saved> {
+    let t = &edge(old)[..];
+    let mut saved = Saved::new();
+    if t.len() != old.len() {
+        saved.insert("EdgeWhitespace", old.len() - t.len());
+    }
+    if t == new {
+        return Some(saved);
+    }
+    if restates_default(t, new, default) {
+        saved.insert("DefaultRestated", t.len() - new.len());
+        return Some(saved);
+    }
+    if spaces_only(t, new) {
+        saved.insert("SpaceRun", t.len() - new.len());
+        return Some(saved);
+    }
+    // Spaces shortened, and the restating sentence (which has no runs)
+    // taken off the end.
+    let cut = (0..t.len())
+        .filter(|&i| t.is_char_boundary(i))
+        .find(|&i| restates_default(t, &t[..i], default) && spaces_only(&t[..i], new))?;
+    saved.insert("SpaceRun", cut - new.len());
+    saved.insert("DefaultRestated", t.len() - cut);
+    Some(saved)
+}
+
 /// Compares schema node `old` (as converted) with `new` (listed, inlined)
 /// at `at`, adding what each rewrite saved; a difference no rewrite
 /// explains is returned.
@@ -74,14 +150,16 @@ fn compare(old: &Value, new: &Value, at: &str, saved: &mut Saved) -> Result<(), 
         let here = format!("{at}/{key}");
         match (key.as_str(), ov, nv) {
             ("description" | "title", Value::String(os), Value::String(ns)) if os != ns => {
-                if os.trim() == ns && os != ns {
-                    *saved.entry("EdgeWhitespace").or_default() += os.len() - ns.len();
-                } else if key == "description" && restates_default(os.trim(), ns, o.get("default"))
-                {
-                    *saved.entry("EdgeWhitespace").or_default() += os.len() - os.trim().len();
-                    *saved.entry("DefaultRestated").or_default() += os.trim().len() - ns.len();
-                } else {
+                let explained = match key.as_str() {
+                    "description" => explain_text(os, ns, o.get("default")),
+                    _ => (edge(os) == *ns)
+                        .then(|| Saved::from([("EdgeWhitespace", os.len() - ns.len())])),
+                };
+                let Some(explained) = explained else {
                     return Err(format!("{here}: {os:?} became {ns:?}"));
+                };
+                for (k, v) in explained {
+                    *saved.entry(k).or_default() += v;
                 }
             }
             ("properties" | "patternProperties" | "$defs" | "dependentSchemas", _, _) => {
@@ -213,6 +291,7 @@ fn the_full_cloudflare_release_lists_the_same_schemas_after_inlining() {
     for rewrite in [
         "ReadOnlyKeyword",
         "EdgeWhitespace",
+        "SpaceRun",
         "DefaultRestated",
         "SharedDefs",
     ] {
@@ -256,4 +335,22 @@ fn any_other_difference_fails() {
     let mut other = same.clone();
     other["properties"]["a"]["description"] = "Port. Defaults to 81.".into();
     assert!(compare(&old, &other, "", &mut Saved::new()).is_err());
+    // Spaces: runs inside a line may shorten; code, indentation, line ends
+    // and words may not change.
+    let d = |old: &str, new: &str| explain_text(old, new, None).is_some();
+    assert!(d("a  b |  c", "a b | c"));
+    assert!(d("\n  a  b \n", "a b"));
+    assert!(!d("    a", "a"), "an indented code block stays one");
+    for (old, new) in [
+        ("a  b", "ab"),
+        ("`a  b`", "`a b`"),
+        ("  a", " a"),
+        ("a  \nb", "a \nb"),
+        ("    a  b", "    a b"),
+        ("```\na  b\n```", "```\na b\n```"),
+        ("a b", "a  b"),
+        ("a\nb", "a b"),
+    ] {
+        assert!(!d(old, new), "{old:?} -> {new:?}");
+    }
 }

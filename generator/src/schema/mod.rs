@@ -32,12 +32,13 @@ pub(crate) use share::{
     BodyCopies, Placed, nesting_placed, place_memo_bodies, share_repeated_placed, written_refs,
 };
 pub use share::{
-    MIN_INPUT_SHARED_BYTES, SharedView, fill_memo_bodies, inline_shared, kept_defs, share_repeated,
-    share_repeated_input,
+    SharedView, fill_memo_bodies, inline_shared, kept_defs, share_repeated, share_repeated_input,
 };
-pub use trim::{Trim, trim_input};
+pub use trim::trim_input;
 #[cfg(any(test, feature = "oracles"))]
-pub use share::{DefBody, MIN_SHARED_BYTES, share_repeated_with};
+pub use trim::{Trim, Trimmed};
+#[cfg(any(test, feature = "oracles"))]
+pub use share::{DefBody, MIN_INPUT_SHARED_BYTES, MIN_SHARED_BYTES, share_repeated_with};
 
 /// Arrays and objects nested in `value` (0 for a scalar).
 pub(crate) fn nesting(value: &serde_json::Value) -> usize {

@@ -19,24 +19,38 @@ pub enum Trim {
     /// argument the caller sends (a path or query parameter declared with a
     /// read-only component schema); the keyword has no validation effect.
     ReadOnlyKeyword,
-    /// Whitespace at the start or end of a `description` or `title`, which
-    /// Markdown does not render.
+    /// Whitespace at the end of a `description` or `title`, and blank lines
+    /// and an indent of up to three spaces at its start, which Markdown
+    /// does not render (a deeper indent, an indented code block, stays).
     EdgeWhitespace,
+    /// A run of spaces inside a line of a `description`, between two other
+    /// characters and outside code (no fenced block in the text, not in a
+    /// backtick span, not an indented line), kept as one space: Markdown
+    /// renders it as one (Cloudflare pads its Markdown tables with them).
+    SpaceRun,
     /// A last sentence of a `description` that only restates the node's
     /// `default` (`Defaults to 80.` next to `"default": 80`), which stays.
     DefaultRestated,
 }
 
+/// How many of each [`Trim`] were applied, indexed by `Trim as usize`.
+pub type Trimmed = [usize; 4];
+
+fn note(trimmed: &mut Trimmed, trim: Trim) {
+    let slot = &mut trimmed[trim as usize];
+    *slot = slot.saturating_add(1);
+}
+
 /// Applies every [`Trim`] to `schema` (a tool's input schema, `$defs`
-/// included) in place; returns how many were applied.
-pub fn trim_input(schema: &mut Value) -> usize {
-    let mut count = 0usize;
+/// included) in place; returns how many of each were applied.
+pub fn trim_input(schema: &mut Value) -> Trimmed {
+    let mut count = Trimmed::default();
     let mut stack: Vec<&mut Value> = vec![schema];
     while let Some(node) = stack.pop() {
         let Value::Object(map) = node else {
             continue;
         };
-        count = count.saturating_add(trim_node(map));
+        trim_node(map, &mut count);
         for (key, child) in map.iter_mut() {
             match (schema_child_ctx(key), child) {
                 (Ctx::Schema, c @ Value::Object(_)) => stack.push(c),
@@ -52,19 +66,24 @@ pub fn trim_input(schema: &mut Value) -> usize {
 }
 
 /// The trims of one node's own keywords.
-fn trim_node(map: &mut Map<String, Value>) -> usize {
-    let mut count = 0;
+fn trim_node(map: &mut Map<String, Value>, count: &mut Trimmed) {
     if map.shift_remove("readOnly").is_some() {
-        count += 1;
+        note(count, Trim::ReadOnlyKeyword);
     }
     for key in ["description", "title"] {
         if let Some(Value::String(text)) = map.get_mut(key) {
-            let trimmed = text.trim();
+            let trimmed = without_edge_whitespace(text);
             if trimmed.len() != text.len() {
-                *text = trimmed.to_string();
-                count += 1;
+                *text = trimmed;
+                note(count, Trim::EdgeWhitespace);
             }
         }
+    }
+    if let Some(Value::String(text)) = map.get_mut("description")
+        && let Some(collapsed) = collapse_space_runs(text)
+    {
+        *text = collapsed;
+        note(count, Trim::SpaceRun);
     }
     let restated = match (map.get("description"), map.get("default")) {
         (Some(Value::String(text)), Some(default)) => without_default_sentence(text, default),
@@ -72,9 +91,62 @@ fn trim_node(map: &mut Map<String, Value>) -> usize {
     };
     if let Some(kept) = restated {
         map.insert("description".into(), Value::String(kept));
-        count += 1;
+        note(count, Trim::DefaultRestated);
     }
-    count
+}
+
+/// `text` without the whitespace [`Trim::EdgeWhitespace`] takes: all of
+/// it at the end; at the start, blank lines and an indent of at most three
+/// spaces (four, or a tab, start an indented code block, which stays).
+fn without_edge_whitespace(text: &str) -> String {
+    let end = text.trim_end();
+    let body = end.trim_start();
+    let lead = &end[..end.len() - body.len()];
+    let indent = &lead[lead.rfind('\n').map_or(0, |i| i + 1)..];
+    if indent.len() <= 3 && !indent.contains('\t') {
+        body.to_string()
+    } else {
+        format!("{indent}{body}")
+    }
+}
+
+/// `text` with every [`Trim::SpaceRun`] kept as one space (`None` when it
+/// has none, or holds a fenced code block).
+fn collapse_space_runs(text: &str) -> Option<String> {
+    if !text.contains("  ") || text.contains("```") || text.contains("~~~") {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if line.starts_with("    ") || line.starts_with('\t') {
+            out.push_str(line);
+            continue;
+        }
+        let mut in_code = false;
+        let mut chars = line.char_indices().peekable();
+        while let Some((at, c)) = chars.next() {
+            out.push(c);
+            if c == '`' {
+                in_code = !in_code;
+            }
+            // A space after a character that is not one, outside code:
+            // skip the spaces after it when another character follows.
+            let after_text = at > 0 && !line[..at].ends_with(' ');
+            if c == ' ' && after_text && !in_code {
+                let rest = &line[at + 1..];
+                let spaces = rest.len() - rest.trim_start_matches(' ').len();
+                if spaces > 0 && spaces < rest.len() {
+                    for _ in 0..spaces {
+                        chars.next();
+                    }
+                }
+            }
+        }
+    }
+    (out.len() != text.len()).then_some(out)
 }
 
 /// The sentence forms that restate a default, `{}` standing for it.
@@ -129,7 +201,7 @@ mod tests {
             },
             "$defs": {"D": {"readOnly": true}}
         });
-        assert_eq!(trim_input(&mut s), 4);
+        assert_eq!(trim_input(&mut s), [4, 0, 0, 0]);
         assert_eq!(
             s,
             json!({
@@ -147,12 +219,34 @@ mod tests {
 
     #[test]
     fn edge_whitespace_leaves_texts_and_inner_whitespace_stays() {
-        let mut s = json!({"title": " T ", "description": "Line one.  \n\n    code\n",
-            "properties": {"p": {"description": "a  b\r\nc"}}});
-        assert_eq!(trim_input(&mut s), 2);
+        let mut s = json!({"title": " T ", "description": "\n\n  Line one.  \n\n    code\n",
+            "properties": {"p": {"description": "\n    code\n"}, "q": {"description": "\t x "}}});
+        assert_eq!(trim_input(&mut s)[Trim::EdgeWhitespace as usize], 4);
         assert_eq!(s["title"], "T");
         assert_eq!(s["description"], "Line one.  \n\n    code");
-        assert_eq!(s["properties"]["p"]["description"], "a  b\r\nc");
+        assert_eq!(s["properties"]["p"]["description"], "    code");
+        assert_eq!(s["properties"]["q"]["description"], "\t x");
+    }
+
+    #[test]
+    fn space_runs_collapse_outside_code_only() {
+        let cases = [
+            ("a  b   c", "a b c"),
+            ("| Name      | URL |\n|---  |--- |", "| Name | URL |\n|--- |--- |"),
+            // Line ends (a hard break), indentation, code spans, indented
+            // and fenced code stay.
+            ("hard  \nbreak", "hard  \nbreak"),
+            ("- a\n  - b  c", "- a\n  - b c"),
+            ("x `a  b` y  z", "x `a  b` y z"),
+            ("    code  here\ntext  here", "    code  here\ntext here"),
+            ("```\na  b\n```\nc  d", "```\na  b\n```\nc  d"),
+            ("é  ü", "é ü"),
+        ];
+        for (text, kept) in cases {
+            let mut s = json!({"description": text});
+            trim_input(&mut s);
+            assert_eq!(s["description"], kept, "{text:?}");
+        }
     }
 
     #[test]
