@@ -193,8 +193,13 @@ fn compare(old: &Value, new: &Value, at: &str, saved: &mut Saved) -> Result<(), 
         if n.contains_key(key) {
             continue;
         }
+        let bytes = key.len() + 3 + text_len(ov) + 1;
         if key == "readOnly" {
-            *saved.entry("ReadOnlyKeyword").or_default() += key.len() + 3 + text_len(ov) + 1;
+            *saved.entry("ReadOnlyKeyword").or_default() += bytes;
+        } else if key == "additionalProperties" && ov == &Value::Bool(true) {
+            // What its absence means (the schemas compared hold no
+            // `unevaluatedProperties`, checked by the caller).
+            *saved.entry("AdditionalPropertiesTrue").or_default() += bytes;
         } else {
             return Err(format!("{at}: `{key}` ({ov}) was dropped"));
         }
@@ -236,6 +241,11 @@ fn check(config: &ForgeConfig, spec: &Path) -> Saved {
     for tool in listed.tools() {
         tools += 1;
         let old = converted[tool.name.as_str()];
+        assert!(
+            !old.to_string().contains("\"unevaluatedProperties\""),
+            "{}: additionalProperties: true would not be the default",
+            tool.name
+        );
         let inlined = inline_shared(&tool.input_schema);
         let mut trimmed = Saved::new();
         match compare(old, &inlined, "", &mut trimmed) {
@@ -292,6 +302,7 @@ fn the_full_cloudflare_release_lists_the_same_schemas_after_inlining() {
         "ReadOnlyKeyword",
         "EdgeWhitespace",
         "SpaceRun",
+        "AdditionalPropertiesTrue",
         "DefaultRestated",
         "SharedDefs",
     ] {
@@ -317,12 +328,13 @@ fn any_other_difference_fails() {
         .remove("readOnly");
     compare(&old, &same, "", &mut saved).unwrap();
     assert_eq!(saved["ReadOnlyKeyword"], r#","readOnly":true"#.len());
-    let edits: [fn(&mut Map<String, Value>); 5] = [
+    let edits: [fn(&mut Map<String, Value>); 6] = [
         |b| drop(b.remove("maximum")),
         |b| drop(b.insert("minimum".into(), 1.into())),
         |b| drop(b.insert("description".into(), "An integer.".into())),
         |b| drop(b.insert("type".into(), "number".into())),
         |b| drop(b.insert("readOnly".into(), false.into())),
+        |b| drop(b.insert("additionalProperties".into(), false.into())),
     ];
     for edit in edits {
         let mut other = same.clone();

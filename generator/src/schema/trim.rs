@@ -28,13 +28,17 @@ pub enum Trim {
     /// backtick span, not an indented line), kept as one space: Markdown
     /// renders it as one (Cloudflare pads its Markdown tables with them).
     SpaceRun,
+    /// `additionalProperties: true`, which is what its absence means, in a
+    /// schema with no `unevaluatedProperties` anywhere (which would read
+    /// the properties it evaluates).
+    AdditionalPropertiesTrue,
     /// A last sentence of a `description` that only restates the node's
     /// `default` (`Defaults to 80.` next to `"default": 80`), which stays.
     DefaultRestated,
 }
 
 /// How many of each [`Trim`] were applied, indexed by `Trim as usize`.
-pub type Trimmed = [usize; 4];
+pub type Trimmed = [usize; 5];
 
 fn note(trimmed: &mut Trimmed, trim: Trim) {
     let slot = &mut trimmed[trim as usize];
@@ -45,12 +49,17 @@ fn note(trimmed: &mut Trimmed, trim: Trim) {
 /// included) in place; returns how many of each were applied.
 pub fn trim_input(schema: &mut Value) -> Trimmed {
     let mut count = Trimmed::default();
+    let open_is_default = !has_key(schema, "unevaluatedProperties");
     let mut stack: Vec<&mut Value> = vec![schema];
     while let Some(node) = stack.pop() {
         let Value::Object(map) = node else {
             continue;
         };
         trim_node(map, &mut count);
+        if open_is_default && map.get("additionalProperties") == Some(&Value::Bool(true)) {
+            map.shift_remove("additionalProperties");
+            note(&mut count, Trim::AdditionalPropertiesTrue);
+        }
         for (key, child) in map.iter_mut() {
             match (schema_child_ctx(key), child) {
                 (Ctx::Schema, c @ Value::Object(_)) => stack.push(c),
@@ -63,6 +72,25 @@ pub fn trim_input(schema: &mut Value) -> Trimmed {
         }
     }
     count
+}
+
+/// Whether `key` is a member of any object in `value` (data included:
+/// the guard errs on the side of keeping).
+fn has_key(value: &Value, key: &str) -> bool {
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                if map.contains_key(key) {
+                    return true;
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The trims of one node's own keywords.
@@ -201,7 +229,7 @@ mod tests {
             },
             "$defs": {"D": {"readOnly": true}}
         });
-        assert_eq!(trim_input(&mut s), [4, 0, 0, 0]);
+        assert_eq!(trim_input(&mut s), [4, 0, 0, 0, 0]);
         assert_eq!(
             s,
             json!({
@@ -226,6 +254,25 @@ mod tests {
         assert_eq!(s["description"], "Line one.  \n\n    code");
         assert_eq!(s["properties"]["p"]["description"], "    code");
         assert_eq!(s["properties"]["q"]["description"], "\t x");
+    }
+
+    #[test]
+    fn open_additional_properties_leave_unless_unevaluated_properties_is_used() {
+        let open = json!({"type": "object", "properties": {
+            "m": {"type": "object", "additionalProperties": true},
+            "n": {"type": "object", "additionalProperties": false},
+            "s": {"type": "object", "additionalProperties": {"type": "string"}}}});
+        let mut s = open.clone();
+        assert_eq!(trim_input(&mut s)[Trim::AdditionalPropertiesTrue as usize], 1);
+        assert_eq!(s["properties"]["m"], json!({"type": "object"}));
+        assert_eq!(s["properties"]["n"], open["properties"]["n"]);
+        assert_eq!(s["properties"]["s"], open["properties"]["s"]);
+        let mut guarded = open.clone();
+        guarded["properties"]["u"] = json!({"allOf": [{"additionalProperties": true}],
+            "unevaluatedProperties": false});
+        let before = guarded.clone();
+        assert_eq!(trim_input(&mut guarded), Trimmed::default());
+        assert_eq!(guarded, before);
     }
 
     #[test]
