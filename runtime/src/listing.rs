@@ -21,6 +21,8 @@ use crate::catalogue::ToolDef;
 pub(crate) const SPLICE_MAX: usize = 16 * 1024;
 
 mod encode;
+#[cfg(all(test, feature = "http"))]
+mod size;
 
 use encode::encode;
 pub use encode::{FALLBACK_SCHEMA, Variant, entry, rmcp_tool};
