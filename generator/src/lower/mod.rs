@@ -592,12 +592,16 @@ fn build_tool(ctx: &LowerCtx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str
         Some(output) => output,
         None => Arc::new(ctx.output(None)?),
     };
+    // The unshared setting keeps the schema as converted (the lossless
+    // check compares the two). The strict profile starts from the trimmed
+    // schema too: the runtime makes it from the full one, and both must
+    // agree (test_schema_profiles).
+    if ctx.share_subschemas {
+        trim_input(&mut input_schema);
+    }
     if ctx.profile == SchemaProfile::Strict {
         input_schema = strict_input_schema(&input_schema);
     } else if ctx.share_subschemas {
-        // The unshared setting keeps the schema as converted: the lossless
-        // check compares the two.
-        trim_input(&mut input_schema);
         share_repeated_input(&mut input_schema);
     }
     if nesting(&input_schema).max(output.nesting) > TOOL_SCHEMA_MAX_NESTING {
