@@ -26,7 +26,7 @@ pub static RULESETS_CREATE: ToolDef = ToolDef {
     product: "rulesets",
     title: "Create ruleset",
     description: "Creates a ruleset with its rules in an account or a zone.",
-    input_schema: SharedText::Entry("S_F4DA5EA5E034199C", &crate::schemas::ALL),
+    input_schema: SharedText::Entry("S_6E3EC649B2C82EDC", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_02316D1169B524E8", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -445,7 +445,7 @@ pub static RULESETS_PHASES_ENTRYPOINT_UPDATE: ToolDef = ToolDef {
     product: "rulesets",
     title: "Update phase entry point",
     description: "Replaces the rules of a phase's entry point ruleset, creating it if missing.",
-    input_schema: SharedText::Entry("S_BAD5AC83F3DF5289", &crate::schemas::ALL),
+    input_schema: SharedText::Entry("S_CC847555253A136B", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_02316D1169B524E8", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -543,7 +543,7 @@ pub static RULESETS_RULES_CREATE: ToolDef = ToolDef {
     product: "rulesets",
     title: "Add ruleset rule",
     description: "Appends or inserts one rule into a ruleset.",
-    input_schema: SharedText::Entry("S_8A53BCF41DE622CC", &crate::schemas::ALL),
+    input_schema: SharedText::Entry("S_AE02F54DD5882603", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_02316D1169B524E8", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -732,7 +732,7 @@ pub static RULESETS_RULES_EDIT: ToolDef = ToolDef {
     product: "rulesets",
     title: "Edit ruleset rule",
     description: "Changes one rule of a ruleset.",
-    input_schema: SharedText::Entry("S_7F2652D5F6066C54", &crate::schemas::ALL),
+    input_schema: SharedText::Entry("S_59F21B172667AF1C", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_02316D1169B524E8", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,
@@ -840,7 +840,7 @@ pub static RULESETS_UPDATE: ToolDef = ToolDef {
     product: "rulesets",
     title: "Update ruleset",
     description: "Replaces a ruleset's description and rules, creating a new version.",
-    input_schema: SharedText::Entry("S_07DD0E7BDD07B0A5", &crate::schemas::ALL),
+    input_schema: SharedText::Entry("S_B9001DB618CCC12F", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_02316D1169B524E8", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,

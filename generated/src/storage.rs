@@ -180,7 +180,7 @@ pub static STORAGE_KV_NAMESPACES_BULK_UPDATE: ToolDef = ToolDef {
     product: "storage",
     title: "Write many KV pairs",
     description: "Stores up to ten thousand key-value pairs in one request.",
-    input_schema: SharedText::Entry("S_80DE6398FCB32DF8", &crate::schemas::ALL),
+    input_schema: SharedText::Entry("S_D531E5CCCF2455FF", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_E44A354ED05EAA1F", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,

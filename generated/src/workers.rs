@@ -486,7 +486,7 @@ pub static WORKERS_SCRIPTS_UPDATE: ToolDef = ToolDef {
     product: "workers",
     title: "Upload Worker",
     description: "Creates or replaces a Worker from its metadata and module files.",
-    input_schema: SharedText::Entry("S_5BB3FDDB80662587", &crate::schemas::ALL),
+    input_schema: SharedText::Entry("S_0708C571B3D5CF26", &crate::schemas::ALL),
     output_schema: Some(SharedText::Entry("S_5E3B06CF246AA5FC", &crate::schemas::ALL)),
     annotations: Annotations {
         read_only: false,

@@ -21,6 +21,8 @@ use crate::catalogue::ToolDef;
 pub(crate) const SPLICE_MAX: usize = 16 * 1024;
 
 mod encode;
+#[cfg(all(test, feature = "http"))]
+mod size;
 
 use encode::encode;
 pub use encode::{FALLBACK_SCHEMA, Variant, entry, rmcp_tool};
@@ -260,10 +262,8 @@ mod tests {
         assert_eq!(list[0]["title"], "List A");
         assert_eq!(list[0]["inputSchema"]["properties"]["x"]["type"], "string");
         assert!(list[0].get("outputSchema").is_none());
-        assert_eq!(
-            list[1]["annotations"],
-            json!({"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": true})
-        );
+        // Only the hint that differs from MCP's default is written.
+        assert_eq!(list[1]["annotations"], json!({"destructiveHint": false}));
         let full: Value =
             serde_json::from_slice(&joined(&listing.splice(&response(&listing, true)).unwrap()))
                 .unwrap();
@@ -309,8 +309,19 @@ mod tests {
         let expect = |with_output: bool| {
             let a = tools[0].annotations;
             let hints = |a: crate::catalogue::Annotations| {
-                json!({"readOnlyHint": a.read_only, "destructiveHint": a.destructive,
-                    "idempotentHint": a.idempotent, "openWorldHint": a.open_world})
+                let d = encode::HINT_DEFAULTS;
+                let mut h = serde_json::Map::new();
+                for (k, v, default) in [
+                    ("readOnlyHint", a.read_only, d.read_only),
+                    ("destructiveHint", a.destructive, d.destructive),
+                    ("idempotentHint", a.idempotent, d.idempotent),
+                    ("openWorldHint", a.open_world, d.open_world),
+                ] {
+                    if v != default {
+                        h.insert(k.into(), json!(v));
+                    }
+                }
+                Value::Object(h)
             };
             let mut first = json!({"name": tools[0].name, "title": tools[0].title,
                 "description": tools[0].description,

@@ -27,10 +27,10 @@ use crate::refs::deref;
 use crate::schema::strict::strict_input_schema;
 use crate::schema::{
     BodyCopies, MemoBody, Placed, fill_memo_bodies, kept_defs, nesting, nesting_placed,
-    place_memo_bodies, share_repeated, share_repeated_placed,
+    place_memo_bodies, share_repeated, share_repeated_input, share_repeated_placed,
 };
 use crate::schema::{
-    Cycles, DefMemo, INPUT_BUDGET, Limits, OUTPUT_BUDGET, SchemaConverter, SchemaMode,
+    Cycles, DefMemo, INPUT_BUDGET, Limits, OUTPUT_BUDGET, SchemaConverter, SchemaMode, trim_input,
 };
 
 /// Shared state while building one catalogue.
@@ -592,10 +592,17 @@ fn build_tool(ctx: &LowerCtx<'_>, op: OpRef<'_>, path_item: &Value, op_ptr: &str
         Some(output) => output,
         None => Arc::new(ctx.output(None)?),
     };
+    // The unshared setting keeps the schema as converted (the lossless
+    // check compares the two). The strict profile starts from the trimmed
+    // schema too: the runtime makes it from the full one, and both must
+    // agree (test_schema_profiles).
+    if ctx.share_subschemas {
+        trim_input(&mut input_schema);
+    }
     if ctx.profile == SchemaProfile::Strict {
         input_schema = strict_input_schema(&input_schema);
     } else if ctx.share_subschemas {
-        share_repeated(&mut input_schema);
+        share_repeated_input(&mut input_schema);
     }
     if nesting(&input_schema).max(output.nesting) > TOOL_SCHEMA_MAX_NESTING {
         return Err(GenerateError::TooDeep {

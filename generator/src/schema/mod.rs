@@ -8,6 +8,8 @@
 //!   Schema keywords;
 //! - [`object_shape`] reads a converted schema as an object (properties,
 //!   required, additional properties) for flattening into a tool input;
+//! - [`trim_input`] takes out of an input schema what restates the rest
+//!   of it (the lossless [`Trim`]s);
 //! - [`strict`] simplifies input schemas for strict clients (the `strict`
 //!   schema profile) and [`compat`] counts the features they reject.
 
@@ -17,6 +19,7 @@ mod cycles;
 mod keywords;
 mod object;
 mod share;
+mod trim;
 /// The strict simplification, shared with the runtime (`toolforge-model`).
 pub use toolforge_model::strict;
 
@@ -28,9 +31,14 @@ pub use object::object_shape;
 pub(crate) use share::{
     BodyCopies, Placed, nesting_placed, place_memo_bodies, share_repeated_placed, written_refs,
 };
-pub use share::{SharedView, fill_memo_bodies, inline_shared, kept_defs, share_repeated};
+pub use share::{
+    SharedView, fill_memo_bodies, inline_shared, kept_defs, share_repeated, share_repeated_input,
+};
+pub use trim::trim_input;
 #[cfg(any(test, feature = "oracles"))]
-pub use share::{DefBody, MIN_SHARED_BYTES, share_repeated_with};
+pub use trim::{Trim, Trimmed};
+#[cfg(any(test, feature = "oracles"))]
+pub use share::{DefBody, MIN_INPUT_SHARED_BYTES, MIN_SHARED_BYTES, share_repeated_with};
 
 /// Arrays and objects nested in `value` (0 for a scalar).
 pub(crate) fn nesting(value: &serde_json::Value) -> usize {

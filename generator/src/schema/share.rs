@@ -45,6 +45,14 @@ pub use view::{DefBody, SharedView, inline_shared, kept_defs};
 /// Smallest encoded subschema worth sharing, in bytes.
 pub const MIN_SHARED_BYTES: usize = 128;
 
+/// Smallest encoded subschema of an input schema worth sharing: below
+/// this a `$ref` (`{"$ref":"#/$defs/x"}`, 20 bytes) cannot be shorter.
+/// Input schemas are listed to every client, so every byte shared counts
+/// (on the Cloudflare release, ~20 KB of repeated small subschemas);
+/// output schemas keep [`MIN_SHARED_BYTES`], which their memo bodies are
+/// scanned with.
+pub const MIN_INPUT_SHARED_BYTES: usize = 20;
+
 /// Longest `$defs` name derived from a title or property name.
 const MAX_NAME_CHARS: usize = 48;
 
@@ -157,6 +165,8 @@ struct Scan<'a> {
     paths: Vec<Seg<'a>>,
     /// Candidates whose enclosing candidate is not known yet, in order.
     open: Vec<usize>,
+    /// Smallest encoded subschema recorded as a candidate.
+    min_bytes: usize,
 }
 
 /// Feeds the text of a scalar to a hasher and counts its bytes (no
@@ -231,7 +241,7 @@ impl<'a> Scan<'a> {
         let hash = h.finish();
         if matches!(kind, Kind::Schema { replaceable: true })
             && v.is_object()
-            && size >= MIN_SHARED_BYTES
+            && size >= self.min_bytes
         {
             let index = self.candidates.len();
             // Candidates found inside this one and not yet placed are its
@@ -384,9 +394,10 @@ enum Occurrence {
 /// The repeated subschemas of `schema` worth sharing, each with every
 /// occurrence to replace; `bodies` are the memo bodies of root `$defs`
 /// placeholders.
-fn choose(schema: &Value, bodies: &[(String, MemoBody)]) -> Vec<Shared> {
+fn choose(schema: &Value, bodies: &[(String, MemoBody)], min_bytes: usize) -> Vec<Shared> {
     let mut scan = Scan {
         root: Some(schema),
+        min_bytes,
         bodies: bodies
             .iter()
             .map(|(n, b)| (n.as_str(), (b.scan(), b.id(), b.body())))
@@ -491,13 +502,19 @@ pub fn share_repeated(schema: &mut Value) -> usize {
     share_repeated_with(schema, &[])
 }
 
+/// [`share_repeated`] for a tool's input schema: subschemas down to
+/// [`MIN_INPUT_SHARED_BYTES`] are shared.
+pub fn share_repeated_input(schema: &mut Value) -> usize {
+    share(schema, &[], None, MIN_INPUT_SHARED_BYTES).0
+}
+
 /// [`share_repeated`] of a schema whose root `$defs` entries named in
 /// `bodies` are placeholders for those memo bodies (as a converter's
 /// [`into_defs_and_memo_bodies`](super::SchemaConverter::into_defs_and_memo_bodies)
 /// leaves them): what is in them is learnt from the memo, not walked again,
 /// and each is copied in without the parts that become `$ref`s.
 pub fn share_repeated_with(schema: &mut Value, bodies: &[(String, MemoBody)]) -> usize {
-    share(schema, bodies, None).0
+    share(schema, bodies, None, MIN_SHARED_BYTES).0
 }
 
 /// [`share_repeated_with`] that leaves the placeholders of the memo bodies
@@ -509,7 +526,7 @@ pub(crate) fn share_repeated_placed(
     bodies: &[(String, MemoBody)],
     copies: &BodyCopies,
 ) -> Placed {
-    share(schema, bodies, Some(copies)).1
+    share(schema, bodies, Some(copies), MIN_SHARED_BYTES).1
 }
 
 /// [`share_repeated_with`], the bodies filled in (`copies` is `None`) or
@@ -518,6 +535,7 @@ fn share(
     schema: &mut Value,
     bodies: &[(String, MemoBody)],
     copies: Option<&BodyCopies>,
+    min_bytes: usize,
 ) -> (usize, Placed) {
     let mut placed = Placed::new();
     debug_assert!(
@@ -528,7 +546,7 @@ fn share(
     if !schema.is_object() {
         return (0, placed);
     }
-    let mut chosen = choose(schema, bodies);
+    let mut chosen = choose(schema, bodies, min_bytes);
     // Smallest first: a larger definition then holds the `$ref`s of the
     // smaller ones nested in it, and no path in use has been replaced yet.
     chosen.sort_by_key(|s| s.size);

@@ -83,7 +83,10 @@ pub(super) struct BodyCandidate {
 impl BodyScan {
     /// Walks `body` as a root `$defs` entry is walked.
     pub(crate) fn of(body: &Value) -> Self {
-        let mut scan = Scan::default();
+        let mut scan = Scan {
+            min_bytes: super::MIN_SHARED_BYTES,
+            ..Scan::default()
+        };
         let (hash, size) = scan.visit(body, Kind::Schema { replaceable: false });
         BodyScan {
             hash,

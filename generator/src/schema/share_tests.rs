@@ -1,7 +1,8 @@
 use serde_json::{Value, json};
 
 use super::{
-    EqualPairs, MIN_SHARED_BYTES, SharedView, inline_shared, share_repeated, view_by_expansion,
+    EqualPairs, MIN_INPUT_SHARED_BYTES, MIN_SHARED_BYTES, SharedView, inline_shared, share_repeated,
+    share_repeated_input, view_by_expansion,
 };
 
 /// A subschema well over the sharing threshold.
@@ -310,4 +311,31 @@ fn inline_shared_keeps_every_def_on_a_cycle_and_inlines_the_rest() {
         inlined["properties"]["y"]["properties"]["n"],
         json!({"$ref": "#/$defs/nowhere"})
     );
+}
+
+/// Input schemas share repeated subschemas far below [`MIN_SHARED_BYTES`]
+/// when that makes them smaller, and only then; inlining gives the schema
+/// back.
+#[test]
+fn input_schemas_share_small_repeats_when_smaller() {
+    let id = json!({"type": "string", "description": "Identifier", "maxLength": 32});
+    assert!(encoded(&id) < MIN_SHARED_BYTES);
+    let mut properties = serde_json::Map::new();
+    for name in ["zone_id", "account_id", "rule_id", "pool_id"] {
+        properties.insert(name.into(), id.clone());
+    }
+    let original = json!({"type": "object", "properties": properties});
+    let mut output = original.clone();
+    assert_eq!(share_repeated(&mut output), 0, "outputs keep the threshold");
+    let mut input = original.clone();
+    assert_eq!(share_repeated_input(&mut input), 1);
+    assert!(encoded(&input) < encoded(&original), "{input}");
+    assert_eq!(inline_shared(&input).into_owned(), original);
+    // Two copies of something barely larger than a `$ref` would grow it.
+    let tiny = json!({"type": "object", "properties": {
+        "a": {"type": "integer", "minimum": 1}, "b": {"type": "integer", "minimum": 1}}});
+    assert!(encoded(&tiny["properties"]["a"]) >= MIN_INPUT_SHARED_BYTES);
+    let mut kept = tiny.clone();
+    assert_eq!(share_repeated_input(&mut kept), 0);
+    assert_eq!(kept, tiny);
 }

@@ -459,9 +459,22 @@ fn check_query_shape(tool: &ToolDef, arg: &str, name: &str, value: &Value) -> Re
 }
 
 /// The JSON types the input schema declares for argument `arg` (the union
-/// over `anyOf`/`oneOf` branches); `None` when the schema does not say.
+/// over `anyOf`/`oneOf` branches, through `$ref`s into the root's `$defs`,
+/// where the generator keeps subschemas a schema repeats); `None` when the
+/// schema does not say.
 fn declared_types(input_schema: &str, arg: &str) -> Option<Vec<String>> {
-    fn collect(schema: &Value, out: &mut Vec<String>) -> bool {
+    fn collect(root: &Value, schema: &Value, out: &mut Vec<String>, depth: usize) -> bool {
+        if let Some(target) = schema
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+        {
+            // A recursive definition ends the walk without an answer.
+            return depth < 16
+                && root
+                    .pointer(target)
+                    .is_some_and(|t| collect(root, t, out, depth + 1));
+        }
         match schema.get("type") {
             Some(Value::String(t)) => out.push(t.clone()),
             Some(Value::Array(ts)) => {
@@ -476,7 +489,9 @@ fn declared_types(input_schema: &str, arg: &str) -> Option<Vec<String>> {
                 if branches.is_empty() {
                     return false;
                 }
-                return branches.into_iter().all(|b| collect(b, out));
+                return branches
+                    .into_iter()
+                    .all(|b| collect(root, b, out, depth + 1));
             }
         }
         true
@@ -484,7 +499,7 @@ fn declared_types(input_schema: &str, arg: &str) -> Option<Vec<String>> {
     let schema: Value = serde_json::from_str(input_schema).ok()?;
     let property = schema.get("properties")?.get(arg)?;
     let mut out = Vec::new();
-    collect(property, &mut out).then_some(out)
+    collect(&schema, property, &mut out, 0).then_some(out)
 }
 
 /// `name=value` pairs of a query parameter the spec does not list: arrays
@@ -618,4 +633,28 @@ fn response_type(content_type: &Option<String>) -> String {
     content_type
         .as_deref()
         .map_or_else(|| "no content type".to_owned(), shown)
+}
+
+#[cfg(test)]
+mod declared_types_tests {
+    use super::declared_types;
+
+    /// A parameter whose schema the generator shared through `$defs` still
+    /// declares its type; a reference that loops or names nothing does not.
+    #[test]
+    fn types_are_read_through_refs() {
+        let schema = r##"{"type":"object","properties":{
+            "ids":{"$ref":"#/$defs/list"},
+            "either":{"anyOf":[{"$ref":"#/$defs/list"},{"type":"string"}]},
+            "loop":{"$ref":"#/$defs/loop"},
+            "gone":{"$ref":"#/$defs/nope"}},
+            "$defs":{"list":{"type":"array","items":{"type":"string"}},"loop":{"$ref":"#/$defs/loop"}}}"##;
+        assert_eq!(declared_types(schema, "ids"), Some(vec!["array".into()]));
+        assert_eq!(
+            declared_types(schema, "either"),
+            Some(vec!["array".into(), "string".into()])
+        );
+        assert_eq!(declared_types(schema, "loop"), None);
+        assert_eq!(declared_types(schema, "gone"), None);
+    }
 }
