@@ -107,11 +107,13 @@ class Upstream(asyncio.Protocol):
 
     durations: list[int] = []
     paths: list[str] = []
+    connections = 0
     canned: dict[str, bytes] = {}
     blobs: dict[int, bytes] = {}
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        Upstream.connections += 1
         sock = transport.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -137,8 +139,9 @@ class Upstream(asyncio.Protocol):
             parts = lines[0].split(" ")
             target = parts[1] if len(parts) > 1 else "/"
             if target.startswith(STATS_PATH):
-                stats = {"durations_ns": Upstream.durations, "paths": Upstream.paths}
-                Upstream.durations, Upstream.paths = [], []
+                stats = {"durations_ns": Upstream.durations, "paths": Upstream.paths,
+                         "connections": Upstream.connections}
+                Upstream.durations, Upstream.paths, Upstream.connections = [], [], 0
                 self.transport.write(http_response("200 OK", json.dumps(stats).encode()))
                 continue
             if target.startswith(BLOB_PATH):
