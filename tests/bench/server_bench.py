@@ -477,6 +477,17 @@ class Proc:
                 raise RuntimeError(f"no `{prefix.decode()}` line within {timeout:.0f} s")
             select.select([self.err_r], [], [], min(left, 1.0))
 
+    def cpu_ns(self) -> int:
+        """CPU time of all the process's threads so far (user and kernel, ns), from
+        ``/proc/PID/task/*/schedstat``; threads that ended are not counted."""
+        total = 0
+        for task in Path(f"/proc/{self.pid}/task").iterdir():
+            try:
+                total += int((task / "schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+        return total
+
     def memory(self) -> dict[str, int]:
         out = {}
         with open(f"/proc/{self.pid}/status", encoding="ascii") as f:
@@ -644,7 +655,9 @@ def run_http(server: Server, args: argparse.Namespace, up_port: int, run_no: int
             out["hop_total_p50_us"] = hop["total_p50_us"]
             out["hop_p50_us"] = hop["hop_p50_us"]
             upstream_stats(up_port)
+            cpu_before = proc.cpu_ns()
             totals, _, _ = time_requests(proc, mcp.send, lambda i: call_raw, args.call_count, args.round_seconds)
+            cpu_after = proc.cpu_ns()
             durs, paths = upstream_stats(up_port)
             if len(durs) != len(totals):
                 raise RuntimeError(
@@ -652,6 +665,9 @@ def run_http(server: Server, args: argparse.Namespace, up_port: int, run_no: int
                 )
             over = [t - d for t, d in zip(totals, durs, strict=True)]
             out["call_n"] = len(totals)
+            # The server's own CPU per call (user + kernel, every thread): what the
+            # overhead is when it is not waiting for a CPU or for the other end.
+            out["call_server_cpu_us"] = (cpu_after - cpu_before) / len(totals) / 1e3
             out["call_upstream_path"] = paths[0] if paths else None
             out["call_total_p50_us"] = pct(totals, 0.5) / 1e3
             out["call_upstream_p50_us"] = pct(durs, 0.5) / 1e3
