@@ -33,6 +33,8 @@ FIGURES = [
     ("hop_p50_us", "harness hop p50 (µs)"),
     ("call_overhead_net_p50_us", "overhead less the hop p50 (µs)"),
     ("call_server_cpu_us", "server CPU per call, user + kernel, all threads (µs)"),
+    ("call_server_user_us", "  of which user (µs; 10 ms ticks, use --call-count ≥ 3000)"),
+    ("call_server_sys_us", "  of which kernel (µs)"),
     ("cold_total_ms", "cold start → first tools/list (ms)"),
     ("rss_mb", "RSS after listing + calls (MB)"),
 ]

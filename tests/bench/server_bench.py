@@ -488,6 +488,12 @@ class Proc:
                 pass
         return total
 
+    def cpu_ticks(self) -> tuple[int, int]:
+        """User and kernel CPU of the process (every thread, clock ticks) from
+        ``/proc/PID/stat``: coarse (10 ms), so only for long loops."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]), int(fields[12])
+
     def memory(self) -> dict[str, int]:
         out = {}
         with open(f"/proc/{self.pid}/status", encoding="ascii") as f:
@@ -655,9 +661,9 @@ def run_http(server: Server, args: argparse.Namespace, up_port: int, run_no: int
             out["hop_total_p50_us"] = hop["total_p50_us"]
             out["hop_p50_us"] = hop["hop_p50_us"]
             upstream_stats(up_port)
-            cpu_before = proc.cpu_ns()
+            cpu_before, ticks_before = proc.cpu_ns(), proc.cpu_ticks()
             totals, _, _ = time_requests(proc, mcp.send, lambda i: call_raw, args.call_count, args.round_seconds)
-            cpu_after = proc.cpu_ns()
+            cpu_after, ticks_after = proc.cpu_ns(), proc.cpu_ticks()
             durs, paths = upstream_stats(up_port)
             if len(durs) != len(totals):
                 raise RuntimeError(
@@ -668,6 +674,11 @@ def run_http(server: Server, args: argparse.Namespace, up_port: int, run_no: int
             # The server's own CPU per call (user + kernel, every thread): what the
             # overhead is when it is not waiting for a CPU or for the other end.
             out["call_server_cpu_us"] = (cpu_after - cpu_before) / len(totals) / 1e3
+            # Its split into user and kernel time (10 ms ticks: meaningful with
+            # --call-count in the thousands).
+            tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
+            out["call_server_user_us"] = (ticks_after[0] - ticks_before[0]) * tick_us / len(totals)
+            out["call_server_sys_us"] = (ticks_after[1] - ticks_before[1]) * tick_us / len(totals)
             out["call_upstream_path"] = paths[0] if paths else None
             out["call_total_p50_us"] = pct(totals, 0.5) / 1e3
             out["call_upstream_p50_us"] = pct(durs, 0.5) / 1e3
