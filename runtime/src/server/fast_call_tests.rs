@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used)]
 //! The fast path answers exactly as rmcp does: each request goes to a
 //! router with the fast path and to one without it, and the two responses
-//! must agree in status, content type and body bytes.
+//! must agree in status, every header and body bytes.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -97,6 +97,8 @@ struct Answer {
     status: StatusCode,
     content_type: Option<String>,
     encoding: Option<String>,
+    /// Every header, sorted (content type and encoding included).
+    headers: Vec<(String, String)>,
     body: Vec<u8>,
 }
 
@@ -110,6 +112,17 @@ async fn answer(router: &Router, req: Request) -> Answer {
     };
     let content_type = text(header::CONTENT_TYPE);
     let encoding = text(header::CONTENT_ENCODING);
+    let mut headers: Vec<(String, String)> = resp
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    headers.sort();
     let body = axum::body::to_bytes(resp.into_body(), 1 << 22)
         .await
         .unwrap()
@@ -118,6 +131,7 @@ async fn answer(router: &Router, req: Request) -> Answer {
         status,
         content_type,
         encoding,
+        headers,
         body,
     }
 }
