@@ -28,7 +28,7 @@ use crate::authz::Connection;
 use crate::catalogue::{Catalogue, ToolDef};
 use crate::credential::Credential;
 use crate::metrics::CallOutcome;
-use crate::outcome::{Call, map_response, tool_error};
+use crate::outcome::{Call, map_parsed, parse_body, tool_error};
 use crate::profile::{AccountFill, Profile};
 use crate::request::{Args, build_request};
 use crate::schema_check::SchemaChecks;
@@ -45,6 +45,7 @@ pub struct Direct {
     tools: Vec<&'static ToolDef>,
     index: HashMap<&'static str, usize>,
     validators: Validators,
+    closed_outputs: paging::ClosedOutputs,
     upstream: Upstream,
     accounts: AccountCache,
     identities: IdentityCache,
@@ -88,6 +89,7 @@ impl Direct {
         Self {
             catalogue,
             validators: Validators::new(tools.len()),
+            closed_outputs: paging::ClosedOutputs::new(tools.len()),
             tools,
             index,
             upstream,
@@ -230,10 +232,13 @@ impl Direct {
                     self.upstream.base(),
                     path_only(&request.path_and_query)
                 );
+                let json = parse_body(&resp.body);
                 let next = resp
                     .status
                     .is_success()
-                    .then(|| paging::next_page(self.profile(), tool, &args, &url, &resp))
+                    .then(|| {
+                        paging::next_page(self.profile(), tool, &args, &url, &resp, json.as_ref())
+                    })
                     .flatten();
                 let call = Call {
                     tool,
@@ -242,9 +247,10 @@ impl Direct {
                     profile: self.profile(),
                     connection,
                 };
-                let mut result = map_response(call, resp);
+                let mut result = map_parsed(call, resp, json);
                 if let Some(next) = next {
-                    paging::annotate(&mut result, tool, next);
+                    let closed = self.closed_outputs.of(index, tool);
+                    paging::annotate(&mut result, tool, next, closed);
                 }
                 let outcome = match CallOutcome::of(&result) {
                     CallOutcome::ToolError if refused => CallOutcome::Refused,

@@ -44,6 +44,22 @@ pub fn tool_error(text: impl Into<String>) -> CallToolResult {
 
 /// Maps an upstream response to the tool result.
 pub fn map_response(call: Call<'_>, resp: UpstreamResponse) -> CallToolResult {
+    let json = parse_body(&resp.body);
+    map_parsed(call, resp, json)
+}
+
+/// The JSON of a response body: `None` when it is not UTF-8, blank, or
+/// not JSON.
+pub fn parse_body(body: &[u8]) -> Option<Value> {
+    std::str::from_utf8(body)
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+        .and_then(|t| serde_json::from_str(t).ok())
+}
+
+/// [`map_response`] with the body already parsed by [`parse_body`] (the
+/// direct pipeline reads it for the next page too: one parse per call).
+pub fn map_parsed(call: Call<'_>, resp: UpstreamResponse, json: Option<Value>) -> CallToolResult {
     let UpstreamResponse {
         status,
         content_type,
@@ -59,9 +75,6 @@ pub fn map_response(call: Call<'_>, resp: UpstreamResponse) -> CallToolResult {
     let method = call.tool.method.as_str();
     let path = call.path;
     let text = std::str::from_utf8(&body).ok();
-    let json: Option<Value> = text
-        .filter(|t| !t.trim().is_empty())
-        .and_then(|t| serde_json::from_str(t).ok());
     let status_text = format!(
         "{} {}",
         status.as_u16(),

@@ -132,6 +132,9 @@ pub fn path_only(path_and_query: &str) -> &str {
 pub struct Upstream {
     client: LazyClient,
     base: String,
+    /// `base` parsed once: a request's URL is this with its path and query
+    /// set (see [`Upstream::url_for`]), so the host is not parsed per call.
+    base_url: url::Url,
     timeout: Duration,
     max_body: usize,
 }
@@ -151,6 +154,7 @@ impl Upstream {
         Ok(Self {
             client,
             base: config.base.as_str().trim_end_matches('/').to_owned(),
+            base_url: config.base.clone(),
             timeout: config.timeout,
             max_body: config.max_body_bytes,
         })
@@ -159,6 +163,28 @@ impl Upstream {
     /// The base URL requests are sent to.
     pub fn base(&self) -> &str {
         &self.base
+    }
+
+    /// The URL of `target` (a path from `/` with an optional query) under
+    /// the base: the same URL as parsing `base + target`, without parsing
+    /// the scheme and host again. A target of another form (no leading
+    /// `/`, or a `#`) is parsed whole, as before.
+    fn url_for(&self, target: &str) -> Result<url::Url, url::ParseError> {
+        if !target.starts_with('/') || target.contains('#') {
+            return url::Url::parse(&format!("{}{target}", self.base));
+        }
+        let (path, query) = match target.split_once('?') {
+            Some((path, query)) => (path, Some(query)),
+            None => (target, None),
+        };
+        let mut url = self.base_url.clone();
+        let prefix = self.base_url.path().trim_end_matches('/');
+        let mut full = String::with_capacity(prefix.len() + path.len());
+        full.push_str(prefix);
+        full.push_str(path);
+        url.set_path(&full);
+        url.set_query(query);
+        Ok(url)
     }
 
     /// Sends `req` with what `credential` has for its requirement and
@@ -234,10 +260,15 @@ impl Upstream {
                 path: path.clone(),
                 name,
             })?;
+        let url = self.url_for(&target).map_err(|_| UpstreamError::Header {
+            method,
+            path: path.clone(),
+            name: ":path".into(),
+        })?;
         let mut builder = self
             .client
             .get()?
-            .request(http_method, format!("{}{target}", self.base))
+            .request(http_method, url)
             .header(http::header::ACCEPT, "application/json");
         for (name, value) in headers {
             builder = builder.header(name, value);
@@ -424,6 +455,47 @@ fn describe(e: reqwest::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A request's URL is exactly what parsing `base + target` gives, for
+    /// bases with and without a path and targets with queries, encoded and
+    /// raw characters, dot segments, an empty path and a fragment.
+    #[test]
+    fn request_urls_are_the_parsed_base_plus_target() {
+        for base in [
+            "https://api.example.com/client/v4",
+            "https://api.example.com/client/v4/",
+            "http://127.0.0.1:8080",
+            "http://127.0.0.1:8080/",
+            "https://Example.COM/a%20b",
+        ] {
+            let config = UpstreamConfig {
+                base: url::Url::parse(base).unwrap(),
+                timeout: Duration::from_secs(1),
+                max_body_bytes: 10,
+            };
+            let upstream = Upstream::new(&config).unwrap();
+            for target in [
+                "/zones",
+                "/zones?per_page=5&name=a%20b",
+                "/accounts/a%2Fb/things?x=1?y=2",
+                "/a/../b/./c",
+                "/%2e%2e/x",
+                "/caf\u{e9} x/y z?q=\u{e9} \"<>",
+                "/",
+                "",
+                "?a=b",
+                "/x#frag",
+                "/x?y#frag",
+                "/x?",
+                "//double/slash",
+                "/x|y^z`{}",
+            ] {
+                let whole = url::Url::parse(&format!("{}{target}", upstream.base)).unwrap();
+                let built = upstream.url_for(target).unwrap();
+                assert_eq!(built.as_str(), whole.as_str(), "{base} + {target}");
+            }
+        }
+    }
 
     #[test]
     fn redirect_locations_resolve_like_a_client() {

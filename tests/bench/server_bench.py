@@ -107,11 +107,13 @@ class Upstream(asyncio.Protocol):
 
     durations: list[int] = []
     paths: list[str] = []
+    connections = 0
     canned: dict[str, bytes] = {}
     blobs: dict[int, bytes] = {}
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        Upstream.connections += 1
         sock = transport.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -137,8 +139,9 @@ class Upstream(asyncio.Protocol):
             parts = lines[0].split(" ")
             target = parts[1] if len(parts) > 1 else "/"
             if target.startswith(STATS_PATH):
-                stats = {"durations_ns": Upstream.durations, "paths": Upstream.paths}
-                Upstream.durations, Upstream.paths = [], []
+                stats = {"durations_ns": Upstream.durations, "paths": Upstream.paths,
+                         "connections": Upstream.connections}
+                Upstream.durations, Upstream.paths, Upstream.connections = [], [], 0
                 self.transport.write(http_response("200 OK", json.dumps(stats).encode()))
                 continue
             if target.startswith(BLOB_PATH):
@@ -474,6 +477,23 @@ class Proc:
                 raise RuntimeError(f"no `{prefix.decode()}` line within {timeout:.0f} s")
             select.select([self.err_r], [], [], min(left, 1.0))
 
+    def cpu_ns(self) -> int:
+        """CPU time of all the process's threads so far (user and kernel, ns), from
+        ``/proc/PID/task/*/schedstat``; threads that ended are not counted."""
+        total = 0
+        for task in Path(f"/proc/{self.pid}/task").iterdir():
+            try:
+                total += int((task / "schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+        return total
+
+    def cpu_ticks(self) -> tuple[int, int]:
+        """User and kernel CPU of the process (every thread, clock ticks) from
+        ``/proc/PID/stat``: coarse (10 ms), so only for long loops."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]), int(fields[12])
+
     def memory(self) -> dict[str, int]:
         out = {}
         with open(f"/proc/{self.pid}/status", encoding="ascii") as f:
@@ -641,7 +661,9 @@ def run_http(server: Server, args: argparse.Namespace, up_port: int, run_no: int
             out["hop_total_p50_us"] = hop["total_p50_us"]
             out["hop_p50_us"] = hop["hop_p50_us"]
             upstream_stats(up_port)
+            cpu_before, ticks_before = proc.cpu_ns(), proc.cpu_ticks()
             totals, _, _ = time_requests(proc, mcp.send, lambda i: call_raw, args.call_count, args.round_seconds)
+            cpu_after, ticks_after = proc.cpu_ns(), proc.cpu_ticks()
             durs, paths = upstream_stats(up_port)
             if len(durs) != len(totals):
                 raise RuntimeError(
@@ -649,6 +671,14 @@ def run_http(server: Server, args: argparse.Namespace, up_port: int, run_no: int
                 )
             over = [t - d for t, d in zip(totals, durs, strict=True)]
             out["call_n"] = len(totals)
+            # The server's own CPU per call (user + kernel, every thread): what the
+            # overhead is when it is not waiting for a CPU or for the other end.
+            out["call_server_cpu_us"] = (cpu_after - cpu_before) / len(totals) / 1e3
+            # Its split into user and kernel time (10 ms ticks: meaningful with
+            # --call-count in the thousands).
+            tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
+            out["call_server_user_us"] = (ticks_after[0] - ticks_before[0]) * tick_us / len(totals)
+            out["call_server_sys_us"] = (ticks_after[1] - ticks_before[1]) * tick_us / len(totals)
             out["call_upstream_path"] = paths[0] if paths else None
             out["call_total_p50_us"] = pct(totals, 0.5) / 1e3
             out["call_upstream_p50_us"] = pct(durs, 0.5) / 1e3

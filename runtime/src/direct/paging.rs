@@ -5,6 +5,8 @@
 //! The profile's [`Pagination`] reads the answer; this module only writes
 //! what it found into the result.
 
+use std::sync::OnceLock;
+
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
 
@@ -18,21 +20,21 @@ use crate::upstream::UpstreamResponse;
 pub const NEXT: &str = "next";
 
 /// What `resp` (a 2xx answer from `url`, without query, to `tool` called
-/// with `args`) says about the next page, when the profile pages this
-/// tool's lists. The body is only parsed for such tools.
+/// with `args`; `body` its JSON, see [`crate::outcome::parse_body`]) says
+/// about the next page, when the profile pages this tool's lists.
 pub fn next_page(
     profile: &Profile,
     tool: &ToolDef,
     args: &Args,
     url: &str,
     resp: &UpstreamResponse,
+    body: Option<&Value>,
 ) -> Option<PageNext> {
     if !profile.pagination.applies(tool) {
         return None;
     }
-    let body: Value = serde_json::from_slice(&resp.body).ok()?;
     let answer = Answer {
-        body: &body,
+        body: body?,
         next_link: resp.next_link.as_deref(),
         url,
     };
@@ -41,8 +43,9 @@ pub fn next_page(
         .next(&profile.envelope, tool, args, answer)
 }
 
-/// Adds `next` to a successful `result` of `tool`.
-pub fn annotate(result: &mut CallToolResult, tool: &ToolDef, next: PageNext) {
+/// Adds `next` to a successful `result` of `tool`; `closed` is
+/// [`ClosedOutputs::of`] the tool.
+pub fn annotate(result: &mut CallToolResult, tool: &ToolDef, next: PageNext, closed: bool) {
     if result.is_error == Some(true) {
         return;
     }
@@ -60,11 +63,33 @@ pub fn annotate(result: &mut CallToolResult, tool: &ToolDef, next: PageNext) {
         PageNext::Last => (Value::Null, "This is the last page.".to_owned()),
     };
     if let Some(Value::Object(structured)) = &mut result.structured_content
-        && !closed_output(tool)
+        && !closed
     {
         structured.insert(NEXT.to_owned(), value);
     }
     result.content.push(ContentBlock::text(text));
+}
+
+/// [`closed_output`] of each tool, worked out on its first paged answer:
+/// the answer needs only the output schema's top level, but reading it
+/// meant reassembling and parsing the whole schema (a third of a direct
+/// call's instructions before this was kept).
+#[derive(Debug)]
+pub struct ClosedOutputs(Vec<OnceLock<bool>>);
+
+impl ClosedOutputs {
+    /// Empty slots for `count` tools.
+    pub fn new(count: usize) -> Self {
+        Self((0..count).map(|_| OnceLock::new()).collect())
+    }
+
+    /// [`closed_output`] of `tool`, which is tool `index` of the slots.
+    pub fn of(&self, index: usize, tool: &ToolDef) -> bool {
+        match self.0.get(index) {
+            Some(slot) => *slot.get_or_init(|| closed_output(tool)),
+            None => closed_output(tool),
+        }
+    }
 }
 
 /// Whether the tool's output schema forbids members it does not name (a
@@ -88,7 +113,7 @@ mod tests {
     fn listed(tool: &ToolDef, next: PageNext) -> CallToolResult {
         let mut result = CallToolResult::success(vec![ContentBlock::text("{}")]);
         result.structured_content = Some(json!({"data": []}));
-        annotate(&mut result, tool, next);
+        annotate(&mut result, tool, next, ClosedOutputs::new(1).of(0, tool));
         result
     }
 
@@ -132,7 +157,30 @@ mod tests {
         assert_eq!(r.structured_content, Some(json!({"data": []})));
         assert_eq!(last_text(&r), "This is the last page.");
         let mut failed = CallToolResult::error(vec![ContentBlock::text("boom")]);
-        annotate(&mut failed, closed, PageNext::Last);
+        annotate(&mut failed, closed, PageNext::Last, true);
         assert_eq!(failed.content.len(), 1);
+    }
+
+    /// The answer is kept per slot: a slot holds its first answer, and an
+    /// index past the slots is worked out each time.
+    #[test]
+    fn closed_outputs_are_worked_out_once_per_tool() {
+        let closed = custom(|t| {
+            t.output_schema = Some(SharedText::Text(
+                r#"{"type":"object","additionalProperties":false}"#,
+            ));
+        });
+        let open = custom(|t| {
+            t.output_schema = Some(SharedText::Text(r#"{"type":"object"}"#));
+        });
+        let slots = ClosedOutputs::new(2);
+        assert!(slots.of(0, closed));
+        assert!(!slots.of(1, open));
+        // the slots remember their tool's answer
+        assert!(slots.of(0, open));
+        assert!(!slots.of(1, closed));
+        assert!(!slots.of(5, open));
+        assert!(slots.of(5, closed));
+        assert!(!ClosedOutputs::new(1).of(0, custom(|t| t.output_schema = None)));
     }
 }

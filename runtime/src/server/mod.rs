@@ -22,6 +22,8 @@ pub mod compress;
 pub mod connections;
 #[cfg(feature = "http")]
 mod content_coding;
+#[cfg(feature = "http")]
+mod fast_call;
 pub mod handler;
 #[cfg(feature = "http")]
 pub mod health;

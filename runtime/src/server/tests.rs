@@ -19,7 +19,7 @@ use crate::profile::testing::ENVELOPED;
 use crate::request::testing::custom;
 
 #[derive(Default)]
-struct Hits {
+pub(super) struct Hits {
     accounts: AtomicUsize,
 }
 
@@ -66,7 +66,7 @@ async fn things(Path(id): Path<String>) -> Response {
         .into_response()
 }
 
-async fn upstream() -> (String, Arc<Hits>) {
+pub(super) async fn upstream() -> (String, Arc<Hits>) {
     let hits = Arc::new(Hits::default());
     let app = Router::new()
         .route("/v4/accounts", get(accounts))
@@ -127,7 +127,7 @@ fn account_param(arg: &'static str) -> ParamDef {
     }
 }
 
-fn catalogue() -> &'static Catalogue {
+pub(super) fn catalogue() -> &'static Catalogue {
     let acct = custom(|t| {
         t.name = "acct_get";
         t.input_schema = crate::catalogue::SharedText::Text(
@@ -207,7 +207,7 @@ fn catalogue() -> &'static Catalogue {
     }))
 }
 
-fn core(base: &str, exposure: Exposure) -> Core {
+pub(super) fn core(base: &str, exposure: Exposure) -> Core {
     Core::new(
         catalogue(),
         CoreOptions {
