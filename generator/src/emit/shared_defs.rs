@@ -13,9 +13,11 @@
 //! keeps its name across releases and two crates' items never mix up.
 
 use std::collections::BTreeMap;
+use std::collections::hash_map::Entry;
 use std::fmt::Write as _;
 
 use rayon::prelude::*;
+use rustc_hash::FxHashMap as HashMap;
 use sha2::{Digest, Sha256};
 
 use super::interned::{SchemaTable, ToolSchemas};
@@ -46,7 +48,7 @@ pub struct ToolDefs {
 }
 
 /// What an item holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Kind {
     /// A `ParamDef` (a `const`: a list of them is checked as cheaply as
     /// a list of paths).
@@ -108,58 +110,105 @@ pub struct SharedDefs {
     items: BTreeMap<String, Item>,
 }
 
-/// An item for `doc` (a slice of `len` elements, or a struct).
-fn item(kind: Kind, doc: &Doc, len: usize) -> (String, Item) {
+/// The one-line text of `doc`.
+fn flat(doc: &Doc) -> String {
     let mut value = String::new();
     doc.flat(&mut value);
-    let digest = Sha256::digest(value.as_bytes());
-    let name = format!("{}{}", kind.prefix(), hex::encode_upper(&digest[..8]));
-    (name, Item { kind, len, value })
+    value
 }
 
-/// A tool's names of items, and the items.
-type Found = (ToolDefs, Vec<(String, Item)>);
+/// One tool's values as one-line texts, before they are named: made in
+/// parallel, named in one pass that hashes each distinct value once.
+struct Values {
+    /// Each parameter (empty: none, written in place as `&[]`).
+    params: Vec<String>,
+    /// Each response (`None`: none, or a schema that is not interned).
+    responses: Option<Vec<String>>,
+    body: Option<String>,
+    annotations: String,
+    /// `None` for the empty requirement.
+    security: Option<String>,
+}
 
-/// The items of one tool, and its names of them.
-fn tool_items(tool: &Tool, schemas: &ToolSchemas) -> Found {
-    let mut items = Vec::new();
-    let mut add = |kind, doc: &Doc, len| {
-        let (name, item) = item(kind, doc, len);
-        items.push((name.clone(), item));
-        name
+fn tool_values(tool: &Tool, schemas: &ToolSchemas) -> Values {
+    let elements = |doc: Doc| match doc {
+        Doc::Slice(items) => items.iter().map(flat).collect(),
+        other => vec![flat(&other)],
     };
-    // A list of element items: `&[Q_…, Q_…]`.
-    let mut list = |element, kind, elements: Vec<Doc>| {
-        let len = elements.len();
-        let names = (elements.iter())
-            .map(|e| Doc::Atom(add(element, e, 1)))
-            .collect();
-        add(kind, &Doc::Slice(names), len)
-    };
-    let params = match super::tool_doc::params(tool) {
-        Doc::Slice(params) if !params.is_empty() => Some(list(Kind::Param, Kind::Params, params)),
-        _ => None,
-    };
-    let responses = match super::tool_doc::responses(tool, Some(schemas), None) {
-        Some(Doc::Slice(responses)) if !responses.is_empty() => {
-            Some(list(Kind::Response, Kind::Responses, responses))
+    let responses = (!tool.responses.is_empty())
+        .then(|| super::tool_doc::responses(tool, Some(schemas), None))
+        .flatten();
+    Values {
+        params: elements(super::tool_doc::params(tool)),
+        responses: responses.map(elements),
+        body: super::tool_doc::body_def(tool).map(|b| flat(&b)),
+        annotations: flat(&super::tool_doc::annotations(tool)),
+        security: (!tool.security.is_empty()).then(|| flat(&super::tool_doc::security(tool))),
+    }
+}
+
+/// Names values by content hash, each distinct value hashed once.
+#[derive(Default)]
+struct Namer {
+    names: HashMap<(Kind, String), String>,
+    items: BTreeMap<String, Item>,
+}
+
+impl Namer {
+    fn name(&mut self, kind: Kind, value: String, len: usize) -> Result<String> {
+        let entry = match self.names.entry((kind, value)) {
+            Entry::Occupied(known) => return Ok(known.get().clone()),
+            Entry::Vacant(entry) => entry,
+        };
+        let value = &entry.key().1;
+        let digest = Sha256::digest(value.as_bytes());
+        let name = format!("{}{}", kind.prefix(), hex::encode_upper(&digest[..8]));
+        let item = Item {
+            kind,
+            len,
+            value: value.clone(),
+        };
+        if self.items.insert(name.clone(), item).is_some() {
+            return Err(GenerateError::emit(
+                FILE,
+                format!("two shared definitions hash to {name}"),
+            ));
         }
-        _ => None,
-    };
-    let mut add = |kind, doc: &Doc| {
-        let (name, item) = item(kind, doc, 1);
-        items.push((name.clone(), item));
-        name
-    };
-    let defs = ToolDefs {
-        params,
-        responses,
-        body: super::tool_doc::body_def(tool).map(|b| add(Kind::Body, &b)),
-        annotations: Some(add(Kind::Annotations, &super::tool_doc::annotations(tool))),
-        security: (!tool.security.is_empty())
-            .then(|| add(Kind::Security, &super::tool_doc::security(tool))),
-    };
-    (defs, items)
+        Ok(entry.insert(name).clone())
+    }
+
+    /// A list of elements named as `element` items: `&[Q_…, Q_…]`.
+    fn list(&mut self, element: Kind, kind: Kind, values: Vec<String>) -> Result<String> {
+        let len = values.len();
+        let names = (values.into_iter())
+            .map(|v| self.name(element, v, 1))
+            .collect::<Result<Vec<_>>>()?;
+        self.name(kind, format!("&[{}]", names.join(", ")), len)
+    }
+
+    fn tool(&mut self, values: Values) -> Result<ToolDefs> {
+        let params = match values.params {
+            params if params.is_empty() => None,
+            params => Some(self.list(Kind::Param, Kind::Params, params)?),
+        };
+        let responses = match values.responses {
+            Some(responses) if !responses.is_empty() => {
+                Some(self.list(Kind::Response, Kind::Responses, responses)?)
+            }
+            _ => None,
+        };
+        Ok(ToolDefs {
+            params,
+            responses,
+            body: (values.body)
+                .map(|b| self.name(Kind::Body, b, 1))
+                .transpose()?,
+            annotations: Some(self.name(Kind::Annotations, values.annotations, 1)?),
+            security: (values.security)
+                .map(|s| self.name(Kind::Security, s, 1))
+                .transpose()?,
+        })
+    }
 }
 
 impl SharedDefs {
@@ -170,35 +219,21 @@ impl SharedDefs {
     /// [`GenerateError::Emit`] if two different values hash to one name
     /// (a 64-bit collision).
     pub fn share(cat: &Catalogue, table: &mut SchemaTable) -> Result<SharedDefs> {
-        let per_product: Vec<Vec<Found>> = (cat.products.par_iter())
+        let values: Vec<Vec<Values>> = (cat.products.par_iter())
             .zip(table.tools.par_iter())
             .map(|(product, schemas)| {
                 (product.tools.iter().zip(schemas))
-                    .map(|(tool, schemas)| tool_items(tool, schemas))
+                    .map(|(tool, schemas)| tool_values(tool, schemas))
                     .collect()
             })
             .collect();
-        let mut items: BTreeMap<String, Item> = BTreeMap::new();
-        for (product, found) in table.tools.iter_mut().zip(per_product) {
-            for (schemas, (defs, tool_items)) in product.iter_mut().zip(found) {
-                for (name, item) in tool_items {
-                    match items.get(&name) {
-                        Some(known) if *known != item => {
-                            return Err(GenerateError::emit(
-                                FILE,
-                                format!("two shared definitions hash to {name}"),
-                            ));
-                        }
-                        Some(_) => {}
-                        None => {
-                            items.insert(name, item);
-                        }
-                    }
-                }
-                schemas.defs = defs;
+        let mut namer = Namer::default();
+        for (product, values) in table.tools.iter_mut().zip(values) {
+            for (schemas, values) in product.iter_mut().zip(values) {
+                schemas.defs = namer.tool(values)?;
             }
         }
-        Ok(SharedDefs { items })
+        Ok(SharedDefs { items: namer.items })
     }
 
     /// Whether there is no item (then there is no `src/defs.rs`).
