@@ -27,6 +27,9 @@ pub mod webhooks;
 /// Output and response schemas shared by the product modules.
 #[rustfmt::skip]
 mod schemas;
+/// Parameter lists, response lists and bodies shared by the product modules.
+#[rustfmt::skip]
+mod defs;
 pub use toolforge_runtime;
 use toolforge_runtime::catalogue::{Catalogue, Product};
 use toolforge_runtime::profile::BodyEnvelope;

@@ -15,6 +15,9 @@ pub mod products;
 /// Output and response schemas shared by the product modules.
 #[rustfmt::skip]
 mod schemas;
+/// Parameter lists, response lists and bodies shared by the product modules.
+#[rustfmt::skip]
+mod defs;
 pub use toolforge_runtime;
 use toolforge_runtime::catalogue::{Catalogue, Product};
 use toolforge_runtime::profile::BodyEnvelope;

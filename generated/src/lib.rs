@@ -33,6 +33,9 @@ pub mod zones;
 /// Output and response schemas shared by the product modules.
 #[rustfmt::skip]
 mod schemas;
+/// Parameter lists, response lists and bodies shared by the product modules.
+#[rustfmt::skip]
+mod defs;
 /// The skills served over MCP, with their files embedded.
 #[rustfmt::skip]
 mod skills;

@@ -160,6 +160,7 @@ fn cloudflare_release_invariants() {
     for p in [
         "src/lib.rs",
         "src/schemas.rs",
+        "src/defs.rs",
         "artifacts/spec.json",
         "artifacts/tools.json",
         "README.md",
@@ -168,7 +169,7 @@ fn cloudflare_release_invariants() {
     }
     assert_eq!(
         paths.iter().filter(|p| p.starts_with("src/")).count(),
-        cat.products.len() + 3
+        cat.products.len() + 4
     );
 }
 

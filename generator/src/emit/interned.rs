@@ -40,6 +40,8 @@ pub struct ToolSchemas {
     pub declaration: Vec<Piece>,
     /// The reference key of the table (see [`SchemaTable::key`]).
     pub key: Arc<str>,
+    /// The `src/defs.rs` items it names.
+    pub defs: super::shared_defs::ToolDefs,
 }
 
 /// Every interned text, plus which constants each tool uses.
@@ -55,6 +57,8 @@ pub struct SchemaTable {
     pub key: Arc<str>,
     /// Per product, per tool (catalogue order).
     pub tools: Vec<Vec<ToolSchemas>>,
+    /// The lists and bodies tools share; `src/defs.rs`.
+    pub defs: super::shared_defs::SharedDefs,
 }
 
 /// `S_` + the first 16 hex digits of the text's sha256.
@@ -257,6 +261,7 @@ impl SchemaTable {
                         output: output.and_then(|i| chunked.roots.get(i).cloned()),
                         declaration: declared.next().unwrap_or_default(),
                         key: Arc::clone(&key),
+                        defs: Default::default(),
                         responses: rs
                             .into_iter()
                             .map(|i| i.and_then(|i| chunked.roots.get(i).cloned()))
@@ -265,12 +270,15 @@ impl SchemaTable {
                     .collect()
             })
             .collect();
-        Ok(SchemaTable {
+        let mut table = SchemaTable {
             entries,
             parts: shared_parts,
             key,
             tools: table_tools,
-        })
+            defs: Default::default(),
+        };
+        table.defs = super::shared_defs::SharedDefs::share(cat, &mut table)?;
+        Ok(table)
     }
 
     /// The schemas of tool `tool` of product `product`.
@@ -437,6 +445,7 @@ mod tests {
             .into(),
             key: Arc::from("k"),
             tools: Vec::new(),
+            defs: Default::default(),
         };
         let text = table.render("// header");
         assert!(

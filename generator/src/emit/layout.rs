@@ -135,7 +135,7 @@ impl Doc {
     }
 
     /// The one-line layout.
-    fn flat(&self, out: &mut String) {
+    pub(super) fn flat(&self, out: &mut String) {
         fn list(items: &[Doc], out: &mut String) {
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {

@@ -11,6 +11,7 @@ mod layout_tokens;
 pub mod readme;
 pub mod resolved;
 pub mod rust;
+pub mod shared_defs;
 pub mod skills;
 pub mod string_literal;
 pub mod tool_doc;
@@ -165,6 +166,7 @@ pub fn emit_into(
     let table = interned::SchemaTable::build(cat)?;
     let has_schemas = !table.is_empty();
     let has_schema_texts = !table.entries.is_empty();
+    let has_defs = !table.defs.is_empty();
     // Every large file is made on the rayon pool (which the calling thread
     // may belong to, as the CLI's does) while a writer thread hands
     // finished ones to the sink (which does I/O): no core waits for a
@@ -179,14 +181,14 @@ pub fn emit_into(
             }
         });
         let (table, header, generated) = (&table, &header, &generated);
-        let jobs = cat.products.len() + 3;
+        let jobs = cat.products.len() + 4;
         // One file per task: neighbouring products are often the large
         // ones (Graph's `groups_*`), and a task is never split later.
         (0..jobs)
             .into_par_iter()
             .with_max_len(1)
             .try_for_each_with(tx, |tx, job| {
-                let file = match job.checked_sub(3) {
+                let file = match job.checked_sub(4) {
                     None if job == 0 => (
                         "artifacts/tools.json".to_string(),
                         artifacts::tools_json(cat, table, generated)?,
@@ -198,6 +200,10 @@ pub fn emit_into(
                     None if job == 2 && has_schemas => (
                         "src/schemas.rs".to_string(),
                         table.render(header).into_bytes(),
+                    ),
+                    None if job == 3 && has_defs => (
+                        shared_defs::FILE.to_string(),
+                        table.defs.render(header).into_bytes(),
                     ),
                     None => return Ok(()),
                     Some(i) => {
@@ -227,6 +233,7 @@ pub fn emit_into(
         rust::lib_rs(
             cat,
             has_schemas,
+            has_defs,
             config.options.resolved_spec,
             !skills.skills.is_empty(),
             &header,

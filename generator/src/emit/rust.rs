@@ -116,7 +116,7 @@ pub fn product_module(
     header: &str,
 ) -> Result<String> {
     let file = format!("src/{}.rs", module_ident(&product.name));
-    let mut out = format_file(module_head(product), &file, header)?;
+    let mut out = format_file(module_head(product, interned), &file, header)?;
     let mut next = 0;
     for (i, t) in product.tools.iter().enumerate() {
         let schemas = interned.and_then(|s| s.get(i));
@@ -146,7 +146,7 @@ pub fn product_module_reference(
     header: &str,
 ) -> Result<String> {
     let file = format!("src/{}.rs", module_ident(&product.name));
-    let mut tokens = module_head(product);
+    let mut tokens = module_head(product, interned);
     let mut deferred = Deferred::default();
     for (i, t) in product.tools.iter().enumerate() {
         tokens.extend(tool_tokens(
@@ -168,24 +168,35 @@ fn substituted(deferred: &Deferred, formatted: &str, file: &str) -> Result<Strin
 }
 
 /// A product module's items before its tools: its doc, `use`s and `TOOLS`.
-fn module_head(product: &Product) -> TokenStream {
+fn module_head(product: &Product, interned: Option<&[ToolSchemas]>) -> TokenStream {
+    // What a tool writes in place, not as a `crate::defs` item.
+    let defs = |i: usize| interned.and_then(|s| s.get(i)).map(|s| &s.defs);
+    let inline = |shared: fn(&super::shared_defs::ToolDefs) -> bool, has: fn(&Tool) -> bool| {
+        (product.tools.iter().enumerate()).any(|(i, t)| has(t) && !defs(i).is_some_and(shared))
+    };
     let statics = product.tools.iter().map(|t| ident(&static_ident(&t.name)));
     let doc = format!(" Tools of the `{}` product.", product.name);
     let count = product.tools.len();
     let tools_doc = format!(" The {count} tools of this product, by name.");
-    let uses_body = product.tools.iter().any(|t| t.body.is_some());
+    let uses_annotations = inline(|d| d.annotations.is_some(), |_| true);
+    let annotations_use = if uses_annotations {
+        quote!(Annotations,)
+    } else {
+        quote!()
+    };
+    let uses_body = inline(|d| d.body.is_some(), |t| t.body.is_some());
     let body_use = if uses_body {
         quote!(BodyArgs, BodyDef, BodyKind,)
     } else {
         quote!()
     };
-    let uses_params = product.tools.iter().any(|t| !t.params.is_empty());
+    let uses_params = inline(|d| d.params.is_some(), |t| !t.params.is_empty());
     let param_use = if uses_params {
         quote!(ParamDef, ParamLocation, ParamStyle,)
     } else {
         quote!()
     };
-    let uses_resp = product.tools.iter().any(|t| !t.responses.is_empty());
+    let uses_resp = inline(|d| d.responses.is_some(), |t| !t.responses.is_empty());
     let resp_use = if uses_resp {
         quote!(ResponseDef,)
     } else {
@@ -194,7 +205,7 @@ fn module_head(product: &Product) -> TokenStream {
     quote! {
         #![doc = #doc]
         use toolforge_runtime::catalogue::{
-            Annotations, #body_use Envelope, Method, #param_use #resp_use Route, SharedText, ToolDef,
+            #annotations_use #body_use Envelope, Method, #param_use #resp_use Route, SharedText, ToolDef,
         };
         use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 
@@ -461,6 +472,7 @@ fn profile_expr(p: &Profile) -> (TokenStream, TokenStream) {
 pub fn lib_rs(
     cat: &Catalogue,
     interned: bool,
+    defs: bool,
     spec: bool,
     skills: bool,
     header: &str,
@@ -497,6 +509,15 @@ pub fn lib_rs(
     } else {
         quote!()
     };
+    let defs_mod = if defs {
+        quote! {
+            /// Parameter lists, response lists and bodies shared by the product modules.
+            #[rustfmt::skip]
+            mod defs;
+        }
+    } else {
+        quote!()
+    };
     let (skills_mod, skills_expr) = if skills {
         (
             quote! {
@@ -515,6 +536,7 @@ pub fn lib_rs(
         // or `toolforge check` would see drift.
         #(#[doc = #mod_docs] #[rustfmt::skip] pub mod #mods;)*
         #schemas_mod
+        #defs_mod
         #skills_mod
 
         pub use toolforge_runtime;

@@ -99,10 +99,9 @@ fn declaration(pieces: &[Piece], key: &str) -> Doc {
     }
 }
 
-fn body(tool: &Tool) -> Doc {
-    let Some(b) = &tool.body else {
-        return atom("None");
-    };
+/// The tool's `BodyDef` value (`None` when it takes no body).
+pub(super) fn body_def(tool: &Tool) -> Option<Doc> {
+    let b = tool.body.as_ref()?;
     let kind = format!("BodyKind::{}", b.kind.variant());
     let args = match &b.args {
         BodyArgs::Fields(pairs) => Doc::Call(
@@ -116,7 +115,7 @@ fn body(tool: &Tool) -> Doc {
         ),
         BodyArgs::Whole(arg) => Doc::Call("BodyArgs::Whole", vec![Doc::str(arg)]),
     };
-    Doc::some(Doc::Struct(
+    Some(Doc::Struct(
         "BodyDef",
         vec![
             ("content_type", Doc::str(&b.content_type)),
@@ -130,6 +129,113 @@ fn body(tool: &Tool) -> Doc {
             ),
         ],
     ))
+}
+
+/// The tool's `Annotations` value.
+pub(super) fn annotations(tool: &Tool) -> Doc {
+    let a = tool.annotations;
+    Doc::Struct(
+        "Annotations",
+        vec![
+            ("read_only", boolean(a.read_only_hint)),
+            ("destructive", boolean(a.destructive_hint)),
+            ("idempotent", boolean(a.idempotent_hint)),
+            ("open_world", boolean(a.open_world_hint)),
+        ],
+    )
+}
+
+/// The tool's security requirement, `&[&[0], &[]]`.
+pub(super) fn security(tool: &Tool) -> Doc {
+    Doc::Slice(
+        tool.security
+            .iter()
+            .map(|alt| {
+                Doc::Slice(
+                    alt.iter()
+                        .map(|i| atom(Literal::u16_unsuffixed(*i).to_string()))
+                        .collect(),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// The tool's parameter descriptors, `&[ParamDef { … }, …]`.
+pub(super) fn params(tool: &Tool) -> Doc {
+    Doc::Slice(
+        tool.params
+            .iter()
+            .map(|p| {
+                Doc::Struct(
+                    "ParamDef",
+                    vec![
+                        ("arg", Doc::str(&p.arg)),
+                        ("name", Doc::str(&p.name)),
+                        (
+                            "location",
+                            atom(format!("ParamLocation::{}", p.location.variant())),
+                        ),
+                        ("style", atom(format!("ParamStyle::{}", p.style.variant()))),
+                        ("explode", boolean(p.explode)),
+                        ("required", boolean(p.required)),
+                        ("allow_reserved", boolean(p.allow_reserved)),
+                    ],
+                )
+            })
+            .collect(),
+    )
+}
+
+/// The tool's response descriptors, `&[ResponseDef { … }, …]`. A schema
+/// that is not interned is written as a literal through `texts`; without
+/// `texts` such a list is `None`.
+pub(super) fn responses(
+    tool: &Tool,
+    schemas: Option<&ToolSchemas>,
+    mut texts: Option<&mut Texts<'_>>,
+) -> Option<Doc> {
+    let mut responses = Vec::with_capacity(tool.responses.len());
+    for (i, r) in tool.responses.iter().enumerate() {
+        let name = schemas
+            .and_then(|t| t.responses.get(i))
+            .and_then(Option::as_ref);
+        let schema = match (&r.schema, name) {
+            (Some(_), Some(name)) => interned(name),
+            (Some(s), None) => literal_schema(texts.as_mut()?.deferred(s.as_str())),
+            (None, _) => atom("None"),
+        };
+        let content_type = match &r.content_type {
+            Some(ct) => Doc::some(Doc::str(ct)),
+            None => atom("None"),
+        };
+        responses.push(Doc::Struct(
+            "ResponseDef",
+            vec![
+                ("status", Doc::str(&r.status)),
+                ("content_type", content_type),
+                ("schema", schema),
+            ],
+        ));
+    }
+    Some(Doc::Slice(responses))
+}
+
+/// `&doc`.
+fn reference(doc: Doc) -> Doc {
+    match doc {
+        Doc::Atom(path) => atom(format!("&{path}")),
+        other => other,
+    }
+}
+
+/// A reference to the `src/defs.rs` item `name`, or `inline` when the
+/// tool's value is not shared.
+fn shared_or(name: Option<&String>, inline: impl FnOnce() -> Doc, wrap: fn(Doc) -> Doc) -> Doc {
+    match name {
+        Some(name) => wrap(atom(format!("{}{name}", super::shared_defs::PATH))),
+        None => inline(),
+    }
 }
 
 /// The fields of the tool's `ToolDef`, in declaration order: the one
@@ -148,16 +254,6 @@ pub(super) fn fields(
         (Some(s), None) => literal_schema(texts.deferred(s.text.as_str())),
         (None, _) => atom("None"),
     };
-    let a = tool.annotations;
-    let annotations = Doc::Struct(
-        "Annotations",
-        vec![
-            ("read_only", boolean(a.read_only_hint)),
-            ("destructive", boolean(a.destructive_hint)),
-            ("idempotent", boolean(a.idempotent_hint)),
-            ("open_world", boolean(a.open_world_hint)),
-        ],
-    );
     let routes = tool
         .routes
         .iter()
@@ -172,67 +268,36 @@ pub(super) fn fields(
             )
         })
         .collect();
-    let params = tool
-        .params
-        .iter()
-        .map(|p| {
-            Doc::Struct(
-                "ParamDef",
-                vec![
-                    ("arg", Doc::str(&p.arg)),
-                    ("name", Doc::str(&p.name)),
-                    (
-                        "location",
-                        atom(format!("ParamLocation::{}", p.location.variant())),
-                    ),
-                    ("style", atom(format!("ParamStyle::{}", p.style.variant()))),
-                    ("explode", boolean(p.explode)),
-                    ("required", boolean(p.required)),
-                    ("allow_reserved", boolean(p.allow_reserved)),
-                ],
-            )
-        })
-        .collect();
-    let mut responses = Vec::with_capacity(tool.responses.len());
-    for (i, r) in tool.responses.iter().enumerate() {
-        let name = schemas
-            .and_then(|t| t.responses.get(i))
-            .and_then(Option::as_ref);
-        let schema = match (&r.schema, name) {
-            (Some(_), Some(name)) => interned(name),
-            (Some(s), None) => literal_schema(texts.deferred(s.as_str())),
-            (None, _) => atom("None"),
-        };
-        let content_type = match &r.content_type {
-            Some(ct) => Doc::some(Doc::str(ct)),
-            None => atom("None"),
-        };
-        responses.push(Doc::Struct(
-            "ResponseDef",
-            vec![
-                ("status", Doc::str(&r.status)),
-                ("content_type", content_type),
-                ("schema", schema),
-            ],
-        ));
-    }
+    // Lists and bodies other tools repeat are items of `src/defs.rs`
+    // (see `super::shared_defs`).
+    let defs = schemas.map(|s| &s.defs);
+    let params = shared_or(defs.and_then(|d| d.params.as_ref()), || params(tool), reference);
+    let body = shared_or(
+        defs.and_then(|d| d.body.as_ref()),
+        || body_def(tool).map_or_else(|| atom("None"), Doc::some),
+        Doc::some,
+    );
+    let responses = shared_or(
+        defs.and_then(|d| d.responses.as_ref()),
+        // With `texts`, every schema has a literal: never `None`.
+        || responses(tool, schemas, Some(texts)).unwrap_or_else(|| Doc::Slice(Vec::new())),
+        reference,
+    );
+    let annotations = shared_or(
+        defs.and_then(|d| d.annotations.as_ref()),
+        || annotations(tool),
+        |d| d,
+    );
+    let security = shared_or(
+        defs.and_then(|d| d.security.as_ref()),
+        || security(tool),
+        |d| d,
+    );
     let envelope = match tool.envelope {
         Envelope::None => atom("Envelope::None"),
         Envelope::Wrapped => atom("Envelope::Wrapped"),
         Envelope::Result { list } => Doc::Struct("Envelope::Result", vec![("list", boolean(list))]),
     };
-    let security = Doc::Slice(
-        tool.security
-            .iter()
-            .map(|alt| {
-                Doc::Slice(
-                    alt.iter()
-                        .map(|i| atom(Literal::u16_unsuffixed(*i).to_string()))
-                        .collect(),
-                )
-            })
-            .collect(),
-    );
     let ts = match schemas {
         Some(i) => declaration(&i.declaration, &i.key),
         None => text_call(Doc::str(&super::typescript::tool_declaration(tool)?)),
@@ -249,9 +314,9 @@ pub(super) fn fields(
         ("permissions", strings(&tool.permissions)),
         ("method", atom(format!("Method::{}", tool.method.variant()))),
         ("routes", Doc::Slice(routes)),
-        ("params", Doc::Slice(params)),
-        ("body", body(tool)),
-        ("responses", Doc::Slice(responses)),
+        ("params", params),
+        ("body", body),
+        ("responses", responses),
         ("envelope", envelope),
         ("deprecated", boolean(tool.deprecated)),
         ("security", security),
