@@ -117,7 +117,7 @@ pub fn push_entry(out: &mut String, written: &mut Written, t: &ToolDef, variant:
     out.push_str("{\"name\":");
     push_json_str(out, t.name);
     // A title that repeats the description word for word tells a client
-    // nothing the description does not (8.6 KB of Cloudflare's listing).
+    // nothing the description does not (8.6 KB of the flagship listing).
     if t.title != t.description {
         out.push_str(",\"title\":");
         push_json_str(out, t.title);
@@ -149,7 +149,7 @@ pub const HINT_DEFAULTS: Annotations = Annotations {
 
 /// Appends `,"annotations":{…}` with the hints that differ from
 /// [`HINT_DEFAULTS`], in the specification's order, or nothing when none
-/// does (69 KB of Cloudflare's listing were hints equal to the defaults).
+/// does (69 KB of the flagship listing were hints equal to the defaults).
 fn push_annotations(out: &mut String, a: Annotations) {
     let d = HINT_DEFAULTS;
     let hints = [
