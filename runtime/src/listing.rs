@@ -22,7 +22,7 @@ pub(crate) const SPLICE_MAX: usize = 16 * 1024;
 
 mod encode;
 #[cfg(all(test, feature = "http"))]
-mod size;
+mod size_tests;
 
 use encode::encode;
 pub use encode::{FALLBACK_SCHEMA, Variant, entry, rmcp_tool};

@@ -2,7 +2,7 @@
 //! artifacts with the encoder the server uses (docs/benchmarks.md, "Direct
 //! listing size"): `toolforge generate --spec … --out DIR`, then
 //! `TOOLFORGE_LISTING_ARTIFACTS=DIR/artifacts cargo test -p
-//! toolforge-runtime --lib listing::size -- --nocapture`. Without the
+//! toolforge-runtime --lib listing::size_tests -- --nocapture`. Without the
 //! variable it measures a small catalogue of its own, so the reading of
 //! artifacts stays tested.
 
