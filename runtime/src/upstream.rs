@@ -141,7 +141,7 @@ pub struct Upstream {
 
 impl Upstream {
     /// A client for `config` (no redirects, no proxies, rustls with `ring`),
-    /// built on a thread of its own while the server starts; a client that
+    /// built by [`Upstream::warm_up`] or the first request; a client that
     /// cannot be built fails each request with [`UpstreamError::Client`].
     ///
     /// # Errors
@@ -150,7 +150,7 @@ impl Upstream {
     pub fn new(config: &UpstreamConfig) -> Result<Self, UpstreamError> {
         // Several installs race harmlessly: the first one wins.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = LazyClient::start(config.timeout);
+        let client = LazyClient::new(config.timeout);
         Ok(Self {
             client,
             base: config.base.as_str().trim_end_matches('/').to_owned(),
@@ -158,6 +158,14 @@ impl Upstream {
             timeout: config.timeout,
             max_body: config.max_body_bytes,
         })
+    }
+
+    /// Builds the HTTP client on the calling thread unless it is built
+    /// already (the server calls this from the listing's encoding thread
+    /// once the listing is made, so loading the trust roots is not on the
+    /// start-up path).
+    pub fn warm_up(&self) {
+        self.client.warm_up();
     }
 
     /// The base URL requests are sent to.

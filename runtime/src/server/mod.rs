@@ -259,13 +259,17 @@ impl Core {
                     .with_title(format!("{} API tools (toolforge)", catalogue.api)),
             )
             .with_instructions(instructions);
+        let listing = Arc::new({
+            let upstream = direct.upstream().clone();
+            Listing::new_then(listed.clone(), move || upstream.warm_up())
+        });
         Ok(Self {
             catalogue,
             exposure: options.exposure,
             direct,
             engine,
             rmcp_tools: (0..listed.len()).map(|_| OnceLock::new()).collect(),
-            listing: Arc::new(Listing::new(listed.clone())),
+            listing,
             listed,
             index,
             output_schemas: options.output_schemas,

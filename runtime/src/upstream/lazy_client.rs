@@ -2,18 +2,21 @@
 //!
 //! Building the client loads the platform's trust roots (every file under
 //! the system certificate directory is read and parsed): milliseconds a
-//! server would otherwise spend before it listens. A thread of its own
-//! builds it while the server starts; the first request that needs it
-//! waits for that thread (or builds it itself when the thread could not
-//! start). A client that cannot be built is logged once by that thread and
-//! reported by every request as [`UpstreamError::Client`].
+//! server would otherwise spend before it listens. The server asks for it
+//! with [`LazyClient::warm_up`] once its listing is encoded (on that
+//! thread: on two cores, building both at once beside the main thread
+//! delayed both the listening socket and the first `tools/list`); the first
+//! request that needs it waits for the build, or builds it itself when
+//! nothing warmed it up. A client that cannot be built is logged once by
+//! the warm-up and reported by every request as [`UpstreamError::Client`].
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::UpstreamError;
 
-/// A `reqwest::Client` made once, on a background thread when one starts.
+/// A `reqwest::Client` made once: by [`LazyClient::warm_up`] or by the
+/// first request.
 #[derive(Debug, Clone)]
 pub(super) struct LazyClient(Arc<Inner>);
 
@@ -24,23 +27,22 @@ struct Inner {
 }
 
 impl LazyClient {
-    /// Starts building the client (no redirects, no proxies, `timeout` for
-    /// a whole exchange and at most 10 s to connect).
-    pub(super) fn start(timeout: Duration) -> Self {
-        let lazy = Self(Arc::new(Inner {
+    /// A client to be built on warm-up or first use (no redirects, no
+    /// proxies, `timeout` for a whole exchange and at most 10 s to
+    /// connect).
+    pub(super) fn new(timeout: Duration) -> Self {
+        Self(Arc::new(Inner {
             timeout,
             client: OnceLock::new(),
-        }));
-        let background = lazy.clone();
-        // When no thread can start, the first request builds it.
-        let _ = std::thread::Builder::new()
-            .name("toolforge-upstream-client".into())
-            .spawn(move || {
-                if let Err(e) = background.get() {
-                    tracing::warn!(error = %e, "the upstream HTTP client could not be created; every upstream request will fail");
-                }
-            });
-        lazy
+        }))
+    }
+
+    /// Builds the client now, on the calling thread, unless it is built or
+    /// being built; logs a client that cannot be built.
+    pub(super) fn warm_up(&self) {
+        if let Err(e) = self.get() {
+            tracing::warn!(error = %e, "the upstream HTTP client could not be created; every upstream request will fail");
+        }
     }
 
     /// The client, waiting for the build when it is under way.
@@ -74,7 +76,9 @@ mod tests {
 
     #[test]
     fn the_client_is_built_once_and_shared_by_clones() {
-        let lazy = LazyClient::start(Duration::from_secs(5));
+        let lazy = LazyClient::new(Duration::from_secs(5));
+        assert!(lazy.0.client.get().is_none(), "nothing is built before use");
+        lazy.warm_up();
         let copy = lazy.clone();
         let a: *const reqwest::Client = lazy.get().expect("client");
         let b: *const reqwest::Client = copy.get().expect("client");
