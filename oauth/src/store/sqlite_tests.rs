@@ -69,6 +69,27 @@ async fn reopening_keeps_data_and_applies_migrations_once() -> Result<(), String
     Ok(())
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_opens_of_one_fresh_file_all_succeed() -> Result<(), String> {
+    // Switching a fresh file to WAL is refused at once (`database is
+    // locked`) to every connection but one; opening waits and retries.
+    for round in 0..10 {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let (_, url) = temp_url(&dir);
+        let mut opens = tokio::task::JoinSet::new();
+        for _ in 0..8 {
+            let url = url.clone();
+            opens.spawn(async move { open(&url).await.map(drop) });
+        }
+        while let Some(opened) = opens.join_next().await {
+            opened
+                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("round {round}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
 async fn futures_join4(url: &str) -> [Result<SqlStore, StoreError>; 4] {
     let (a, b, c, d) = tokio::join!(open(url), open(url), open(url), open(url));
     [a, b, c, d]
