@@ -4,7 +4,6 @@
 //! must agree in status, every header and body bytes.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -13,28 +12,14 @@ use http::{StatusCode, header};
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
-use super::super::http::{ClientAuth, HttpOptions, ShutdownHandle, router_with};
+use super::super::http::{ClientAuth, ShutdownHandle, router_with};
 use super::super::tests::{catalogue, core, upstream};
 use super::*;
 use crate::config::Exposure;
 
 const HOST: &str = "127.0.0.1:8787";
 
-fn options(auth: ClientAuth) -> HttpOptions {
-    HttpOptions {
-        allowed_hosts: Vec::new(),
-        allowed_origins: Vec::new(),
-        max_request_bytes: 1 << 16,
-        header_read_timeout: Duration::from_secs(10),
-        body_read_timeout: Duration::from_secs(10),
-        idle_timeout: Duration::from_secs(60),
-        max_connections: 16,
-        max_connections_per_ip: 16,
-        auth,
-        drain_timeout: Duration::from_secs(10),
-        readiness: Vec::new(),
-    }
-}
+use crate::server::http::tests::options;
 
 fn tokens() -> ClientAuth {
     use crate::server::auth::{TokenTable, digest_hex};

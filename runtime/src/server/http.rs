@@ -691,4 +691,4 @@ async fn splice_listing(State(state): State<Arc<HttpState>>, req: Request, next:
 
 #[cfg(test)]
 #[path = "http_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -34,19 +34,7 @@ fn test_router() -> Router {
         credential_hint: "set `EXAMPLE_API_TOKEN`".into(),
     };
     let core = Arc::new(Core::new(catalogue, options).unwrap());
-    let http = HttpOptions {
-        allowed_hosts: Vec::new(),
-        allowed_origins: Vec::new(),
-        max_request_bytes: 1 << 16,
-        header_read_timeout: Duration::from_secs(10),
-        body_read_timeout: Duration::from_secs(10),
-        idle_timeout: Duration::from_secs(60),
-        max_connections: 16,
-        max_connections_per_ip: 16,
-        auth: ClientAuth::Unauthenticated(None),
-        drain_timeout: Duration::from_secs(10),
-        readiness: Vec::new(),
-    };
+    let http = self::options(ClientAuth::Unauthenticated(None));
     router(core, &http, "127.0.0.1:8787".parse().unwrap()).0
 }
 
@@ -124,4 +112,22 @@ async fn bad_params_get_invalid_params_and_garbage_a_parse_error() {
     assert_eq!((status, &v["result"]), (StatusCode::OK, &json!({})), "{v}");
     let (_, v) = post(r#"{"jsonrpc":"2.0","id":4,"method":"nope/nope","params":{}}"#).await;
     assert_eq!(v["error"]["code"], -32601, "{v}");
+}
+
+/// The HTTP options of the router tests (here and the fast path's): small
+/// limits, long timeouts, `auth` as given.
+pub(crate) fn options(auth: ClientAuth) -> HttpOptions {
+    HttpOptions {
+        allowed_hosts: Vec::new(),
+        allowed_origins: Vec::new(),
+        max_request_bytes: 1 << 16,
+        header_read_timeout: Duration::from_secs(10),
+        body_read_timeout: Duration::from_secs(10),
+        idle_timeout: Duration::from_secs(60),
+        max_connections: 16,
+        max_connections_per_ip: 16,
+        auth,
+        drain_timeout: Duration::from_secs(10),
+        readiness: Vec::new(),
+    }
 }
