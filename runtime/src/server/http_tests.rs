@@ -3,37 +3,7 @@
 use super::*;
 
 fn test_router() -> Router {
-    use crate::catalogue::{Catalogue, Product};
-    use crate::config::{Exposure, UpstreamConfig, validate_upstream};
-    use crate::request::testing::custom;
-    use crate::server::CoreOptions;
-    let tools: &'static [&'static crate::catalogue::ToolDef] =
-        vec![custom(|t| t.name = "a_get")].leak();
-    let products = vec![Product {
-        name: "test",
-        tools,
-    }]
-    .leak();
-    let catalogue = Box::leak(Box::new(Catalogue {
-        api: "example",
-        profile: crate::profile::Profile::generic("EXAMPLE_API_TOKEN"),
-        products,
-        source: "{}",
-        spec: "",
-        skills: &[],
-    }));
-    let options = CoreOptions {
-        exposure: Exposure::default(),
-        upstream: UpstreamConfig {
-            base: validate_upstream("http://127.0.0.1:9", true).unwrap(),
-            timeout: Duration::from_secs(1),
-            max_body_bytes: 1000,
-        },
-        output_schemas: false,
-        max_argument_bytes: 1000,
-        credential_hint: "set `EXAMPLE_API_TOKEN`".into(),
-    };
-    let core = Arc::new(Core::new(catalogue, options).unwrap());
+    let core = crate::server::example_core_tests::example_core(&["a_get"]);
     let http = self::options(ClientAuth::Unauthenticated(None));
     router(core, &http, "127.0.0.1:8787".parse().unwrap()).0
 }

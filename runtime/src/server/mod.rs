@@ -567,3 +567,6 @@ impl Core {
 #[cfg(test)]
 #[cfg(all(feature = "http", feature = "codemode"))]
 mod tests;
+
+#[cfg(test)]
+pub(crate) mod example_core_tests;

@@ -10,33 +10,7 @@ use crate::request::testing::custom;
 use crate::server::CoreOptions;
 
 fn core() -> Arc<Core> {
-    let tools: &'static [&'static crate::catalogue::ToolDef] =
-        vec![custom(|t| t.name = "a_get"), custom(|t| t.name = "b_get")].leak();
-    let products = vec![Product {
-        name: "test",
-        tools,
-    }]
-    .leak();
-    let catalogue = Box::leak(Box::new(Catalogue {
-        api: "example",
-        profile: crate::profile::Profile::generic("EXAMPLE_API_TOKEN"),
-        products,
-        source: "{}",
-        spec: "",
-        skills: &[],
-    }));
-    let options = CoreOptions {
-        exposure: Exposure::default(),
-        upstream: UpstreamConfig {
-            base: validate_upstream("http://127.0.0.1:9", true).unwrap(),
-            timeout: Duration::from_secs(1),
-            max_body_bytes: 1000,
-        },
-        output_schemas: false,
-        max_argument_bytes: 1000,
-        credential_hint: "set `EXAMPLE_API_TOKEN`".into(),
-    };
-    Arc::new(Core::new(catalogue, options).unwrap())
+    crate::server::example_core_tests::example_core(&["a_get", "b_get"])
 }
 
 #[tokio::test]
