@@ -11,11 +11,17 @@ use crate::request::testing::custom;
 
 /// A direct-mode core serving one tool per name (the test tool, renamed).
 pub(crate) fn example_core(names: &[&'static str]) -> Arc<Core> {
-    let tools: &'static [&'static ToolDef] = names
-        .iter()
-        .map(|&name| custom(|t| t.name = name))
-        .collect::<Vec<_>>()
-        .leak();
+    example_core_of(
+        names
+            .iter()
+            .map(|&name| custom(|t| t.name = name))
+            .collect(),
+    )
+}
+
+/// A direct-mode core serving `tools`, in one product.
+pub(crate) fn example_core_of(tools: Vec<&'static ToolDef>) -> Arc<Core> {
+    let tools: &'static [&'static ToolDef] = tools.leak();
     let products = vec![Product {
         name: "test",
         tools,

@@ -4,10 +4,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::*;
-use crate::catalogue::{Catalogue, Product};
-use crate::config::{Exposure, UpstreamConfig, validate_upstream};
 use crate::request::testing::custom;
-use crate::server::CoreOptions;
 
 fn core() -> Arc<Core> {
     crate::server::example_core_tests::example_core(&["a_get", "b_get"])
@@ -265,38 +262,12 @@ async fn oversized_lines_are_dropped_and_the_session_goes_on() {
 
 /// A core whose one tool has a nullable argument (strict drops the `null`).
 fn nullable_core() -> Arc<Core> {
-    let tools: &'static [&'static crate::catalogue::ToolDef] = vec![custom(|t| {
+    crate::server::example_core_tests::example_core_of(vec![custom(|t| {
         t.name = "a_get";
         t.input_schema = crate::catalogue::SharedText::Text(
             r#"{"type":"object","properties":{"x":{"type":["string","null"]}}}"#,
         );
-    })]
-    .leak();
-    let products = vec![Product {
-        name: "test",
-        tools,
-    }]
-    .leak();
-    let catalogue = Box::leak(Box::new(Catalogue {
-        api: "example",
-        profile: crate::profile::Profile::generic("EXAMPLE_API_TOKEN"),
-        products,
-        source: "{}",
-        spec: "",
-        skills: &[],
-    }));
-    let options = CoreOptions {
-        exposure: Exposure::default(),
-        upstream: UpstreamConfig {
-            base: validate_upstream("http://127.0.0.1:9", true).unwrap(),
-            timeout: Duration::from_secs(1),
-            max_body_bytes: 1000,
-        },
-        output_schemas: false,
-        max_argument_bytes: 1000,
-        credential_hint: String::new(),
-    };
-    Arc::new(Core::new(catalogue, options).unwrap())
+    })])
 }
 
 /// The type of `x` a stdio session is listed after `messages`.
