@@ -3,7 +3,8 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{CACHE_TTL_MS, PRODUCTS_URI, Resources};
-use crate::catalogue::{Annotations, Envelope, Method, Route, SharedText, ToolDef};
+use crate::catalogue::{Route, ToolDef};
+use crate::request::testing::custom;
 use crate::skills::{Skill, SkillFile};
 
 const MD: &[u8] = b"---\nname: zone-dns\ndescription: Manage DNS\nlicense: Apache-2.0\n---\nBody\n";
@@ -33,34 +34,18 @@ static SKILLS: &[Skill] = &[Skill {
 }];
 
 fn tool(name: &'static str, product: &'static str) -> &'static ToolDef {
-    Box::leak(Box::new(ToolDef {
-        name,
-        operation_id: name,
-        product,
-        title: "A title",
-        description: "",
-        input_schema: SharedText::Text("{}"),
-        output_schema: None,
-        annotations: Annotations {
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-            open_world: true,
-        },
-        permissions: &[],
-        method: Method::Get,
-        routes: &[Route {
-            when: None,
-            template: "/zones",
-        }],
-        params: &[],
-        body: None,
-        responses: &[],
-        envelope: Envelope::None,
-        deprecated: false,
-        security: &[],
-        ts_declaration: crate::catalogue::SharedText::Text(""),
-    }))
+    static ROUTE: [Route; 1] = [Route {
+        when: None,
+        template: "/zones",
+    }];
+    custom(|t| {
+        t.name = name;
+        t.operation_id = name;
+        t.product = product;
+        t.title = "A title";
+        t.description = "";
+        t.routes = &ROUTE;
+    })
 }
 
 fn resources() -> Resources {
