@@ -21,6 +21,8 @@ use crate::catalogue::ToolDef;
 pub(crate) const SPLICE_MAX: usize = 16 * 1024;
 
 mod encode;
+#[cfg(test)]
+mod json_check_tests;
 #[cfg(all(test, feature = "http"))]
 mod size_tests;
 

@@ -224,13 +224,21 @@ impl SharedTexts {
                 continue;
             };
             let name = &after[..end];
+            if let Some(w) = written.as_mut() {
+                // A name ending in `\\` ended no JSON string: what was taken
+                // for a reference was not one (see [`Written::unchecked`]).
+                w.check_name(name);
+            }
             let room = depth < MAX_DEPTH && out.len() - start < MAX_BYTES;
             // A copy is exactly the expansion: it met no bound where it was
             // made, and meets none here.
-            let copy = written.as_ref().and_then(|w| w.0.get(name)).filter(|w| {
-                room && depth + 1 + w.nest < MAX_DEPTH
-                    && out.len() - start + w.span.len() < MAX_BYTES
-            });
+            let copy = written
+                .as_ref()
+                .and_then(|w| w.spans.get(name))
+                .filter(|w| {
+                    room && depth + 1 + w.nest < MAX_DEPTH
+                        && out.len() - start + w.span.len() < MAX_BYTES
+                });
             if let Some(w) = copy {
                 let (span, inner) = (w.span.clone(), w.nest);
                 out.push_str(&rest[..at]);
@@ -243,10 +251,15 @@ impl SharedTexts {
                 Some(entry) if room => {
                     out.push_str(&rest[..at]);
                     let from = out.len();
+                    let faults = written.as_mut().map(|w| w.check(entry));
                     let inner = self.push(index, entry, out, start, depth + 1, written);
                     if let (Some(inner), Some(w)) = (inner, written.as_mut()) {
-                        let span = from..out.len();
-                        w.0.insert(name, Span { span, nest: inner });
+                        // Only a part whose JSON was checked is copied
+                        // unchecked later.
+                        if faults == Some(w.unchecked) {
+                            let span = from..out.len();
+                            w.spans.insert(name, Span { span, nest: inner });
+                        }
                     }
                     nest = nest.zip(inner).map(|(n, i)| n.max(i + 1));
                     rest = &after[end + 2..];
@@ -279,13 +292,52 @@ impl SharedTexts {
 
 /// Where entries were put together in one output (see
 /// [`SharedText::write_into`]); clear it when that output is cut back.
+///
+/// It also checks, once per part, that each text put together is JSON:
+/// when every stored part is a JSON value, a reference `{"<key>":"<name>"}`
+/// inside one is a whole object in a value's place (a JSON string cannot
+/// hold `{"` unescaped, and a name cannot end in `\\`), so putting values in
+/// those places leaves a JSON value. The listing then reads one byte of a
+/// tool's schema instead of parsing all of it: the schemas of a large API
+/// repeat their parts, and parsing each tool's whole schema was most of the
+/// cold start's listing work (docs/benchmarks.md, "Cold start").
 #[derive(Debug, Default)]
-pub struct Written(std::collections::HashMap<&'static str, Span>);
+pub struct Written {
+    spans: std::collections::HashMap<&'static str, Span>,
+    /// How many texts put together here were not JSON values or held a
+    /// name that cannot be a reference: the caller then checks what it
+    /// wrote the slow way.
+    unchecked: usize,
+}
 
 impl Written {
     /// Forgets every part (after the output was cut back).
     pub fn clear(&mut self) {
-        self.0.clear();
+        self.spans.clear();
+    }
+
+    /// How many texts written so far were not known to be JSON values:
+    /// unchanged across a [`SharedText::write_into`] means what it wrote
+    /// is one JSON value.
+    pub fn unchecked(&self) -> usize {
+        self.unchecked
+    }
+
+    /// Counts `text` as unchecked unless it is one JSON value; returns the
+    /// count before.
+    fn check(&mut self, text: &str) -> usize {
+        let before = self.unchecked;
+        if serde_json::from_str::<&serde_json::value::RawValue>(text).is_err() {
+            self.unchecked += 1;
+        }
+        before
+    }
+
+    /// Counts a reference name ending in `\\` as unchecked.
+    fn check_name(&mut self, name: &str) {
+        if name.ends_with('\\') {
+            self.unchecked += 1;
+        }
     }
 }
 
@@ -338,13 +390,30 @@ impl SharedText {
     pub fn write_into(self, out: &mut String, written: Option<&mut Written>) {
         let mut written = written;
         match self {
-            SharedText::Text(t) => out.push_str(t),
-            SharedText::Entry(name, table) => {
-                if let Some(t) = table.get(name) {
+            SharedText::Text(t) => {
+                if let Some(w) = written.as_mut() {
+                    w.check(t);
+                }
+                out.push_str(t);
+            }
+            SharedText::Entry(name, table) => match table.get(name) {
+                Some(t) => {
+                    if let Some(w) = written.as_mut() {
+                        w.check(t);
+                    }
                     table.push(table.index(), t, out, out.len(), 0, &mut written);
                 }
-            }
+                None => {
+                    if let Some(w) = written.as_mut() {
+                        // The empty text is no JSON value.
+                        w.unchecked += 1;
+                    }
+                }
+            },
             SharedText::Marked(text, table) => {
+                if let Some(w) = written.as_mut() {
+                    w.check(text);
+                }
                 table.push(table.index(), text, out, out.len(), 0, &mut written);
             }
         }

@@ -59,6 +59,15 @@ impl Variant {
 
 /// Appends `value` as a JSON string (serde_json's escaping).
 fn push_json_str(out: &mut String, value: &str) {
+    // serde_json escapes only `"`, `\\` and control characters: most names
+    // and descriptions have none, and are copied as they are (without a
+    // string of their own per field: the listing writes thousands).
+    if !value.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.push('"');
+        out.push_str(value);
+        out.push('"');
+        return;
+    }
     // A string always serialises.
     out.push_str(&serde_json::to_string(value).unwrap_or_default());
 }
@@ -72,9 +81,17 @@ fn is_json_object(text: &str) -> bool {
 /// `out` (no buffer per tool: the server does this for every tool before it
 /// listens), or [`FALLBACK_SCHEMA`] when it is not a JSON object.
 fn push_schema(out: &mut String, written: &mut Written, text: SharedText, tool: &str, what: &str) {
-    let start = out.len();
+    let (start, unchecked) = (out.len(), written.unchecked());
     text.write_into(out, Some(written));
-    if !is_json_object(&out[start..]) {
+    let object = if written.unchecked() == unchecked {
+        // One JSON value (see [`Written`]): an object when it opens with `{`.
+        out[start..]
+            .trim_start_matches([' ', '\t', '\n', '\r'])
+            .starts_with('{')
+    } else {
+        is_json_object(&out[start..])
+    };
+    if !object {
         tracing::warn!(
             tool,
             what,
@@ -211,6 +228,17 @@ mod tests {
     use super::*;
     use crate::request::testing::custom;
     use serde_json::Value;
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let mut texts: Vec<String> = (0u8..0x80).map(|b| format!("a{}b", b as char)).collect();
+        texts.extend(["", "plain", "é ü \u{2028} 😀", "\"q\"", "end\\"].map(String::from));
+        for text in texts {
+            let mut out = String::from("x");
+            push_json_str(&mut out, &text);
+            assert_eq!(out[1..], serde_json::to_string(&text).unwrap(), "{text:?}");
+        }
+    }
 
     /// Every combination of hints reads back the same with MCP's defaults
     /// filled in for what is left out, and no hint equal to its default
