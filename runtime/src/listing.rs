@@ -23,11 +23,13 @@ pub(crate) const SPLICE_MAX: usize = 16 * 1024;
 mod encode;
 #[cfg(test)]
 mod json_check_tests;
+mod narrowed;
 #[cfg(all(test, feature = "http"))]
 mod size_tests;
 
 use encode::encode;
 pub use encode::{FALLBACK_SCHEMA, Variant, entry, rmcp_tool};
+pub use narrowed::{NARROWED_BUDGET, NarrowKey, NarrowedListings, NarrowedSlot};
 
 /// The rmcp form of a tool definition, with its output schema and full
 /// input schema (see [`rmcp_tool`] for the other variants): a listed tool
@@ -45,6 +47,12 @@ pub struct Listing {
     encoded: [Arc<OnceLock<Bytes>>; Variant::COUNT],
     placeholders: [Tool; Variant::COUNT],
     patterns: [Vec<u8>; Variant::COUNT],
+    /// Stands for a narrowed session's listing (handed over in a
+    /// [`NarrowedSlot`]), and its encoded array.
+    narrowed_placeholder: Tool,
+    narrowed_pattern: Vec<u8>,
+    /// Narrowed sessions' listings by what decides them.
+    narrowed: NarrowedListings,
 }
 
 /// A response with the listing spliced in, as three pieces: the listing is
@@ -57,8 +65,9 @@ pub struct Spliced {
     pub listing: Bytes,
     /// The response after the listing.
     pub suffix: Bytes,
-    /// The listing's variant.
-    pub variant: Variant,
+    /// The listing's variant: `None` for a narrowed session's listing,
+    /// which has no shared compressed form.
+    pub variant: Option<Variant>,
 }
 
 impl Spliced {
@@ -152,12 +161,19 @@ impl Listing {
                 Arc::new(JsonObject::new()),
             )
         });
-        let patterns = Variant::ALL.map(|v| {
+        let pattern_of = |tool: &Tool| {
             let mut p = b"[".to_vec();
-            p.extend(serde_json::to_vec(&placeholders[v.index()]).unwrap_or_default());
+            p.extend(serde_json::to_vec(tool).unwrap_or_default());
             p.push(b']');
             p
-        });
+        };
+        let patterns = Variant::ALL.map(|v| pattern_of(&placeholders[v.index()]));
+        let narrowed_placeholder = Tool::new(
+            format!("toolforge_listing_{nonce:016x}_narrowed"),
+            "",
+            Arc::new(JsonObject::new()),
+        );
+        let narrowed_pattern = pattern_of(&narrowed_placeholder);
         // Encoding the listing of a large API takes milliseconds; a thread
         // of its own does it while the server starts (TLS roots, the
         // runtime, the listener), and the first request that needs it
@@ -190,6 +206,9 @@ impl Listing {
             encoded,
             placeholders,
             patterns,
+            narrowed_placeholder,
+            narrowed_pattern,
+            narrowed: NarrowedListings::default(),
         }
     }
 
@@ -218,11 +237,36 @@ impl Listing {
                     prefix: Bytes::copy_from_slice(&body[..at]),
                     listing: self.bytes(variant),
                     suffix: Bytes::copy_from_slice(&body[at + pattern.len()..]),
-                    variant,
+                    variant: Some(variant),
                 });
             }
         }
         None
+    }
+
+    /// The placeholder tool that stands for a narrowed session's listing.
+    pub fn narrowed_placeholder(&self) -> Tool {
+        self.narrowed_placeholder.clone()
+    }
+
+    /// The narrowed sessions' listings.
+    pub fn narrowed(&self) -> &NarrowedListings {
+        &self.narrowed
+    }
+
+    /// `body` with the narrowed placeholder replaced by `listing` (a JSON
+    /// array of tools), or `None` when it holds no such placeholder.
+    pub fn splice_narrowed(&self, body: &[u8], listing: Bytes) -> Option<Spliced> {
+        if body.len() > SPLICE_MAX {
+            return None;
+        }
+        let at = memchr::memmem::find(body, &self.narrowed_pattern)?;
+        Some(Spliced {
+            prefix: Bytes::copy_from_slice(&body[..at]),
+            listing,
+            suffix: Bytes::copy_from_slice(&body[at + self.narrowed_pattern.len()..]),
+            variant: None,
+        })
     }
 }
 
@@ -399,7 +443,7 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for variant in Variant::ALL {
             let spliced = listing.splice(&response_in(&listing, variant)).unwrap();
-            assert_eq!(spliced.variant, variant);
+            assert_eq!(spliced.variant, Some(variant));
             let v: Value = serde_json::from_slice(&joined(&spliced)).unwrap();
             let tool = &v["result"]["tools"][0];
             let input = serde_json::to_string(&tool["inputSchema"]).unwrap();

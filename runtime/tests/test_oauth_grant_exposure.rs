@@ -168,3 +168,48 @@ async fn skills_from_forge_json_are_offered_and_narrow_the_grant() {
     let text = body["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("include `dns-write`"), "{text}");
 }
+
+/// An access token of a grant whose consent chose `skill` only.
+async fn token_for_skill(h: &Harness, skill: &str) -> String {
+    let client = h.register(&[REDIRECT]).await;
+    let mut browser = Browser::default();
+    let consent = h.consent(&mut browser, &client).await;
+    let to_provider = h
+        .approve_with(&mut browser, &consent, "products", &[("products", skill)])
+        .await;
+    assert_eq!(to_provider.status, 302, "{}", to_provider.body);
+    let back = browser.get(to_provider.location.as_deref().unwrap()).await;
+    let done = browser.get(back.location.as_deref().unwrap()).await;
+    let code = query_of(&done.location.unwrap())["code"].clone();
+    let (status, tokens) = h.exchange(&client, &code, VERIFIER).await;
+    assert_eq!(status, 200, "{tokens}");
+    tokens["access_token"].as_str().unwrap().to_owned()
+}
+
+/// Narrowed listings are kept per exposure: sessions with different
+/// exposures, listing in turn, each get their own tools every time, and
+/// two grants with the same exposure get the same listing.
+#[tokio::test]
+async fn sessions_listing_in_turn_each_see_only_their_own_exposure() {
+    let h = start(Options {
+        catalogue: Some(&oauth_support::scoped::GROUPED),
+        ..Options::default()
+    })
+    .await;
+    let read = token_for_skill(&h, "dns-read").await;
+    let write = token_for_skill(&h, "dns-write").await;
+    let read_again = token_for_skill(&h, "dns-read").await;
+    let (_, all) = h.tokens_choosing("all").await;
+    let all = all["access_token"].as_str().unwrap().to_owned();
+    let write_listed = h.listed(&write).await;
+    assert!(write_listed.contains(&"dns_records_create".to_owned()));
+    for _ in 0..2 {
+        assert_eq!(h.listed(&read).await, ["dns_records_list"]);
+        assert_eq!(h.listed(&write).await, write_listed);
+        assert_eq!(
+            h.listed(&all).await,
+            ["dns_records_list", "dns_records_create"]
+        );
+        assert_eq!(h.listed(&read_again).await, ["dns_records_list"]);
+    }
+}

@@ -21,9 +21,12 @@
 //! - brotli: the shared part is flushed (byte aligned, not last); the tail
 //!   is appended as uncompressed meta-blocks and an empty last meta-block
 //!   (RFC 7932 §9.2), which need no encoder state.
+//!
+//! A narrowed session's listing (kept per exposure, `listing/narrowed.rs`)
+//! is compressed the same way, once per kept listing, on first demand.
 
 use std::io::Write as _;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -35,7 +38,7 @@ use http::{HeaderMap, HeaderValue, header};
 use http_body::Body as _;
 use serde_json::{Map, Value};
 
-use crate::listing::{Listing, Spliced, Variant};
+use crate::listing::{Listing, NARROWED_BUDGET, Spliced, Variant};
 
 /// JSON responses smaller than this go out as they are.
 pub const MIN_COMPRESS_BYTES: usize = 1024;
@@ -110,6 +113,11 @@ pub struct Precompressed {
     listing: Arc<Listing>,
     variants: [OnceLock<Encoded>; Variant::COUNT],
     started: [std::sync::Once; Variant::COUNT],
+    /// Narrowed sessions' listings and their compressed forms, the most
+    /// recently used last. A listing is known by its bytes' allocation:
+    /// kept listings are shared, never copied, and holding the bytes here
+    /// keeps the allocation from being reused by another listing.
+    narrowed: Mutex<Vec<(Bytes, Arc<OnceLock<Encoded>>)>>,
 }
 
 /// `HEAD` + one listing variant, compressed.
@@ -131,6 +139,7 @@ impl Precompressed {
             listing,
             variants: std::array::from_fn(|_| OnceLock::new()),
             started: std::array::from_fn(|_| std::sync::Once::new()),
+            narrowed: Mutex::default(),
         })
     }
 
@@ -158,29 +167,84 @@ impl Precompressed {
         if encoding == Encoding::Identity {
             return None;
         }
-        let variant = spliced.variant;
+        // A narrowed session's listing has no shared compressed form (and
+        // must never be answered with another's).
+        let variant = spliced.variant?;
         let Some(encoded) = self.variants[variant.index()].get() else {
             self.start(variant);
             return None;
         };
-        let tail = reordered_tail(&spliced.prefix, &spliced.suffix)?;
-        let tail = match encoding {
-            Encoding::Gzip => gzip_tail(encoded, &tail),
-            Encoding::Brotli => brotli_tail(&tail),
-            Encoding::Identity => return None,
-        };
-        let shared = match encoding {
-            Encoding::Gzip => encoded.gzip.clone(),
-            _ => encoded.brotli.clone(),
-        };
-        // Two pieces: the shared stream, then this response's tail.
-        Some(Spliced {
-            prefix: shared,
-            listing: Bytes::from(tail),
-            suffix: Bytes::new(),
-            variant,
-        })
+        compose(encoded, spliced, encoding)
     }
+
+    /// The compressed form of a spliced narrowed `tools/list` answer (a
+    /// [`Spliced`] without a variant), when its listing is encoded (else
+    /// `None`: the on-the-fly layer compresses it). Starts encoding that
+    /// listing on first demand.
+    pub fn answer_narrowed(
+        self: &Arc<Self>,
+        spliced: &Spliced,
+        encoding: Encoding,
+    ) -> Option<Spliced> {
+        if encoding == Encoding::Identity || spliced.variant.is_some() {
+            return None;
+        }
+        let cell = self.narrowed_cell(&spliced.listing);
+        compose(cell.get()?, spliced, encoding)
+    }
+
+    /// The compressed form's cell of narrowed `listing`, encoding started
+    /// on a thread of its own when it is new; the least recently used past
+    /// [`NARROWED_BUDGET`] are let go.
+    fn narrowed_cell(&self, listing: &Bytes) -> Arc<OnceLock<Encoded>> {
+        let mut kept = self.narrowed.lock().unwrap_or_else(|e| e.into_inner());
+        let same = |b: &Bytes| b.as_ptr() == listing.as_ptr() && b.len() == listing.len();
+        if let Some(at) = kept.iter().position(|(b, _)| same(b)) {
+            let entry = kept.remove(at);
+            let cell = Arc::clone(&entry.1);
+            kept.push(entry);
+            return cell;
+        }
+        let cell = Arc::new(OnceLock::new());
+        kept.push((listing.clone(), Arc::clone(&cell)));
+        let mut total: usize = kept.iter().map(|(b, _)| b.len()).sum();
+        while total > NARROWED_BUDGET && kept.len() > 1 {
+            let (dropped, _) = kept.remove(0);
+            total -= dropped.len();
+        }
+        let (bytes, target) = (listing.clone(), Arc::clone(&cell));
+        let spawned = std::thread::Builder::new()
+            .name("listing-compress".into())
+            .spawn(move || {
+                let _ = target.set(encode_shared(&bytes));
+            });
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "cannot start a listing compression thread; this listing stays compressed on the fly");
+        }
+        cell
+    }
+}
+
+/// `spliced` (its listing compressed as `encoded`) as `encoding`: the
+/// shared stream, then this response's tail.
+fn compose(encoded: &Encoded, spliced: &Spliced, encoding: Encoding) -> Option<Spliced> {
+    let tail = reordered_tail(&spliced.prefix, &spliced.suffix)?;
+    let tail = match encoding {
+        Encoding::Gzip => gzip_tail(encoded, &tail),
+        Encoding::Brotli => brotli_tail(&tail),
+        Encoding::Identity => return None,
+    };
+    let shared = match encoding {
+        Encoding::Gzip => encoded.gzip.clone(),
+        _ => encoded.brotli.clone(),
+    };
+    // Two pieces: the shared stream, then this response's tail.
+    Some(Spliced {
+        prefix: shared,
+        listing: Bytes::from(tail),
+        suffix: Bytes::new(),
+        variant: spliced.variant,
+    })
 }
 
 /// What follows the tools array once it is written first: `,…rest of

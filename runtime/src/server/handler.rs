@@ -27,7 +27,7 @@ use serde_json::json;
 use super::Core;
 use crate::authz::Connection;
 use crate::credential::Credential;
-use crate::listing::Variant;
+use crate::listing::{NarrowedSlot, Variant};
 
 /// One handler per session (stdio) or per request (HTTP); cheap to clone.
 #[derive(Debug, Clone)]
@@ -133,6 +133,20 @@ impl ServerHandler for Handler {
         let variant = listing_variant(&self.core, &ctx);
         let connection = Self::connection(&ctx);
         if Core::lists_differently(&connection) {
+            // Over HTTP the response layer writes the kept listing in place
+            // of a placeholder (as it does the shared one).
+            let slot = ctx
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<NarrowedSlot>());
+            if let Some(slot) = slot
+                && let Some(bytes) = self.core.narrowed_listing(&connection, variant)
+            {
+                slot.put(bytes);
+                return Ok(ListToolsResult::with_all_items(vec![
+                    self.core.listing().narrowed_placeholder(),
+                ]));
+            }
             return Ok(ListToolsResult::with_all_items(
                 self.core.listed_for(&connection, variant),
             ));

@@ -37,7 +37,7 @@ use super::jsonrpc_guard::{
 use super::scoped::{self, metadata_url, unauthorized};
 use super::{Core, Handler, ServeError};
 use crate::credential::Credential;
-use crate::listing::SPLICE_MAX;
+use crate::listing::{NarrowedSlot, SPLICE_MAX};
 
 /// How HTTP clients are authenticated.
 #[derive(Debug, Clone)]
@@ -541,6 +541,7 @@ async fn authenticate(
             },
             Verdict::Message(message) if lists_tools(&message) => {
                 parts.extensions.insert(ListsTools);
+                parts.extensions.insert(NarrowedSlot::default());
             }
             Verdict::Message(mut message) if state.fast_path => {
                 if let Some(fast) = FastCall::of(&parts.headers, &mut message) {
@@ -631,6 +632,7 @@ fn lists_tools(message: &ClientJsonRpcMessage) -> bool {
 /// into a JSON-RPC `Invalid Request` error.
 async fn splice_listing(State(state): State<Arc<HttpState>>, req: Request, next: Next) -> Response {
     let listing = req.extensions().get::<ListsTools>().is_some();
+    let narrowed = req.extensions().get::<NarrowedSlot>().cloned();
     let encoding = Encoding::negotiate(req.headers());
     let resp = next.run(req).await;
     if resp.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
@@ -670,6 +672,22 @@ async fn splice_listing(State(state): State<Arc<HttpState>>, req: Request, next:
             return text_response(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error");
         }
     };
+    if let Some(listing) = narrowed.and_then(|slot| slot.take()) {
+        // A narrowed session's listing, compressed once it is kept
+        // compressed; until then the on-the-fly layer compresses it.
+        let body = match state.core.listing().splice_narrowed(&bytes, listing) {
+            Some(spliced) => match state.compressed.answer_narrowed(&spliced, encoding) {
+                Some(packed) => {
+                    compress::mark(&mut parts.headers, encoding);
+                    packed.into_body()
+                }
+                None => spliced.into_body(),
+            },
+            None => Body::from(bytes),
+        };
+        parts.headers.remove(header::CONTENT_LENGTH);
+        return Response::from_parts(parts, body);
+    }
     let body = match state.core.listing().splice(&bytes) {
         Some(spliced) => match state.compressed.answer(&spliced, encoding) {
             Some(packed) => {

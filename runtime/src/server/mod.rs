@@ -56,6 +56,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolResult, Implementation, InitializeResult, JsonObject, ServerCapabilities, Tool,
@@ -403,6 +404,25 @@ impl Core {
         tools
     }
 
+    /// The `tools/list` array for a connection that
+    /// [`Core::lists_differently`], encoded: [`Core::listed_for`]'s tools,
+    /// made once per exposure and kept (see [`crate::listing::NarrowKey`]:
+    /// sessions that hide the same tools at the same scoped URL share it).
+    /// `None` when it cannot be encoded.
+    pub fn narrowed_listing(&self, connection: &Connection, variant: Variant) -> Option<Bytes> {
+        // Every tool either mode could list or declare, each decided by
+        // the same rule `listed_for` applies.
+        let hidden = (self.listed.iter())
+            .chain(self.direct.tools())
+            .map(|t| crate::authz::hidden(connection, t).is_some());
+        let key = crate::listing::NarrowKey::new(variant, hidden, connection.path_scope().cloned());
+        self.listing.narrowed().get_or_make(key, || {
+            serde_json::to_vec(&self.listed_for(connection, variant))
+                .ok()
+                .map(Bytes::from)
+        })
+    }
+
     /// Runs `tools/call` to completion.
     ///
     /// # Errors
@@ -570,3 +590,7 @@ mod tests;
 
 #[cfg(test)]
 pub(crate) mod example_core_tests;
+
+#[cfg(test)]
+#[cfg(all(feature = "http", feature = "codemode"))]
+mod narrowed_tests;

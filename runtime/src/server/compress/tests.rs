@@ -118,7 +118,7 @@ fn precompressed_listing_decodes_to_the_same_message() {
                 std::thread::sleep(Duration::from_millis(5));
             };
             let shared = packed.prefix.clone();
-            let wire = packed.pieces().concat();
+            let wire = packed.clone().pieces().concat();
             let plain = match encoding {
                 Encoding::Gzip => gunzip(&wire),
                 _ => unbrotli(&wire),
@@ -149,4 +149,83 @@ fn precompressed_listing_decodes_to_the_same_message() {
         .map(|_| ()),
         None
     );
+}
+
+/// A narrowed listing's answer, spliced as the HTTP layer does.
+fn narrowed_answer(listing: &Listing, kept: &Bytes, id: i64) -> Spliced {
+    let result = ListToolsResult::with_all_items(vec![listing.narrowed_placeholder()]);
+    let msg = ServerJsonRpcMessage::response(
+        ServerResult::ListToolsResult(result),
+        RequestId::Number(id),
+    );
+    listing
+        .splice_narrowed(&serde_json::to_vec(&msg).unwrap(), kept.clone())
+        .unwrap()
+}
+
+/// Waits (bounded) until `pre` answers `spliced` compressed.
+fn compressed_narrowed(pre: &Arc<Precompressed>, spliced: &Spliced, encoding: Encoding) -> Spliced {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(p) = pre.answer_narrowed(spliced, encoding) {
+            return p;
+        }
+        assert!(Instant::now() < deadline, "never compressed");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn each_narrowed_listing_is_compressed_once_and_decodes_to_itself() {
+    let tools = (0..3)
+        .map(|i| custom(move |t| t.name = Box::leak(format!("tool_{i}").into_boxed_str())))
+        .collect();
+    let listing = Arc::new(Listing::new(tools));
+    let pre = Precompressed::new(listing.clone());
+    let lists = [
+        Bytes::from(r#"[{"name":"a","inputSchema":{"type":"object"}}]"#.to_owned()),
+        Bytes::from(r#"[{"name":"b","inputSchema":{"type":"object"}}]"#.to_owned()),
+    ];
+    for encoding in [Encoding::Gzip, Encoding::Brotli] {
+        let mut shared = Vec::new();
+        for kept in &lists {
+            let spliced = narrowed_answer(&listing, kept, 5);
+            // Never the shared listing's streams.
+            assert!(pre.answer(&spliced, encoding).is_none());
+            let plain_answer: Value =
+                serde_json::from_slice(&spliced.clone().pieces().concat()).unwrap();
+            let packed = compressed_narrowed(&pre, &spliced, encoding);
+            let wire = packed.clone().pieces().concat();
+            let plain = match encoding {
+                Encoding::Gzip => gunzip(&wire),
+                _ => unbrotli(&wire),
+            };
+            let decoded: Value = serde_json::from_slice(&plain).unwrap();
+            assert_eq!(decoded, plain_answer, "{encoding:?}");
+            assert_eq!(
+                decoded["result"]["tools"],
+                serde_json::from_slice::<Value>(kept).unwrap()
+            );
+            // Another id, the same compressed stream.
+            let again = pre
+                .answer_narrowed(&narrowed_answer(&listing, kept, 6), encoding)
+                .unwrap();
+            assert_eq!(again.prefix.as_ptr(), packed.prefix.as_ptr());
+            shared.push(packed.prefix.as_ptr());
+        }
+        assert_ne!(shared[0], shared[1], "two listings share no stream");
+    }
+    // The same text in another allocation is another listing: compressed
+    // on its own, never answered with a stream it was not made from.
+    let copy = Bytes::from(lists[0].to_vec());
+    let spliced = narrowed_answer(&listing, &copy, 7);
+    let packed = compressed_narrowed(&pre, &spliced, Encoding::Gzip);
+    let decoded: Value = serde_json::from_slice(&gunzip(&packed.pieces().concat())).unwrap();
+    assert_eq!(decoded["id"], 7);
+    // A shared listing's answer is not a narrowed one.
+    let whole = listing
+        .splice(&response(&listing, Variant::DEFAULT, 1))
+        .unwrap();
+    assert!(pre.answer_narrowed(&whole, Encoding::Gzip).is_none());
+    assert!(pre.answer_narrowed(&spliced, Encoding::Identity).is_none());
 }
