@@ -13,11 +13,13 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 
 use super::Variant;
-use crate::authz::PathScope;
 
 /// Everything a narrowed listing depends on: the schema variant, which
 /// tools the session's exposure hides (decided tool by tool, so whatever
-/// the exposure rules read is in it) and the scoped URL's fixed values.
+/// the exposure rules read is in it) and which arguments a scoped URL fixes
+/// (a listing leaves them out; it never shows their values, so sessions
+/// of every account at one scoped path share it:
+/// `server::narrowed_tests` checks that the values change nothing).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NarrowKey {
     /// The schema variant the client reads.
@@ -26,17 +28,18 @@ pub struct NarrowKey {
     pub hidden: Vec<u64>,
     /// How many tools the bits are for.
     pub tools: usize,
-    /// The scoped URL the session is bound to.
-    pub scope: Option<PathScope>,
+    /// The path parameters a scoped URL fixes, in template order.
+    pub fixed: Option<Vec<&'static str>>,
 }
 
 impl NarrowKey {
     /// The key of a listing in `variant` where `hidden` says, tool by tool
-    /// in one fixed order, whether the session hides it.
+    /// in one fixed order, whether the session hides it, and `fixed` names
+    /// the path parameters its scoped URL fixes.
     pub fn new(
         variant: Variant,
         hidden: impl IntoIterator<Item = bool>,
-        scope: Option<PathScope>,
+        fixed: Option<Vec<&'static str>>,
     ) -> Self {
         let (mut bits, mut tools) = (Vec::new(), 0);
         for (i, h) in hidden.into_iter().enumerate() {
@@ -52,7 +55,7 @@ impl NarrowKey {
             variant,
             hidden: bits,
             tools,
-            scope,
+            fixed,
         }
     }
 }

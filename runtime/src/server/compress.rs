@@ -117,7 +117,17 @@ pub struct Precompressed {
     /// recently used last. A listing is known by its bytes' allocation:
     /// kept listings are shared, never copied, and holding the bytes here
     /// keeps the allocation from being reused by another listing.
-    narrowed: Mutex<Vec<(Bytes, Arc<OnceLock<Encoded>>)>>,
+    narrowed: Mutex<Vec<NarrowedForm>>,
+}
+
+/// A narrowed listing held by [`Precompressed`], and its compressed form.
+#[derive(Debug)]
+struct NarrowedForm {
+    listing: Bytes,
+    encoded: Arc<OnceLock<Encoded>>,
+    /// Whether its encoding was started: on the listing's second answer,
+    /// so an exposure asked for once costs no more than on the fly.
+    started: bool,
 }
 
 /// `HEAD` + one listing variant, compressed.
@@ -193,35 +203,42 @@ impl Precompressed {
         compose(cell.get()?, spliced, encoding)
     }
 
-    /// The compressed form's cell of narrowed `listing`, encoding started
-    /// on a thread of its own when it is new; the least recently used past
-    /// [`NARROWED_BUDGET`] are let go.
+    /// The compressed form's cell of narrowed `listing`, its encoding
+    /// started on a thread of its own the second time it is asked for; the
+    /// least recently used past [`NARROWED_BUDGET`] are let go.
     fn narrowed_cell(&self, listing: &Bytes) -> Arc<OnceLock<Encoded>> {
         let mut kept = self.narrowed.lock().unwrap_or_else(|e| e.into_inner());
         let same = |b: &Bytes| b.as_ptr() == listing.as_ptr() && b.len() == listing.len();
-        if let Some(at) = kept.iter().position(|(b, _)| same(b)) {
-            let entry = kept.remove(at);
-            let cell = Arc::clone(&entry.1);
-            kept.push(entry);
-            return cell;
-        }
-        let cell = Arc::new(OnceLock::new());
-        kept.push((listing.clone(), Arc::clone(&cell)));
-        let mut total: usize = kept.iter().map(|(b, _)| b.len()).sum();
-        while total > NARROWED_BUDGET && kept.len() > 1 {
-            let (dropped, _) = kept.remove(0);
-            total -= dropped.len();
-        }
-        let (bytes, target) = (listing.clone(), Arc::clone(&cell));
-        let spawned = std::thread::Builder::new()
-            .name("listing-compress".into())
-            .spawn(move || {
-                let _ = target.set(encode_shared(&bytes));
+        let Some(at) = kept.iter().position(|f| same(&f.listing)) else {
+            let encoded = Arc::new(OnceLock::new());
+            kept.push(NarrowedForm {
+                listing: listing.clone(),
+                encoded: Arc::clone(&encoded),
+                started: false,
             });
-        if let Err(e) = spawned {
-            tracing::warn!(error = %e, "cannot start a listing compression thread; this listing stays compressed on the fly");
+            let mut total: usize = kept.iter().map(|f| f.listing.len()).sum();
+            while total > NARROWED_BUDGET && kept.len() > 1 {
+                let dropped = kept.remove(0);
+                total -= dropped.listing.len();
+            }
+            return encoded;
+        };
+        let mut form = kept.remove(at);
+        let encoded = Arc::clone(&form.encoded);
+        if !form.started {
+            form.started = true;
+            let (bytes, target) = (form.listing.clone(), Arc::clone(&encoded));
+            let spawned = std::thread::Builder::new()
+                .name("listing-compress".into())
+                .spawn(move || {
+                    let _ = target.set(encode_shared(&bytes));
+                });
+            if let Err(e) = spawned {
+                tracing::warn!(error = %e, "cannot start a listing compression thread; this listing stays compressed on the fly");
+            }
         }
-        cell
+        kept.push(form);
+        encoded
     }
 }
 

@@ -407,7 +407,8 @@ impl Core {
     /// The `tools/list` array for a connection that
     /// [`Core::lists_differently`], encoded: [`Core::listed_for`]'s tools,
     /// made once per exposure and kept (see [`crate::listing::NarrowKey`]:
-    /// sessions that hide the same tools at the same scoped URL share it).
+    /// sessions that hide the same tools and have the same arguments fixed
+    /// share it).
     /// `None` when it cannot be encoded.
     pub fn narrowed_listing(&self, connection: &Connection, variant: Variant) -> Option<Bytes> {
         // Every tool either mode could list or declare, each decided by
@@ -415,7 +416,9 @@ impl Core {
         let hidden = (self.listed.iter())
             .chain(self.direct.tools())
             .map(|t| crate::authz::hidden(connection, t).is_some());
-        let key = crate::listing::NarrowKey::new(variant, hidden, connection.path_scope().cloned());
+        let fixed =
+            (connection.path_scope()).map(|s| s.values.iter().map(|(name, _)| *name).collect());
+        let key = crate::listing::NarrowKey::new(variant, hidden, fixed);
         self.listing.narrowed().get_or_make(key, || {
             serde_json::to_vec(&self.listed_for(connection, variant))
                 .ok()

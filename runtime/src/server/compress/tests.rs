@@ -192,6 +192,19 @@ fn each_narrowed_listing_is_compressed_once_and_decodes_to_itself() {
             let spliced = narrowed_answer(&listing, kept, 5);
             // Never the shared listing's streams.
             assert!(pre.answer(&spliced, encoding).is_none());
+            if encoding == Encoding::Gzip {
+                // Asked for once: compressed on the fly, nothing started.
+                assert!(pre.answer_narrowed(&spliced, encoding).is_none());
+                let started = |pre: &Precompressed| {
+                    let forms = pre.narrowed.lock().unwrap();
+                    forms
+                        .iter()
+                        .any(|f| f.listing.as_ptr() == kept.as_ptr() && f.started)
+                };
+                assert!(!started(&pre));
+                let _ = pre.answer_narrowed(&spliced, encoding);
+                assert!(started(&pre), "the second answer starts it");
+            }
             let plain_answer: Value =
                 serde_json::from_slice(&spliced.clone().pieces().concat()).unwrap();
             let packed = compressed_narrowed(&pre, &spliced, encoding);
