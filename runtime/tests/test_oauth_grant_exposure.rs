@@ -119,11 +119,7 @@ async fn consent_templates_choose_the_scopes_asked_for() {
 
 #[tokio::test]
 async fn skills_from_forge_json_are_offered_and_narrow_the_grant() {
-    let h = start(Options {
-        catalogue: Some(&oauth_support::scoped::GROUPED),
-        ..Options::default()
-    })
-    .await;
+    let h = start_grouped().await;
     let client = h.register(&[REDIRECT]).await;
     let mut browser = Browser::default();
     let consent = h.consent(&mut browser, &client).await;
@@ -169,6 +165,15 @@ async fn skills_from_forge_json_are_offered_and_narrow_the_grant() {
     assert!(text.contains("include `dns-write`"), "{text}");
 }
 
+/// A server whose consent page offers the grouped skills.
+async fn start_grouped() -> Harness {
+    start(Options {
+        catalogue: Some(&oauth_support::scoped::GROUPED),
+        ..Options::default()
+    })
+    .await
+}
+
 /// An access token of a grant whose consent chose `skill` only.
 async fn token_for_skill(h: &Harness, skill: &str) -> String {
     let client = h.register(&[REDIRECT]).await;
@@ -191,11 +196,7 @@ async fn token_for_skill(h: &Harness, skill: &str) -> String {
 /// two grants with the same exposure get the same listing.
 #[tokio::test]
 async fn sessions_listing_in_turn_each_see_only_their_own_exposure() {
-    let h = start(Options {
-        catalogue: Some(&oauth_support::scoped::GROUPED),
-        ..Options::default()
-    })
-    .await;
+    let h = start_grouped().await;
     let read = token_for_skill(&h, "dns-read").await;
     let write = token_for_skill(&h, "dns-write").await;
     let read_again = token_for_skill(&h, "dns-read").await;

@@ -24,6 +24,14 @@ fn gunzip(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
+/// `wire` decoded as `encoding` (gzip or brotli).
+fn unpack(encoding: Encoding, wire: &[u8]) -> Vec<u8> {
+    match encoding {
+        Encoding::Gzip => gunzip(wire),
+        _ => unbrotli(wire),
+    }
+}
+
 fn unbrotli(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     brotli::Decompressor::new(bytes, 4096)
@@ -119,10 +127,7 @@ fn precompressed_listing_decodes_to_the_same_message() {
             };
             let shared = packed.prefix.clone();
             let wire = packed.clone().pieces().concat();
-            let plain = match encoding {
-                Encoding::Gzip => gunzip(&wire),
-                _ => unbrotli(&wire),
-            };
+            let plain = unpack(encoding, &wire);
             let decoded: Value = serde_json::from_slice(&plain).unwrap();
             assert_eq!(decoded, identity, "{encoding:?} {variant:?}");
             assert_eq!(decoded["id"], 41);
@@ -209,10 +214,7 @@ fn each_narrowed_listing_is_compressed_once_and_decodes_to_itself() {
                 serde_json::from_slice(&spliced.clone().pieces().concat()).unwrap();
             let packed = compressed_narrowed(&pre, &spliced, encoding);
             let wire = packed.clone().pieces().concat();
-            let plain = match encoding {
-                Encoding::Gzip => gunzip(&wire),
-                _ => unbrotli(&wire),
-            };
+            let plain = unpack(encoding, &wire);
             let decoded: Value = serde_json::from_slice(&plain).unwrap();
             assert_eq!(decoded, plain_answer, "{encoding:?}");
             assert_eq!(
