@@ -524,10 +524,19 @@ async fn authenticate(
         // wrong message shapes and content types included, is rmcp's (see
         // `splice_listing`).
         let mut parts = parts;
-        let verdict = if is_json(&parts.headers) {
-            classify(&bytes)
-        } else {
-            Verdict::Ignore
+        let json = is_json(&parts.headers);
+        // A plain `tools/call` is read once, into its parts; every other
+        // body is classified as before.
+        let fast = (json && state.fast_path)
+            .then(|| FastCall::decode(&parts.headers, &bytes))
+            .flatten();
+        let verdict = match fast {
+            Some(fast) => {
+                parts.extensions.insert(fast);
+                Verdict::Ignore
+            }
+            None if json => classify(&bytes),
+            None => Verdict::Ignore,
         };
         match verdict {
             Verdict::Reply(error) => match error["error"]["code"].as_i64() {
