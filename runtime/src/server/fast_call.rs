@@ -21,8 +21,8 @@
 //! - no progress token (progress notifications need rmcp's SSE stream);
 //! - a `tools/call` without `inputResponses` / `requestState`, or a `ping`.
 //!
-//! Everything around the call is unchanged because this layer sits
-//! innermost: allowlists, authentication, per-grant checks (the
+//! Everything around the call is unchanged because it is answered
+//! innermost, in the last layer before rmcp ([`answer`]): allowlists, authentication, per-grant checks (the
 //! [`Connection`] goes to the core as before), step-up challenges (the
 //! authentication layer wraps this response as it wraps rmcp's),
 //! compression and the connection-level drain. A shutdown cancel answers
@@ -31,8 +31,7 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use rmcp::ErrorData;
@@ -207,15 +206,11 @@ pub(super) struct FastState {
     pub(super) shutdown: CancellationToken,
 }
 
-/// Middleware: answers a request marked [`FastCall`]; passes the rest on.
-pub(super) async fn serve(
-    State(state): State<Arc<FastState>>,
-    mut req: Request,
-    next: Next,
-) -> Response {
-    let Some(fast) = req.extensions_mut().remove::<FastCall>() else {
-        return next.run(req).await;
-    };
+/// Answers `req`, marked `fast` by the authentication layer. Called by
+/// the innermost middleware in front of rmcp (`http::splice_listing`)
+/// rather than being a layer of its own: every `from_fn` layer clones
+/// the whole service stack inside it per request and drops it after.
+pub(super) async fn answer(state: &FastState, req: Request, fast: FastCall) -> Response {
     if state.shutdown.is_cancelled() {
         return shutdown_response();
     }

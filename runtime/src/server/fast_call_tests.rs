@@ -582,3 +582,22 @@ async fn odd_shapes_answer_as_rmcp_does() {
         same(&r, body, &[]).await;
     }
 }
+
+/// The fast router really answers a plain call itself: rmcp does not
+/// read a byte order mark, the fast path does, so only the fast router
+/// gives this call a result.
+#[tokio::test]
+async fn the_fast_router_answers_plain_calls_itself() {
+    let (fast, plain) = routers(Exposure::default()).await;
+    let body = format!("\u{feff}{}", call(json!(1), "acct_get", json!({})));
+    let a = answer(&fast, post(&body, &[])).await;
+    let v = json_of(&a);
+    assert!(v["result"]["content"].is_array(), "{v}");
+    let b = answer(&plain, post(&body, &[])).await;
+    assert_ne!(a.body, b.body, "rmcp answered it too");
+    assert!(
+        String::from_utf8_lossy(&b.body).contains("error"),
+        "{}",
+        String::from_utf8_lossy(&b.body)
+    );
+}
