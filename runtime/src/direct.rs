@@ -14,6 +14,7 @@
 //! it, so neither transport code nor the sandbox host is named from below.
 
 pub mod accounts;
+pub mod after_answer;
 pub mod identity;
 pub mod paging;
 pub mod whoami;
@@ -220,8 +221,12 @@ impl Direct {
         }
         match self.upstream.send(&request, Some(credential)).await {
             Ok(resp) => {
-                if let Some(checks) = self.schema_checks.get() {
-                    checks.submit(tool, resp.status.as_u16(), &resp.body);
+                if let Some(check) = self
+                    .schema_checks
+                    .get()
+                    .and_then(|checks| checks.take(tool, resp.status.as_u16(), &resp.body))
+                {
+                    after_answer::after_this_poll(move || check.queue());
                 }
                 let refused = matches!(resp.status.as_u16(), 401 | 403);
                 if refused && let Connection::OAuth(grant) = connection {

@@ -148,24 +148,32 @@ impl SchemaChecks {
     /// Queues a check of one response of `tool` (never blocks; a sampled-out
     /// response, an oversized body or a full queue is skipped).
     pub fn submit(&self, tool: &'static ToolDef, status: u16, body: &[u8]) {
+        if let Some(check) = self.take(tool, status, body) {
+            check.queue();
+        }
+    }
+
+    /// The check of one response of `tool`, sampled and copied now, to be
+    /// queued later ([`PendingCheck::queue`]): the direct path queues it
+    /// once the answer is written, because waking the checker thread
+    /// costs a system call and a core while the client still waits.
+    /// `None` when the response is sampled out or skipped.
+    pub fn take(&self, tool: &'static ToolDef, status: u16, body: &[u8]) -> Option<PendingCheck> {
         if !self.sampled() {
-            return;
+            return None;
         }
         if body.len() > MAX_BODY_BYTES || tool.responses.iter().all(|r| r.schema.is_none()) {
             crate::metrics::schema_check("skipped");
-            return;
+            return None;
         }
-        let job = Job {
-            tool,
-            status,
-            body: body.to_vec(),
-        };
-        match self.tx.try_send(job) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                crate::metrics::schema_check("skipped");
-            }
-        }
+        Some(PendingCheck {
+            tx: self.tx.clone(),
+            job: Job {
+                tool,
+                status,
+                body: body.to_vec(),
+            },
+        })
     }
 
     /// Deterministic sampling: the n-th response is checked when
@@ -179,6 +187,34 @@ impl SchemaChecks {
         }
         let n = self.seen.fetch_add(1, Ordering::Relaxed) as f64;
         ((n + 1.0) * self.rate).floor() > (n * self.rate).floor()
+    }
+}
+
+/// One response's check, taken by [`SchemaChecks::take`] and not yet queued.
+pub struct PendingCheck {
+    tx: SyncSender<Job>,
+    job: Job,
+}
+
+impl std::fmt::Debug for PendingCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingCheck")
+            .field("tool", &self.job.tool.name)
+            .field("status", &self.job.status)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PendingCheck {
+    /// Hands the check to the checker thread (never blocks; a full queue
+    /// skips it).
+    pub fn queue(self) {
+        match self.tx.try_send(self.job) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                crate::metrics::schema_check("skipped");
+            }
+        }
     }
 }
 

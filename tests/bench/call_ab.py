@@ -9,6 +9,7 @@ upstream's own handling, keep-alive), the harness hop, the overhead less that ho
 and RSS, plus the load average at the start and the end.
 
     python3 tests/bench/call_ab.py --a BASE_BINARY --b NEW_BINARY --spec specs/cloudflare-sample.yaml
+    python3 tests/bench/call_ab.py --a BIN --b BIN --b-arg=--worker-threads=0   # one build, two runtimes
 
 Loopback only; server_bench.py bounds every loop and stops every process it starts.
 """
@@ -48,6 +49,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--runs", type=int, default=5, help="server processes per build per round (≥ 5)")
     ap.add_argument("--call-count", type=int, default=500)
+    ap.add_argument("--a-arg", action="append", default=[],
+                    help="extra server argument for A only (repeatable), e.g. --a-arg=--worker-threads=0")
+    ap.add_argument("--b-arg", action="append", default=[], help="extra server argument for B only (repeatable)")
     args = ap.parse_args()
     here = Path(__file__).resolve().parent
     work = Path(tempfile.mkdtemp(prefix="call-ab-"))
@@ -62,7 +66,8 @@ def main() -> int:
             subprocess.run(
                 [sys.executable, str(here / "server_bench.py"), "run", "--binary", binary, "--spec", args.spec,
                  "--servers", "toolforge", "--runs", str(args.runs), "--no-stdio",
-                 "--call-count", str(args.call_count), "--json-out", str(out)],
+                 "--call-count", str(args.call_count), "--json-out", str(out),
+                 *[f"--toolforge-arg={x}" for x in getattr(args, f"{key}_arg")]],
                 check=True, stdout=subprocess.DEVNULL, timeout=1800,
             )
             runs[key] += json.loads(out.read_text())["servers"]["toolforge"]["runs"]

@@ -21,8 +21,8 @@
 //! - no progress token (progress notifications need rmcp's SSE stream);
 //! - a `tools/call` without `inputResponses` / `requestState`, or a `ping`.
 //!
-//! Everything around the call is unchanged because this layer sits
-//! innermost: allowlists, authentication, per-grant checks (the
+//! Everything around the call is unchanged because it is answered
+//! innermost, in the last layer before rmcp ([`answer`]): allowlists, authentication, per-grant checks (the
 //! [`Connection`] goes to the core as before), step-up challenges (the
 //! authentication layer wraps this response as it wraps rmcp's),
 //! compression and the connection-level drain. A shutdown cancel answers
@@ -31,15 +31,16 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolResponse, ClientJsonRpcMessage, ClientRequest, GetMeta, JsonRpcRequest, RequestId,
-    RequestMetaObject, ServerJsonRpcMessage, ServerResult,
+    CallToolRequestParams, CallToolResponse, ClientJsonRpcMessage, ClientRequest, GetMeta,
+    JsonRpcRequest, JsonRpcVersion2_0, RequestId, RequestMetaObject, ServerJsonRpcMessage,
+    ServerResult,
 };
+use serde::de::{Deserialize, Deserializer, Error as _, IgnoredAny, MapAccess, Visitor};
 use tokio_util::sync::CancellationToken;
 
 use super::Core;
@@ -58,7 +59,7 @@ const SHUTDOWN_BODY: &str =
 
 /// A request this layer answers itself, parsed by the authentication
 /// layer and carried in the request's extensions.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) enum FastCall {
     /// `tools/call`: the request id, the tool name and its arguments.
     Call {
@@ -107,6 +108,95 @@ impl FastCall {
     }
 }
 
+impl FastCall {
+    /// The fast form of a plain `tools/call` body, read straight into its
+    /// parts. rmcp's message types read a request through an untagged
+    /// shape check and two flattened layers, each buffering the whole
+    /// message (arguments included) before the call is built; this reads
+    /// it once. `None` leaves the body to [`super::jsonrpc_guard::classify`]
+    /// and [`FastCall::of`], which decide as before: it accepts only what
+    /// rmcp reads as the same plain call (see [`WireCall`]), with rmcp's
+    /// own types for the version, the id and the params.
+    pub(super) fn decode(headers: &HeaderMap, body: &[u8]) -> Option<Self> {
+        if !plain_version(headers) || !accepts_json_and_sse(headers) {
+            return None;
+        }
+        let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+        let WireCall { id, params } = serde_json::from_slice(body).ok()?;
+        if !params.meta.as_ref().is_none_or(plain_meta)
+            || params.input_responses.is_some()
+            || params.request_state.is_some()
+        {
+            return None;
+        }
+        Some(Self::Call {
+            id,
+            name: params.name.into_owned(),
+            arguments: params.arguments,
+        })
+    }
+}
+
+/// A JSON-RPC `tools/call` request as rmcp reads it: an object whose keys
+/// are `jsonrpc` (`"2.0"`), `id`, `method` (`"tools/call"`) and `params`,
+/// each exactly once, any other key ignored, and neither `result` nor
+/// `error` (rmcp refuses a request carrying either). Anything else, an
+/// escaped key or method name included, is an error here and goes the
+/// long way.
+struct WireCall {
+    id: RequestId,
+    params: CallToolRequestParams,
+}
+
+impl<'de> Deserialize<'de> for WireCall {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(WireVisitor)
+    }
+}
+
+struct WireVisitor;
+
+impl<'de> Visitor<'de> for WireVisitor {
+    type Value = WireCall;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a plain tools/call request")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WireCall, A::Error> {
+        let (mut version, mut method) = (false, false);
+        let (mut id, mut params) = (None, None);
+        while let Some(key) = map.next_key::<&'de str>()? {
+            match key {
+                "jsonrpc" if !version => {
+                    map.next_value::<JsonRpcVersion2_0>()?;
+                    version = true;
+                }
+                "id" if id.is_none() => id = Some(map.next_value::<RequestId>()?),
+                "method" if !method => {
+                    if map.next_value::<&'de str>()? != "tools/call" {
+                        return Err(A::Error::custom("not tools/call"));
+                    }
+                    method = true;
+                }
+                "params" if params.is_none() => {
+                    params = Some(map.next_value::<CallToolRequestParams>()?);
+                }
+                "jsonrpc" | "id" | "method" | "params" | "result" | "error" => {
+                    return Err(A::Error::custom("left to rmcp"));
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        match (version, method, id, params) {
+            (true, true, Some(id), Some(params)) => Ok(WireCall { id, params }),
+            _ => Err(A::Error::custom("not a whole tools/call request")),
+        }
+    }
+}
+
 /// The fast path's shared state.
 #[derive(Debug)]
 pub(super) struct FastState {
@@ -116,15 +206,11 @@ pub(super) struct FastState {
     pub(super) shutdown: CancellationToken,
 }
 
-/// Middleware: answers a request marked [`FastCall`]; passes the rest on.
-pub(super) async fn serve(
-    State(state): State<Arc<FastState>>,
-    mut req: Request,
-    next: Next,
-) -> Response {
-    let Some(fast) = req.extensions_mut().remove::<FastCall>() else {
-        return next.run(req).await;
-    };
+/// Answers `req`, marked `fast` by the authentication layer. Called by
+/// the innermost middleware in front of rmcp (`http::splice_listing`)
+/// rather than being a layer of its own: every `from_fn` layer clones
+/// the whole service stack inside it per request and drops it after.
+pub(super) async fn answer(state: &FastState, req: Request, fast: FastCall) -> Response {
     if state.shutdown.is_cancelled() {
         return shutdown_response();
     }

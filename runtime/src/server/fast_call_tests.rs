@@ -423,3 +423,181 @@ fn only_plain_requests_take_the_fast_path() {
         assert!(!fast(&headers(&[]), body), "{body}");
     }
 }
+
+/// Bodies whose shape is plain or nearly so: the one-pass decode must
+/// take exactly the calls rmcp's types read as plain ones, with the same
+/// id, name and arguments, and leave everything else to them.
+const SHAPES: &[(&str, bool)] = &[
+    (
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"acct_get","arguments":{"account_id":"acc1"}}}"#,
+        true,
+    ),
+    // keys in another order, params before method
+    (
+        r#"{"params":{"arguments":{"account_id":"acc1"},"name":"acct_get"},"method":"tools/call","id":"s-1","jsonrpc":"2.0"}"#,
+        true,
+    ),
+    // a byte order mark, extra keys rmcp ignores, plain _meta, null _meta
+    (
+        "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"acct_get\"}}",
+        true,
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":3,"x":[1,{"y":2}],"method":"tools/call","params":{"name":"acct_get","z":1,"_meta":{"a":1}}}"#,
+        true,
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"acct_get","_meta":null,"arguments":null}}"#,
+        true,
+    ),
+    // duplicate keys in the arguments: the last one, as rmcp reads them
+    (
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"acct_get","arguments":{"account_id":"a","account_id":"acc1"}}}"#,
+        true,
+    ),
+    // escaped name and arguments
+    (
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"acct\u005fget","arguments":{"account_id":"acc\u0031"}}}"#,
+        true,
+    ),
+    // left to rmcp: result or error beside the request keys, duplicate
+    // top-level keys, an escaped key or method, another method, no
+    // params, wrong version, bad id, bad params, progress and the
+    // protocol's own _meta keys, input responses, request state
+    (
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"acct_get"},"result":{}}"#,
+        false,
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"acct_get"},"error":null}"#,
+        false,
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":7,"id":8,"method":"tools/call","params":{"name":"acct_get"}}"#,
+        false,
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"acct_get"},"params":{"name":"big_get"}}"#,
+        false,
+    ),
+    (
+        r#"{"jsonrpc":"2.0","\u0069d":7,"method":"tools/call","params":{"name":"acct_get"}}"#,
+        false,
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools\/call","params":{"name":"acct_get"}}"#,
+        false,
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"name":"acct_get"}}"#,
+        false,
+    ),
+    (r#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#, false),
+    (
+        r#"{"jsonrpc":"1.0","id":7,"method":"tools/call","params":{"name":"acct_get"}}"#,
+        false,
+    ),
+    (
+        r#"{"id":7,"method":"tools/call","params":{"name":"acct_get"}}"#,
+        false,
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"acct_get"}}"#,
+        false,
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"acct_get"}}"#,
+        false,
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"acct_get","arguments":[1]}}"#,
+        false,
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"acct_get","_meta":{"progressToken":1}}}"#,
+        false,
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"acct_get","_meta":{"io.modelcontextprotocol/logLevel":"info"}}}"#,
+        false,
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"acct_get","requestState":"s"}}"#,
+        false,
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"acct_get","inputResponses":{}}}"#,
+        false,
+    ),
+    (
+        r#"[{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"acct_get"}}]"#,
+        false,
+    ),
+];
+
+fn plain_headers() -> HeaderMap {
+    let mut h = HeaderMap::new();
+    h.insert(
+        header::ACCEPT,
+        "application/json, text/event-stream".parse().unwrap(),
+    );
+    h
+}
+
+/// The long way's verdict on `body`: what `authenticate` did before.
+fn long_way(h: &HeaderMap, body: &[u8]) -> Option<FastCall> {
+    match crate::server::jsonrpc_guard::classify(body) {
+        crate::server::jsonrpc_guard::Verdict::Message(mut m) => FastCall::of(h, &mut m),
+        _ => None,
+    }
+}
+
+#[test]
+fn the_one_pass_decode_takes_exactly_the_plain_calls_rmcp_reads() {
+    let h = plain_headers();
+    for (body, plain) in SHAPES {
+        let decoded = FastCall::decode(&h, body.as_bytes());
+        assert_eq!(decoded.is_some(), *plain, "{body}");
+        if let Some(decoded) = decoded {
+            assert_eq!(Some(decoded), long_way(&h, body.as_bytes()), "{body}");
+        }
+    }
+    // headers the fast path leaves to rmcp: no decode at all
+    let mut h = plain_headers();
+    h.insert("mcp-protocol-version", "2026-07-28".parse().unwrap());
+    assert_eq!(FastCall::decode(&h, SHAPES[0].0.as_bytes()), None);
+    let mut h = plain_headers();
+    h.insert(header::ACCEPT, "application/json".parse().unwrap());
+    assert_eq!(FastCall::decode(&h, SHAPES[0].0.as_bytes()), None);
+}
+
+/// The same shapes through both routers: the same bytes back, whichever
+/// way each took.
+#[tokio::test]
+async fn odd_shapes_answer_as_rmcp_does() {
+    let r = routers(Exposure::default()).await;
+    // (rmcp itself does not read a byte order mark; `classify` skips it,
+    // and took such a call the fast way before this decode too.)
+    for (body, _) in SHAPES.iter().filter(|(b, _)| !b.starts_with('\u{feff}')) {
+        same(&r, body, &[]).await;
+    }
+}
+
+/// The fast router really answers a plain call itself: rmcp does not
+/// read a byte order mark, the fast path does, so only the fast router
+/// gives this call a result.
+#[tokio::test]
+async fn the_fast_router_answers_plain_calls_itself() {
+    let (fast, plain) = routers(Exposure::default()).await;
+    let body = format!("\u{feff}{}", call(json!(1), "acct_get", json!({})));
+    let a = answer(&fast, post(&body, &[])).await;
+    let v = json_of(&a);
+    assert!(v["result"]["content"].is_array(), "{v}");
+    let b = answer(&plain, post(&body, &[])).await;
+    assert_ne!(a.body, b.body, "rmcp answered it too");
+    assert!(
+        String::from_utf8_lossy(&b.body).contains("error"),
+        "{}",
+        String::from_utf8_lossy(&b.body)
+    );
+}

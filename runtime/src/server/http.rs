@@ -109,6 +109,8 @@ struct HttpState {
     visible: scoped::Visibility,
     /// Whether `tools/call` and `ping` take [`fast_call`].
     fast_path: bool,
+    /// What [`fast_call::answer`] needs.
+    fast: Arc<FastState>,
 }
 
 /// The router: `/mcp` and the protected-resource metadata documents.
@@ -146,6 +148,17 @@ pub(super) fn router_with(
         }
         _ => None,
     };
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
+        .with_max_request_body_bytes(options.max_request_bytes);
+    let fast = Arc::new(FastState {
+        core: core.clone(),
+        shutdown: config.cancellation_token.clone(),
+    });
     let state = Arc::new(HttpState {
         core: core.clone(),
         #[cfg(feature = "oauth")]
@@ -157,23 +170,13 @@ pub(super) fn router_with(
         compressed: Precompressed::new(core.listing().clone()),
         visible: scoped::Visibility::default(),
         fast_path,
+        fast,
     });
-    let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
-        .with_json_response(true)
-        .with_sse_keep_alive(None)
-        .disable_allowed_hosts()
-        .disable_allowed_origins()
-        .with_max_request_body_bytes(options.max_request_bytes);
     let health = Health::new(core.clone(), options.readiness.clone());
     let cancel = ShutdownHandle {
         config: config.clone(),
         health: health.clone(),
     };
-    let fast = Arc::new(FastState {
-        core: core.clone(),
-        shutdown: config.cancellation_token.clone(),
-    });
     let service = StreamableHttpService::new(
         move || Ok(Handler::new(core.clone(), None)),
         Arc::new(NeverSessionManager::default()),
@@ -182,7 +185,6 @@ pub(super) fn router_with(
     let mcp = Router::new()
         .route_service("/mcp", service.clone())
         .route_service("/mcp/{*scoped}", service)
-        .layer(from_fn_with_state(fast, fast_call::serve))
         .layer(from_fn_with_state(state.clone(), splice_listing))
         .layer(axum::middleware::from_fn(compress::on_the_fly))
         .layer(from_fn_with_state(state.clone(), authenticate));
@@ -524,10 +526,19 @@ async fn authenticate(
         // wrong message shapes and content types included, is rmcp's (see
         // `splice_listing`).
         let mut parts = parts;
-        let verdict = if is_json(&parts.headers) {
-            classify(&bytes)
-        } else {
-            Verdict::Ignore
+        let json = is_json(&parts.headers);
+        // A plain `tools/call` is read once, into its parts; every other
+        // body is classified as before.
+        let fast = (json && state.fast_path)
+            .then(|| FastCall::decode(&parts.headers, &bytes))
+            .flatten();
+        let verdict = match fast {
+            Some(fast) => {
+                parts.extensions.insert(fast);
+                Verdict::Ignore
+            }
+            None if json => classify(&bytes),
+            None => Verdict::Ignore,
         };
         match verdict {
             Verdict::Reply(error) => match error["error"]["code"].as_i64() {
@@ -627,10 +638,19 @@ fn lists_tools(message: &ClientJsonRpcMessage) -> bool {
     )
 }
 
-/// Replaces the listing placeholder in `tools/list` responses, and turns
-/// rmcp's plain-text answer to a body that is JSON but no JSON-RPC message
-/// into a JSON-RPC `Invalid Request` error.
-async fn splice_listing(State(state): State<Arc<HttpState>>, req: Request, next: Next) -> Response {
+/// Answers a request marked [`FastCall`] ([`fast_call::answer`]: no
+/// listing, never a 415, so nothing below applies to it); replaces the
+/// listing placeholder in `tools/list` responses, and turns rmcp's
+/// plain-text answer to a body that is JSON but no JSON-RPC message into
+/// a JSON-RPC `Invalid Request` error.
+async fn splice_listing(
+    State(state): State<Arc<HttpState>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    if let Some(fast) = req.extensions_mut().remove::<FastCall>() {
+        return fast_call::answer(&state.fast, req, fast).await;
+    }
     let listing = req.extensions().get::<ListsTools>().is_some();
     let narrowed = req.extensions().get::<NarrowedSlot>().cloned();
     let encoding = Encoding::negotiate(req.headers());

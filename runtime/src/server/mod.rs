@@ -539,14 +539,25 @@ impl Core {
             (result, outcome) = work => (result, outcome, false),
             () = cancel.cancelled() => (tool_error("the call was cancelled by the client"), CallOutcome::Cancelled, true),
         };
-        metrics::tool_call(tool.name, surface, outcome, started.elapsed());
-        tracing::info!(
-            tool = tool.name,
-            cancelled,
-            is_error = result.is_error.unwrap_or(false),
-            elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
-            "tools/call"
+        let elapsed = started.elapsed();
+        metrics::tool_call(tool.name, surface, outcome, elapsed);
+        // Logged once the answer is written (a `write` to stderr the
+        // client need not wait for), in the caller's span.
+        let (name, is_error, span) = (
+            tool.name,
+            result.is_error.unwrap_or(false),
+            tracing::Span::current(),
         );
+        crate::direct::after_answer::after_this_poll(move || {
+            let _in = span.enter();
+            tracing::info!(
+                tool = name,
+                cancelled,
+                is_error,
+                elapsed_ms = elapsed.as_secs_f64() * 1000.0,
+                "tools/call"
+            );
+        });
         Ok(result)
     }
 
@@ -597,3 +608,6 @@ pub(crate) mod example_core_tests;
 #[cfg(test)]
 #[cfg(all(feature = "http", feature = "codemode"))]
 mod narrowed_tests;
+
+#[cfg(test)]
+mod call_log_tests;
