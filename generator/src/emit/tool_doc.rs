@@ -1,4 +1,4 @@
-//! The one emitter of a tool's static: its `ToolDef` fields as a [`Doc`].
+//! The one emitter of a tool's row: its `ToolDef` fields as a [`Doc`].
 //! Written without `prettyplease` when the layout is predictable (see
 //! [`super::layout`]); otherwise `rust::tool_tokens` turns the same doc into
 //! tokens ([`Doc::tokens`]) for `prettyplease`. A new `ToolDef` field is one
@@ -9,10 +9,9 @@ use proc_macro2::Literal;
 use super::chunks::{Piece, marked};
 use super::deferred::{Deferred, raw_literal};
 use super::interned::ToolSchemas;
-use super::layout::{Doc, tool_items};
+use super::layout::{Doc, tool_row};
 use crate::error::Result;
 use crate::ir::{BodyArgs, Envelope, Tool};
-use crate::naming::{module_ident, static_ident};
 
 fn atom(s: impl Into<String>) -> Doc {
     Doc::Atom(s.into())
@@ -324,39 +323,17 @@ pub(super) fn fields(
     ])
 }
 
-/// The doc comments of the tool's static and of its request builder.
-pub(super) fn item_docs(tool: &Tool) -> (String, String) {
-    let static_doc = format!(
-        " `{} {}`: {}",
-        tool.method.as_str(),
-        tool.path,
-        super::rust::one_line(&tool.title)
-    );
-    let fn_doc = format!(
-        " Builds the upstream request of [`{}`] from validated arguments.",
-        static_ident(&tool.name)
-    );
-    (static_doc, fn_doc)
-}
-
-/// The tool's items (its static and request builder) as `prettyplease`
-/// writes them, with schema literals in place; `Ok(None)` when the layout
-/// is not predictable. `next` numbers the schema placeholders the module
-/// would have used, and advances past this tool's.
+/// The tool's row of its module's `ROWS` table as `prettyplease` writes
+/// it, with schema literals in place; `Ok(None)` when the layout is not
+/// predictable. `next` numbers the schema placeholders the module would
+/// have used, and advances past this tool's.
 pub fn tool_text(
     tool: &Tool,
     schemas: Option<&ToolSchemas>,
     next: &mut usize,
 ) -> Result<Option<String>> {
     let fields = fields(tool, schemas, &mut Texts::Direct { next })?;
-    let (static_doc, fn_doc) = item_docs(tool);
-    Ok(tool_items(
-        &static_doc,
-        &static_ident(&tool.name),
-        &fields,
-        &fn_doc,
-        &module_ident(&tool.name),
-    ))
+    Ok(tool_row(&fields))
 }
 
 #[cfg(test)]
