@@ -3,6 +3,7 @@
 //! name order, the catalogue lists the same definitions, and the by-name
 //! request builder (`<crate>::request`) builds what
 //! `toolforge_runtime::request::build_request` builds from the definition.
+#![allow(clippy::unwrap_used, clippy::panic)]
 
 use serde_json::{Map, Value, json};
 use toolforge_runtime::catalogue::{Catalogue, ToolDef};
