@@ -105,6 +105,7 @@ const SCHEMES: &[SecurityScheme] = &[
         env: &["LARDER_SESSION_COOKIE"],
     },
 ];
+use toolforge_runtime::request::{Args, BuildError, HttpRequest};
 /// `source.json`: the release this crate was generated from.
 pub const SOURCE: &str = include_str!("../source.json");
 /// Every product with its tools.
@@ -205,3 +206,11 @@ pub static CATALOGUE: Catalogue = Catalogue {
     spec: include_str!("../artifacts/spec.json"),
     skills: &[],
 };
+/// Builds the upstream request of the tool `name` from its validated
+/// arguments; `None` when no tool has that name. (A tool's
+/// definition is `CATALOGUE.tool(name)`, or a row of its product's
+/// `ROWS`.)
+pub fn request(name: &str, args: &Args) -> Option<Result<HttpRequest, BuildError>> {
+    let tool = CATALOGUE.tool(name)?;
+    Some(toolforge_runtime::request::build_request(tool, args))
+}

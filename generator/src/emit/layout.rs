@@ -1,16 +1,15 @@
-//! Tool statics written directly in `prettyplease`'s layout.
+//! Tool rows (the `ToolDef` literals of a module's `ROWS` table) written
+//! directly in `prettyplease`'s layout.
 //!
 //! Going through `quote` → `syn` → `prettyplease` was most of the time of
 //! emitting a large API's modules (Microsoft Graph's run to 250 MB), yet a
-//! tool static has a fixed shape. [`Doc`] describes that shape and
+//! tool row has a fixed shape. [`Doc`] describes that shape and
 //! [`Doc::render`] lays it out as `prettyplease` does: a group stays on one
 //! line when it fits in the margin (a struct literal only when it is short
 //! too), otherwise it breaks one element a line. Near either threshold the
 //! layout is not predicted: `render` gives `None` and the caller formats
 //! that item with `prettyplease` itself, so the text is the same either way
 //! (the tests compare both on every tool of the fixtures).
-
-use std::fmt::Write;
 
 /// Columns `prettyplease` fills before breaking a group.
 const MARGIN: usize = 89;
@@ -265,57 +264,16 @@ fn element(out: &mut String, indent: usize, item: &Doc) -> Option<()> {
     Some(())
 }
 
-/// A doc comment line as `prettyplease` writes `#[doc = text]` (trailing
-/// spaces trimmed); `None` for text it would write otherwise (a leading
-/// `/`, other trailing whitespace, control characters).
-fn doc_line(out: &mut String, indent: usize, text: &str) -> Option<()> {
-    let text = text.trim_end_matches(' ');
-    if text.starts_with('/')
-        || text.ends_with(char::is_whitespace)
-        || text.chars().any(char::is_control)
-    {
-        return None;
-    }
-    pad(out, indent);
-    out.push_str("///");
-    out.push_str(text);
-    out.push('\n');
-    Some(())
-}
-
-/// One tool's items: its `static` (documented by `static_doc`) with
-/// `fields`, then its request builder `fn_name` (documented by `fn_doc`).
-/// `None` when some part is too close to a layout threshold.
-pub fn tool_items(
-    static_doc: &str,
-    static_name: &str,
-    fields: &[(&'static str, Doc)],
-    fn_doc: &str,
-    fn_name: &str,
-) -> Option<String> {
+/// One tool's row of its module's `ROWS` table: `ToolDef { fields },` at
+/// the indent of an array element. `None` when some part is too close to
+/// a layout threshold.
+pub fn tool_row(fields: &[(&'static str, Doc)]) -> Option<String> {
     let mut out = String::with_capacity(4096);
-    doc_line(&mut out, 0, static_doc)?;
-    // A static's head never breaks, however long.
-    let _ = writeln!(out, "pub static {static_name}: ToolDef = ToolDef {{");
+    out.push_str("    ToolDef {\n");
     for (name, value) in fields {
-        field(&mut out, 4, name, value)?;
+        field(&mut out, 8, name, value)?;
     }
-    out.push_str("};\n");
-    doc_line(&mut out, 0, fn_doc)?;
-    let args = "args: &Args";
-    let ret = "-> Result<HttpRequest, BuildError> {";
-    let one_line = format!("pub fn {fn_name}({args}) {ret}");
-    match fits(0, one_line.len(), 0)? {
-        true => out.push_str(&one_line),
-        false => {
-            let _ = write!(out, "pub fn {fn_name}(\n    {args},\n) {ret}");
-        }
-    }
-    let call = format!("    build_request(&{static_name}, args)");
-    if !fits(0, call.len(), 0)? {
-        return None;
-    }
-    let _ = write!(out, "\n{call}\n}}\n");
+    out.push_str("    },\n");
     Some(out)
 }
 

@@ -10,17 +10,10 @@ use super::interned::ToolSchemas;
 use super::tool_doc::Texts;
 use crate::error::{GenerateError, Result};
 use crate::ir::{BodyEnvelope, Catalogue, Pagination, Product, Profile, Scheme, SchemeKind, Tool};
-use crate::naming::{module_ident, static_ident};
+use crate::naming::module_ident;
 
 fn ident(name: &str) -> Ident {
     Ident::new(name, Span::call_site())
-}
-
-/// A function identifier for a tool name (`r#` for keywords is avoided by
-/// prefixing, so names stay greppable).
-fn fn_ident(tool: &str) -> Ident {
-    let m = module_ident(tool);
-    ident(&m)
 }
 
 fn lit(s: &str) -> Literal {
@@ -67,9 +60,9 @@ fn schemes_expr(schemes: &[Scheme]) -> (TokenStream, bool) {
     (expr, key_location)
 }
 
-/// The tool's items (its static and request builder) as tokens, for
-/// `prettyplease`: the fields are [`super::tool_doc::fields`]' doc, so both
-/// layouts write the same value.
+/// The tool's row (`ToolDef { … }`) as tokens, for `prettyplease`: the
+/// fields are [`super::tool_doc::fields`]' doc, so both layouts write the
+/// same value.
 fn tool_tokens(
     tool: &Tool,
     interned: Option<&ToolSchemas>,
@@ -82,24 +75,23 @@ fn tool_tokens(
         .iter()
         .map(|(_, d)| d.tokens())
         .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| GenerateError::emit(file, format!("writing a tool static as tokens: {e}")))?;
-    let (static_doc, fn_doc) = super::tool_doc::item_docs(tool);
-    let static_name = ident(&static_ident(&tool.name));
-    let fn_name = fn_ident(&tool.name);
-    Ok(quote! {
-        #[doc = #static_doc]
-        pub static #static_name: ToolDef = ToolDef { #(#names: #values),* };
-
-        #[doc = #fn_doc]
-        pub fn #fn_name(args: &Args) -> Result<HttpRequest, BuildError> {
-            build_request(&#static_name, args)
-        }
-    })
+        .map_err(|e| GenerateError::emit(file, format!("writing a tool row as tokens: {e}")))?;
+    Ok(quote!(ToolDef { #(#names: #values),* }))
 }
 
-pub(super) fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+/// The `ROWS` table of `rows` (each a `ToolDef` literal) as tokens.
+fn rows_tokens(rows: &[TokenStream]) -> TokenStream {
+    let count = Literal::usize_unsuffixed(rows.len());
+    quote! {
+        #[doc = #ROWS_DOC]
+        pub static ROWS: [ToolDef; #count] = [#(#rows),*];
+    }
 }
+
+/// The doc comment of a module's `ROWS` table.
+const ROWS_DOC: &str = " The definitions of this product's tools, in name order. A tool's upstream \
+     request: `toolforge_runtime::request::build_request(tool, args)` for a tool of \
+     [`TOOLS`], or `crate::request(name, args)` by name.";
 
 pub(crate) fn format_file(tokens: TokenStream, file: &str, header: &str) -> Result<String> {
     let parsed: syn::File = syn::parse2(tokens)
@@ -117,6 +109,20 @@ pub fn product_module(
 ) -> Result<String> {
     let file = format!("src/{}.rs", module_ident(&product.name));
     let mut out = format_file(module_head(product, interned), &file, header)?;
+    if product.tools.is_empty() {
+        out.push_str(&format_items(rows_tokens(&[]), &file)?);
+        return Ok(out);
+    }
+    // The table's head and end as `prettyplease` writes them around rows
+    // that never fit on one line.
+    let head = format_items(rows_tokens(&[quote!(ToolDef { name: "" })]), &file)?;
+    let open = head.find("= [").map(|at| at + "= [".len());
+    let Some(open) = open else {
+        return Err(GenerateError::emit(&file, "laying out the ROWS table's head"));
+    };
+    let count = product.tools.len();
+    out.push_str(&head[..open].replacen("[ToolDef; 1]", &format!("[ToolDef; {count}]"), 1));
+    out.push('\n');
     let mut next = 0;
     for (i, t) in product.tools.iter().enumerate() {
         let schemas = interned.and_then(|s| s.get(i));
@@ -125,19 +131,31 @@ pub fn product_module(
             out.push_str(&text);
             continue;
         }
-        // Not predictable: `prettyplease` lays this tool out, placeholders
-        // numbered as in the whole module.
+        // Not predictable: `prettyplease` lays this row out (as the only
+        // row of a table), placeholders numbered as in the whole module.
         let mut deferred = Deferred::starting_at(first);
         let tokens = tool_tokens(t, schemas, &mut deferred, &file)?;
         next = first + deferred.len();
-        let text = format_items(tokens, &file)?;
-        out.push_str(&substituted(&deferred, &text, &file)?);
+        let text = format_items(rows_tokens(&[tokens]), &file)?;
+        let row = one_row(&text).ok_or_else(|| {
+            GenerateError::emit(&file, "a tool row was not laid out on lines of its own")
+        })?;
+        out.push_str(&substituted(&deferred, row, &file)?);
     }
+    out.push_str("];\n");
     Ok(out)
 }
 
+/// The row of a one-row `ROWS` table as `prettyplease` wrote it: the
+/// lines between the table's head and its closing `];`.
+fn one_row(table: &str) -> Option<&str> {
+    let start = table.find("= [\n")? + "= [\n".len();
+    let end = table.rfind("];\n")?;
+    table.get(start..end)
+}
+
 /// [`product_module`] laid out entirely by `prettyplease`: the reference
-/// the direct layout of tool statics is checked against.
+/// the direct layout of tool rows is checked against.
 #[doc(hidden)]
 #[cfg(any(test, feature = "oracles"))]
 pub fn product_module_reference(
@@ -148,14 +166,16 @@ pub fn product_module_reference(
     let file = format!("src/{}.rs", module_ident(&product.name));
     let mut tokens = module_head(product, interned);
     let mut deferred = Deferred::default();
+    let mut rows = Vec::with_capacity(product.tools.len());
     for (i, t) in product.tools.iter().enumerate() {
-        tokens.extend(tool_tokens(
+        rows.push(tool_tokens(
             t,
             interned.and_then(|s| s.get(i)),
             &mut deferred,
             &file,
         )?);
     }
+    tokens.extend(rows_tokens(&rows));
     let formatted = format_file(tokens, &file, header)?;
     substituted(&deferred, &formatted, &file)
 }
@@ -174,7 +194,7 @@ fn module_head(product: &Product, interned: Option<&[ToolSchemas]>) -> TokenStre
     let inline = |shared: fn(&super::shared_defs::ToolDefs) -> bool, has: fn(&Tool) -> bool| {
         (product.tools.iter().enumerate()).any(|(i, t)| has(t) && !defs(i).is_some_and(shared))
     };
-    let statics = product.tools.iter().map(|t| ident(&static_ident(&t.name)));
+    let rows = (0..product.tools.len()).map(Literal::usize_unsuffixed);
     let doc = format!(" Tools of the `{}` product.", product.name);
     let count = product.tools.len();
     let tools_doc = format!(" The {count} tools of this product, by name.");
@@ -207,10 +227,9 @@ fn module_head(product: &Product, interned: Option<&[ToolSchemas]>) -> TokenStre
         use toolforge_runtime::catalogue::{
             #annotations_use #body_use Envelope, Method, #param_use #resp_use Route, SharedText, ToolDef,
         };
-        use toolforge_runtime::request::{build_request, Args, BuildError, HttpRequest};
 
         #[doc = #tools_doc]
-        pub const TOOLS: &[&ToolDef] = &[#(&#statics),*];
+        pub static TOOLS: &[&ToolDef] = &[#(&ROWS[#rows]),*];
     }
 }
 
@@ -542,6 +561,7 @@ pub fn lib_rs(
         pub use toolforge_runtime;
         use toolforge_runtime::catalogue::{Catalogue, Product};
         #profile_use
+        use toolforge_runtime::request::{Args, BuildError, HttpRequest};
 
         /// `source.json`: the release this crate was generated from.
         pub const SOURCE: &str = include_str!("../source.json");
@@ -555,6 +575,15 @@ pub fn lib_rs(
             spec: #spec_expr,
             skills: #skills_expr,
         };
+
+        /// Builds the upstream request of the tool `name` from its validated
+        /// arguments; `None` when no tool has that name. (A tool's
+        /// definition is `CATALOGUE.tool(name)`, or a row of its product's
+        /// `ROWS`.)
+        pub fn request(name: &str, args: &Args) -> Option<Result<HttpRequest, BuildError>> {
+            let tool = CATALOGUE.tool(name)?;
+            Some(toolforge_runtime::request::build_request(tool, args))
+        }
     };
     format_file(tokens, "src/lib.rs", header)
 }

@@ -1,4 +1,4 @@
-//! The one emitter of a tool's static: its `ToolDef` fields as a [`Doc`].
+//! The one emitter of a tool's row: its `ToolDef` fields as a [`Doc`].
 //! Written without `prettyplease` when the layout is predictable (see
 //! [`super::layout`]); otherwise `rust::tool_tokens` turns the same doc into
 //! tokens ([`Doc::tokens`]) for `prettyplease`. A new `ToolDef` field is one
@@ -9,10 +9,9 @@ use proc_macro2::Literal;
 use super::chunks::{Piece, marked};
 use super::deferred::{Deferred, raw_literal};
 use super::interned::ToolSchemas;
-use super::layout::{Doc, tool_items};
+use super::layout::{Doc, tool_row};
 use crate::error::Result;
 use crate::ir::{BodyArgs, Envelope, Tool};
-use crate::naming::{module_ident, static_ident};
 
 fn atom(s: impl Into<String>) -> Doc {
     Doc::Atom(s.into())
@@ -324,39 +323,17 @@ pub(super) fn fields(
     ])
 }
 
-/// The doc comments of the tool's static and of its request builder.
-pub(super) fn item_docs(tool: &Tool) -> (String, String) {
-    let static_doc = format!(
-        " `{} {}`: {}",
-        tool.method.as_str(),
-        tool.path,
-        super::rust::one_line(&tool.title)
-    );
-    let fn_doc = format!(
-        " Builds the upstream request of [`{}`] from validated arguments.",
-        static_ident(&tool.name)
-    );
-    (static_doc, fn_doc)
-}
-
-/// The tool's items (its static and request builder) as `prettyplease`
-/// writes them, with schema literals in place; `Ok(None)` when the layout
-/// is not predictable. `next` numbers the schema placeholders the module
-/// would have used, and advances past this tool's.
+/// The tool's row of its module's `ROWS` table as `prettyplease` writes
+/// it, with schema literals in place; `Ok(None)` when the layout is not
+/// predictable. `next` numbers the schema placeholders the module would
+/// have used, and advances past this tool's.
 pub fn tool_text(
     tool: &Tool,
     schemas: Option<&ToolSchemas>,
     next: &mut usize,
 ) -> Result<Option<String>> {
     let fields = fields(tool, schemas, &mut Texts::Direct { next })?;
-    let (static_doc, fn_doc) = item_docs(tool);
-    Ok(tool_items(
-        &static_doc,
-        &static_ident(&tool.name),
-        &fields,
-        &fn_doc,
-        &module_ident(&tool.name),
-    ))
+    Ok(tool_row(&fields))
 }
 
 #[cfg(test)]
@@ -413,6 +390,45 @@ mod tests {
                 .map(|(name, _)| name)
                 .collect();
         assert_eq!(written, declared);
+    }
+
+    /// A product module is its `use`s, `TOOLS` and one `ROWS` table with a
+    /// row per tool, in name order: no item per tool (rustc's per-item cost
+    /// made Graph's crate build 1.4 times slower).
+    #[test]
+    fn product_modules_hold_one_table_of_rows() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs");
+        let spec = std::fs::read(root.join("larder.yaml")).unwrap();
+        let doc = crate::load::load(&spec, "larder.yaml").unwrap();
+        let config = ForgeConfig::generic("t", std::path::Path::new("larder.yaml"), "0");
+        let cat = crate::lower::build_catalogue(&doc, &config).unwrap();
+        let table = SchemaTable::build(&cat).unwrap();
+        for (i, p) in cat.products.iter().enumerate() {
+            let text = product_module(p, table.tools.get(i).map(Vec::as_slice), "// h").unwrap();
+            let file: syn::File = syn::parse_str(&text).unwrap();
+            let statics: Vec<(String, &syn::Expr)> = file
+                .items
+                .iter()
+                .filter_map(|item| match item {
+                    syn::Item::Static(s) => Some((s.ident.to_string(), &*s.expr)),
+                    syn::Item::Use(_) => None,
+                    _ => panic!("{}: an item other than a use or a static", p.name),
+                })
+                .collect();
+            let names: Vec<&str> = statics.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(names, ["TOOLS", "ROWS"], "{}", p.name);
+            let syn::Expr::Array(rows) = statics[1].1 else {
+                panic!("{}: ROWS is no array", p.name)
+            };
+            assert_eq!(rows.elems.len(), p.tools.len(), "{}", p.name);
+            for (row, tool) in rows.elems.iter().zip(&p.tools) {
+                let syn::Expr::Struct(row) = row else {
+                    panic!("{}: a row is no struct literal", p.name)
+                };
+                let name = quote::quote!(#row).to_string();
+                assert!(name.contains(&format!("name : \"{}\"", tool.name)), "{name}");
+            }
+        }
     }
 
     #[test]
