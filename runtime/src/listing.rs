@@ -146,10 +146,11 @@ impl Listing {
     }
 
     /// [`Listing::new`], then `after` on the encoding thread once the
-    /// default listing is encoded (or at once, when no thread could start).
-    /// The server builds its upstream client there: on two cores, doing
-    /// both at once beside the main thread delayed the listening socket and
-    /// the first `tools/list` (cold start 14.0 → 11.5 ms, docs/benchmarks.md).
+    /// default listing is encoded (never, when no thread could start: it is
+    /// work that may wait). The server warms its upstream client up there:
+    /// on two cores, doing both at once beside the main thread delayed the
+    /// listening socket and the first `tools/list` (docs/benchmarks.md,
+    /// "Cold start").
     pub fn new_then(tools: Vec<&'static ToolDef>, after: impl FnOnce() + Send + 'static) -> Self {
         let nonce = std::collections::hash_map::RandomState::new()
             .build_hasher()
@@ -185,21 +186,14 @@ impl Listing {
             Arc::clone(&encoded[Variant::DEFAULT.index()]),
             tools.clone(),
         );
-        // Shared so a thread that cannot start leaves `after` behind.
-        let after = Arc::new(std::sync::Mutex::new(Some(after)));
-        let run_after = Arc::clone(&after);
         let spawned = std::thread::Builder::new()
             .name("toolforge-listing".into())
             .spawn(move || {
                 cell.get_or_init(|| encode(&listed, Variant::DEFAULT));
-                if let Some(f) = run_after.lock().ok().and_then(|mut f| f.take()) {
-                    f();
-                }
+                after();
             });
-        if spawned.is_err()
-            && let Some(f) = after.lock().ok().and_then(|mut f| f.take())
-        {
-            f();
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "cannot start the listing thread; the first request encodes the listing");
         }
         Self {
             tools,

@@ -161,8 +161,8 @@ impl Upstream {
     }
 
     /// Builds the HTTP client on the calling thread unless it is built
-    /// already (the server calls this from the listing's encoding thread
-    /// once the listing is made, so loading the trust roots is not on the
+    /// already (the server calls this from the listing's encoding thread a
+    /// second after start, so loading the trust roots is not on the
     /// start-up path).
     pub fn warm_up(&self) {
         self.client.warm_up();

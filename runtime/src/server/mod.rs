@@ -147,6 +147,10 @@ pub struct CoreOptions {
     pub credential_hint: String,
 }
 
+/// How long after start the upstream client is built when no request
+/// needed it before (see [`Core::with_mode`]).
+const CLIENT_WARM_UP_DELAY: Duration = Duration::from_secs(1);
+
 /// The per-process server state shared by all sessions and requests.
 #[derive(Debug)]
 pub struct Core {
@@ -262,7 +266,15 @@ impl Core {
             .with_instructions(instructions);
         let listing = Arc::new({
             let upstream = direct.upstream().clone();
-            Listing::new_then(listed.clone(), move || upstream.warm_up())
+            // The upstream client is built once the start-up traffic
+            // (`initialize`, the first `tools/list`) has passed: built right
+            // after the listing, it shared two cores with writing that
+            // listing and cost the cold start about 4 ms (docs/benchmarks.md,
+            // "Cold start"). A call that comes earlier builds it itself.
+            Listing::new_then(listed.clone(), move || {
+                std::thread::sleep(CLIENT_WARM_UP_DELAY);
+                upstream.warm_up();
+            })
         });
         Ok(Self {
             catalogue,

@@ -3,11 +3,11 @@
 //! Building the client loads the platform's trust roots (every file under
 //! the system certificate directory is read and parsed): milliseconds a
 //! server would otherwise spend before it listens. The server asks for it
-//! with [`LazyClient::warm_up`] once its listing is encoded (on that
-//! thread: on two cores, building both at once beside the main thread
-//! delayed both the listening socket and the first `tools/list`); the first
-//! request that needs it waits for the build, or builds it itself when
-//! nothing warmed it up. A client that cannot be built is logged once by
+//! with [`LazyClient::warm_up`] on the listing's encoding thread a second
+//! after start (on two cores, building it beside the main thread delayed
+//! the listening socket, and building it right after the listing delayed
+//! writing that listing to the first client); the first request that needs
+//! it waits for the build, or builds it itself when nothing warmed it up. A client that cannot be built is logged once by
 //! the warm-up and reported by every request as [`UpstreamError::Client`].
 
 use std::sync::{Arc, OnceLock};
