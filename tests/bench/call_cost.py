@@ -78,12 +78,7 @@ def measure(binary: Path, upstream_url: str, token_file: Path, args: argparse.Na
         mcp = sb.McpHttp(url, sb.CLIENT_TOKEN, 120)
         try:
             mcp.initialize()
-            raw = mcp.encode("tools/call", {"name": "zones_list", "arguments": {"per_page": 5}})
-            for _ in range(args.warmup):
-                _, h, body, *_ = mcp.send(raw)
-            msg = sb.jsonrpc_body(body, h)
-            if "error" in msg or msg.get("result", {}).get("isError"):
-                raise RuntimeError(f"zones_list failed: {body[:500]!r}")
+            raw = sb.warmed_zones_list(mcp, args.warmup)
             sb.get_json("127.0.0.1", args.upstream_port, sb.STATS_PATH)
             callgrind_control("-i", "on", str(proc.pid))
             for i in range(args.calls):

@@ -65,12 +65,7 @@ def measure(binary: Path, upstream_url: str, token_file: Path, args: argparse.Na
         mcp = sb.McpHttp(url, sb.CLIENT_TOKEN, 60)
         try:
             mcp.initialize()
-            raw = mcp.encode("tools/call", {"name": "zones_list", "arguments": {"per_page": 5}})
-            for _ in range(args.warmup):
-                _, h, body, *_ = mcp.send(raw)
-            msg = sb.jsonrpc_body(body, h)
-            if "error" in msg or msg.get("result", {}).get("isError"):
-                raise RuntimeError(f"zones_list failed: {body[:500]!r}")
+            raw = sb.warmed_zones_list(mcp, args.warmup)
             names = thread_names(proc.pid)
             st = subprocess.Popen(["strace", "-f", "-tt", "-T", "-qq", "-o", str(trace), "-p", str(proc.pid)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

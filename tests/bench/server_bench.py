@@ -348,6 +348,19 @@ def jsonrpc_body(body: bytes, headers: dict[str, str]) -> Any:
     return json.loads(body)
 
 
+def warmed_zones_list(mcp: "McpHttp", warmup: int) -> bytes:
+    """The encoded `zones_list` call (`per_page` 5) after sending it `warmup`
+    times; raises when the last answer is an error."""
+    raw = mcp.encode("tools/call", {"name": "zones_list", "arguments": {"per_page": 5}})
+    body, headers = b"", {}
+    for _ in range(warmup):
+        _, headers, body, *_ = mcp.send(raw)
+    msg = jsonrpc_body(body, headers) if body else {}
+    if "error" in msg or msg.get("result", {}).get("isError"):
+        raise RuntimeError(f"zones_list failed: {body[:500]!r}")
+    return raw
+
+
 class McpHttp:
     def __init__(self, url: str, token: str | None, timeout: float) -> None:
         rest = url.split("://", 1)[1]
