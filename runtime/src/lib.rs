@@ -68,6 +68,8 @@ pub mod config;
 pub mod credential;
 pub mod direct;
 pub mod listing;
+#[cfg(test)]
+mod log_capture_tests;
 pub mod metrics;
 mod mode;
 /// The OAuth 2.1 authorization server (`toolforge-oauth`), re-exported so

@@ -3,13 +3,13 @@
 //! client's Basic header and the API echoes every credential: no line
 //! holds a secret in any form it was sent in.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::testing::{Seen, endpoint};
 use super::*;
 use crate::catalogue::Method;
 use crate::config::UpstreamConfig;
+use crate::log_capture_tests::Captured;
 use crate::profile::Profile;
 use crate::request::HttpRequest;
 use crate::security::{KeyLocation, SchemeKind, SecurityScheme};
@@ -58,19 +58,6 @@ const SECRETS: [&str; 8] = [
     "YWxpY2U6bG9nLXBhc3N3b3JkLTE",
 ];
 
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[test]
 fn no_log_line_at_any_level_holds_a_secret() {
     let captured = Captured::default();
@@ -88,7 +75,7 @@ fn no_log_line_at_any_level_holds_a_secret() {
             .unwrap();
         rt.block_on(exchange());
     });
-    let log = String::from_utf8_lossy(&captured.0.lock().unwrap()).into_owned();
+    let log = captured.text();
     assert!(log.contains("capture works"), "{log}");
     for secret in SECRETS.iter().chain([&"log-token-5"]) {
         assert!(!log.contains(secret), "{secret} in the log:\n{log}");

@@ -3,32 +3,11 @@
 //! to stderr the client need not wait for), and keeps its fields and the
 //! caller's span.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use tokio_util::sync::CancellationToken;
 
 use crate::authz::Connection;
+use crate::log_capture_tests::Captured;
 use crate::server::example_core_tests::example_core;
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 #[test]
 fn the_call_log_line_comes_after_the_answer_in_the_callers_span() {
