@@ -29,7 +29,7 @@ mod size_tests;
 
 use encode::encode;
 pub use encode::{FALLBACK_SCHEMA, Variant, entry, rmcp_tool};
-pub use narrowed::{NARROWED_BUDGET, NarrowKey, NarrowedListings, NarrowedSlot};
+pub use narrowed::{NARROWED_BUDGET, NarrowKey, NarrowedListings, NarrowedSlot, Recent};
 
 /// The rmcp form of a tool definition, with its output schema and full
 /// input schema (see [`rmcp_tool`] for the other variants): a listed tool

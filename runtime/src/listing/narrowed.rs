@@ -64,10 +64,63 @@ impl NarrowKey {
 /// is about 2.4 MB, so a dozen exposures).
 pub const NARROWED_BUDGET: usize = 32 << 20;
 
+/// Items kept the most recently used last, let go oldest first past a
+/// byte budget (the narrowed listings here, their compressed forms in the
+/// HTTP layer).
+#[derive(Debug)]
+pub struct Recent<T> {
+    items: Vec<T>,
+}
+
+impl<T> Default for Recent<T> {
+    fn default() -> Self {
+        Self { items: Vec::new() }
+    }
+}
+
+impl<T> Recent<T> {
+    /// The first item `is` picks, made the most recently used.
+    pub fn find(&mut self, is: impl Fn(&T) -> bool) -> Option<&mut T> {
+        let at = self.items.iter().position(is)?;
+        let item = self.items.remove(at);
+        self.items.push(item);
+        self.items.last_mut()
+    }
+
+    /// Keeps `item` as the most recently used, then lets the oldest go
+    /// while the items' sizes (as `size` reads them) sum past `budget`; the
+    /// newest stays even when it alone is over it.
+    pub fn push(&mut self, item: T, budget: usize, size: impl Fn(&T) -> usize) -> &mut T {
+        self.items.push(item);
+        let mut total: usize = self.items.iter().map(&size).sum();
+        while total > budget && self.items.len() > 1 {
+            let dropped = self.items.remove(0);
+            total -= size(&dropped);
+        }
+        let newest = self.items.len() - 1;
+        &mut self.items[newest]
+    }
+
+    /// The kept items, the oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.items.iter()
+    }
+
+    /// How many items are kept.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether none is kept.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
 /// The kept narrowed listings, the most recently used last.
 #[derive(Debug, Default)]
 pub struct NarrowedListings {
-    kept: Mutex<Vec<(NarrowKey, Bytes)>>,
+    kept: Mutex<Recent<(NarrowKey, Bytes)>>,
 }
 
 impl NarrowedListings {
@@ -80,40 +133,32 @@ impl NarrowedListings {
         key: NarrowKey,
         make: impl FnOnce() -> Option<Bytes>,
     ) -> Option<Bytes> {
-        if let Some(found) = self.touch(&key) {
+        if let Some(found) = self.kept_bytes(&key) {
             return Some(found);
         }
         let made = make()?;
-        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(at) = kept.iter().position(|(k, _)| *k == key) {
-            let entry = kept.remove(at);
-            let bytes = entry.1.clone();
-            kept.push(entry);
-            return Some(bytes);
+        let mut kept = self.lock();
+        if let Some((_, bytes)) = kept.find(|(k, _)| *k == key) {
+            return Some(bytes.clone());
         }
-        kept.push((key, made.clone()));
-        let mut total: usize = kept.iter().map(|(_, b)| b.len()).sum();
-        // The newest stays even when it alone is over the budget.
-        while total > NARROWED_BUDGET && kept.len() > 1 {
-            let (_, dropped) = kept.remove(0);
-            total -= dropped.len();
-        }
+        kept.push((key, made.clone()), NARROWED_BUDGET, |(_, b)| b.len());
         Some(made)
     }
 
     /// The kept bytes of `key`, marked as the most recently used.
-    fn touch(&self, key: &NarrowKey) -> Option<Bytes> {
-        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        let at = kept.iter().position(|(k, _)| k == key)?;
-        let entry = kept.remove(at);
-        let bytes = entry.1.clone();
-        kept.push(entry);
-        Some(bytes)
+    fn kept_bytes(&self, key: &NarrowKey) -> Option<Bytes> {
+        self.lock()
+            .find(|(k, _)| k == key)
+            .map(|(_, bytes)| bytes.clone())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Recent<(NarrowKey, Bytes)>> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// How many listings are kept.
     pub fn len(&self) -> usize {
-        self.kept.lock().map_or(0, |k| k.len())
+        self.lock().len()
     }
 
     /// Whether none is kept.

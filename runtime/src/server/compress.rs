@@ -38,7 +38,7 @@ use http::{HeaderMap, HeaderValue, header};
 use http_body::Body as _;
 use serde_json::{Map, Value};
 
-use crate::listing::{Listing, NARROWED_BUDGET, Spliced, Variant};
+use crate::listing::{Listing, NARROWED_BUDGET, Recent, Spliced, Variant};
 
 /// JSON responses smaller than this go out as they are.
 pub const MIN_COMPRESS_BYTES: usize = 1024;
@@ -117,7 +117,7 @@ pub struct Precompressed {
     /// recently used last. A listing is known by its bytes' allocation:
     /// kept listings are shared, never copied, and holding the bytes here
     /// keeps the allocation from being reused by another listing.
-    narrowed: Mutex<Vec<NarrowedForm>>,
+    narrowed: Mutex<Recent<NarrowedForm>>,
 }
 
 /// A narrowed listing held by [`Precompressed`], and its compressed form.
@@ -209,21 +209,15 @@ impl Precompressed {
     fn narrowed_cell(&self, listing: &Bytes) -> Arc<OnceLock<Encoded>> {
         let mut kept = self.narrowed.lock().unwrap_or_else(|e| e.into_inner());
         let same = |b: &Bytes| b.as_ptr() == listing.as_ptr() && b.len() == listing.len();
-        let Some(at) = kept.iter().position(|f| same(&f.listing)) else {
-            let encoded = Arc::new(OnceLock::new());
-            kept.push(NarrowedForm {
+        let Some(form) = kept.find(|f| same(&f.listing)) else {
+            let form = NarrowedForm {
                 listing: listing.clone(),
-                encoded: Arc::clone(&encoded),
+                encoded: Arc::new(OnceLock::new()),
                 started: false,
-            });
-            let mut total: usize = kept.iter().map(|f| f.listing.len()).sum();
-            while total > NARROWED_BUDGET && kept.len() > 1 {
-                let dropped = kept.remove(0);
-                total -= dropped.listing.len();
-            }
-            return encoded;
+            };
+            let kept = kept.push(form, NARROWED_BUDGET, |f| f.listing.len());
+            return Arc::clone(&kept.encoded);
         };
-        let mut form = kept.remove(at);
         let encoded = Arc::clone(&form.encoded);
         if !form.started {
             form.started = true;
@@ -237,7 +231,6 @@ impl Precompressed {
                 tracing::warn!(error = %e, "cannot start a listing compression thread; this listing stays compressed on the fly");
             }
         }
-        kept.push(form);
         encoded
     }
 }

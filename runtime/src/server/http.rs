@@ -692,35 +692,37 @@ async fn splice_listing(
             return text_response(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error");
         }
     };
-    if let Some(listing) = narrowed.and_then(|slot| slot.take()) {
-        // A narrowed session's listing, compressed once it is kept
-        // compressed; until then the on-the-fly layer compresses it.
-        let body = match state.core.listing().splice_narrowed(&bytes, listing) {
-            Some(spliced) => match state.compressed.answer_narrowed(&spliced, encoding) {
+    // A narrowed session's listing, left by the handler, or the shared one.
+    let spliced = match narrowed.and_then(|slot| slot.take()) {
+        Some(listing) => state.core.listing().splice_narrowed(&bytes, listing),
+        None => state.core.listing().splice(&bytes),
+    };
+    let body = match spliced {
+        Some(spliced) => {
+            let shared = spliced.variant.is_some();
+            let packed = if shared {
+                state.compressed.answer(&spliced, encoding)
+            } else {
+                state.compressed.answer_narrowed(&spliced, encoding)
+            };
+            match packed {
                 Some(packed) => {
+                    if shared {
+                        crate::metrics::listing(encoding.as_str(), packed.len());
+                    }
                     compress::mark(&mut parts.headers, encoding);
                     packed.into_body()
                 }
+                None if shared => {
+                    crate::metrics::listing("identity", spliced.len());
+                    parts.extensions.insert(LeaveUncompressed);
+                    spliced.into_body()
+                }
+                // Until its compressed form is made, the on-the-fly layer
+                // compresses a narrowed listing.
                 None => spliced.into_body(),
-            },
-            None => Body::from(bytes),
-        };
-        parts.headers.remove(header::CONTENT_LENGTH);
-        return Response::from_parts(parts, body);
-    }
-    let body = match state.core.listing().splice(&bytes) {
-        Some(spliced) => match state.compressed.answer(&spliced, encoding) {
-            Some(packed) => {
-                crate::metrics::listing(encoding.as_str(), packed.len());
-                compress::mark(&mut parts.headers, encoding);
-                packed.into_body()
             }
-            None => {
-                crate::metrics::listing("identity", spliced.len());
-                parts.extensions.insert(LeaveUncompressed);
-                spliced.into_body()
-            }
-        },
+        }
         None => Body::from(bytes),
     };
     parts.headers.remove(header::CONTENT_LENGTH);
