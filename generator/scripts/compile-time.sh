@@ -8,6 +8,11 @@
 #
 #   [RUNS=3] [BASELINE_REF=main] generator/scripts/compile-time.sh SPEC [generic|cloudflare]
 #
+# Prints, per generator, the generate time, the debug build's and their sum
+# (spec → serving binary). CARGO_ARGS are added to the timed build (e.g.
+# `--config profile.dev.package.larder-tools.incremental=true` for the build
+# as it was before the generated crates turned incremental caches off).
+#
 # Standalone (the default): each crate is generated under
 # target/compile-time/ and built there once (dependencies, in a target
 # directory of its own), then its own package is cleaned and built again.
@@ -80,13 +85,15 @@ prepare() {
   cp "$tree/Cargo.lock" "$out/Cargo.lock"
   echo "$out $(sed -n 's/^name = "\(.*\)"/\1/p' "$out/Cargo.toml" | head -1)"
 }
-declare -A wall cpu size
+declare -A wall cpu size gen total
 for run in $(seq "$RUNS"); do
   for entry in "${bins[@]}"; do
     # label=generator=tree: each standalone crate is generated from (and
     # links) its own tree's runtime.
     label="${entry%%=*}"; rest="${entry#*=}"; bin="${rest%%=*}"; tree="${rest#*=}"
+    g0=$(date +%s.%N)
     read -r where name < <(prepare "$label" "$bin" "$tree")
+    g="$(echo "$(date +%s.%N) - $g0" | bc)"
     if [ -z "${MEMBER:-}" ]; then
       export CARGO_TARGET_DIR="$DIR/target"  # dependencies shared by both crates
     fi
@@ -95,19 +102,24 @@ for run in $(seq "$RUNS"); do
     binname="$(sed -n '/^\[\[bin\]\]/,/^name/ s/^name = "\(.*\)"/\1/p' "$where/${member:-.}/Cargo.toml" | head -1 | tr - _)"
     # The wrapper in both builds, so it cannot count as a changed compiler.
     export RUSTC_WRAPPER="$WRAP" CT_CRATE="$krate" CT_BIN="${binname:-$krate}" CT_LOG="$log"
-    (cd "$where" && cargo build --quiet -p "$name")
+    # shellcheck disable=SC2086
+    (cd "$where" && cargo build --quiet -p "$name" ${CARGO_ARGS:-})
     (cd "$where" && cargo clean --quiet -p "$name")
     rm -f "$log"
-    t="$(cd "$where" && secs cargo build -p "$name")"
+    # shellcheck disable=SC2086
+    t="$(cd "$where" && secs cargo build -p "$name" ${CARGO_ARGS:-})"
     unset RUSTC_WRAPPER
     c="$(awk '{s += $1 + $2} END {printf "%.2f", s}' "$log")"
-    wall[$label]+="$t "; cpu[$label]+="$c "
+    wall[$label]+="$t "; cpu[$label]+="$c "; gen[$label]+="$g "
+    total[$label]+="$(echo "$g + $t" | bc) "
     size[$label]="$(du -sh "$where/${member:-.}/src" | cut -f1)"
     unset CARGO_TARGET_DIR
   done
 done
 for entry in "${bins[@]}"; do
   label="${entry%%=*}"
+  # shellcheck disable=SC2086
+  echo "$label: generate median $(median ${gen[$label]}) s; generate + debug build median $(median ${total[$label]}) s of ${total[$label]}"
   # shellcheck disable=SC2086
   echo "$label: debug build (deps prebuilt): median $(median ${wall[$label]}) s of ${wall[$label]}; rustc CPU median $(median ${cpu[$label]}) s of ${cpu[$label]}; sources ${size[$label]}; load $(cut -d' ' -f1-3 /proc/loadavg)"
 done

@@ -241,6 +241,11 @@ members = ["@OUTPUT@"]
 # Dependencies without debug info: much smaller target/ and faster links.
 [profile.dev.package."*"]
 debug = false
+
+# The generated crate is regenerated, never edited: incremental caches cost
+# its debug build more than a later build would save.
+[profile.dev.package.@PACKAGE@]
+incremental = false
 @LOCAL_PROFILE@"#;
 
 const README: &str = r#"# @NAME@ MCP server

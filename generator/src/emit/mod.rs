@@ -71,7 +71,13 @@ fn cargo_toml(config: &ForgeConfig, layout: &CrateLayout) -> String {
         config.krate.binary,
     );
     if layout.standalone {
-        s.push_str("\n[workspace]\n");
+        // The crate is regenerated, never edited: incremental caches cost a
+        // debug build more than a later one saves (about 2 of 15 s for a
+        // crate of 11,000 tools). Profiles count only in a workspace's root.
+        s.push_str(&format!(
+            "\n[workspace]\n\n[profile.dev.package.{}]\nincremental = false\n",
+            config.krate.package
+        ));
     }
     s
 }
