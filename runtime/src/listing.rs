@@ -20,6 +20,7 @@ use crate::catalogue::ToolDef;
 /// Responses larger than this are never scanned for the placeholder.
 pub(crate) const SPLICE_MAX: usize = 16 * 1024;
 
+pub(crate) mod drop_args;
 mod encode;
 #[cfg(test)]
 mod json_check_tests;
@@ -28,6 +29,7 @@ mod narrowed;
 mod size_tests;
 
 use encode::encode;
+pub(crate) use encode::push_entry_without;
 pub use encode::{FALLBACK_SCHEMA, Variant, entry, rmcp_tool};
 pub use narrowed::{NARROWED_BUDGET, NarrowKey, NarrowedListings, NarrowedSlot, Recent};
 

@@ -223,18 +223,8 @@ impl PathScope {
     /// `schema` (a tool's input schema) without the arguments this scope
     /// fixes: the server fills them.
     pub fn narrow_schema(&self, tool: &ToolDef, schema: &mut serde_json::Map<String, Value>) {
-        let fixed = self.fixed_args(tool);
-        if fixed.is_empty() {
-            return;
-        }
-        if let Some(Value::Object(props)) = schema.get_mut("properties") {
-            for (arg, _) in &fixed {
-                props.remove(*arg);
-            }
-        }
-        if let Some(Value::Array(required)) = schema.get_mut("required") {
-            required.retain(|r| !fixed.iter().any(|(arg, _)| r.as_str() == Some(arg)));
-        }
+        let fixed: Vec<&str> = self.fixed_args(tool).iter().map(|(arg, _)| *arg).collect();
+        crate::listing::drop_args::remove_args(schema, &fixed);
     }
 }
 

@@ -131,6 +131,19 @@ fn push_strict(out: &mut String, text: SharedText, tool: &str) {
 /// that order. What a client reads the same when it is absent is left
 /// out (see [`push_annotations`]; a `title` equal to the description).
 pub fn push_entry(out: &mut String, written: &mut Written, t: &ToolDef, variant: Variant) {
+    push_entry_without(out, written, t, variant, &[]);
+}
+
+/// [`push_entry`] without the arguments `dropped` names in the input
+/// schema (see [`super::drop_args::push_without`]): a scoped URL's
+/// listing.
+pub fn push_entry_without(
+    out: &mut String,
+    written: &mut Written,
+    t: &ToolDef,
+    variant: Variant,
+    dropped: &[&str],
+) {
     out.push_str("{\"name\":");
     push_json_str(out, t.name);
     // A title that repeats the description word for word tells a client
@@ -142,9 +155,14 @@ pub fn push_entry(out: &mut String, written: &mut Written, t: &ToolDef, variant:
     out.push_str(",\"description\":");
     push_json_str(out, t.description);
     out.push_str(",\"inputSchema\":");
-    match variant.profile {
-        SchemaProfile::Full => push_schema(out, written, t.input_schema, t.name, "input"),
-        SchemaProfile::Strict => push_strict(out, t.input_schema, t.name),
+    if dropped.is_empty() {
+        push_input(out, written, t, variant);
+    } else {
+        // A buffer of its own: `written` notes places in `out` that later
+        // entries copy from, and the schema is rewritten before it lands.
+        let mut schema = String::new();
+        push_input(&mut schema, &mut Written::default(), t, variant);
+        super::drop_args::push_without(out, &schema, dropped);
     }
     if let Some(schema) = t.output_schema.filter(|_| variant.with_output) {
         out.push_str(",\"outputSchema\":");
@@ -163,6 +181,14 @@ pub const HINT_DEFAULTS: Annotations = Annotations {
     idempotent: false,
     open_world: true,
 };
+
+/// Appends the input schema of `t` in the variant's profile.
+fn push_input(out: &mut String, written: &mut Written, t: &ToolDef, variant: Variant) {
+    match variant.profile {
+        SchemaProfile::Full => push_schema(out, written, t.input_schema, t.name, "input"),
+        SchemaProfile::Strict => push_strict(out, t.input_schema, t.name),
+    }
+}
 
 /// Appends `,"annotations":{…}` with the hints that differ from
 /// [`HINT_DEFAULTS`], in the specification's order, or nothing when none

@@ -152,3 +152,54 @@ async fn the_unscoped_listing_is_the_shared_one() {
     assert!(memchr::memmem::find(&body, &whole).is_some());
     assert!(core.listing().narrowed().is_empty());
 }
+
+/// In direct mode a narrowed listing is written from the tools'
+/// definitions (only a tool whose arguments a scoped URL fixes goes
+/// through its value): the bytes must be those the tool values serialise
+/// to, for grants that hide by product or by writes, hide every tool or
+/// none, with and without a scoped path, in every variant.
+#[tokio::test]
+async fn a_narrowed_listing_is_the_bytes_of_its_tool_values() {
+    use crate::authz::GrantAccess;
+    let (base, _) = upstream().await;
+    let core = core(&base);
+    let scope = Arc::new(
+        crate::authz::parse_scope(core.catalogue.profile.scoped_paths, "/accounts/acc1").unwrap(),
+    );
+    let products: Vec<String> = (core.catalogue.products.iter())
+        .map(|p| p.name.to_owned())
+        .collect();
+    let grant = |read_only, products: Option<Vec<String>>, path: Option<Arc<PathScope>>| {
+        Connection::OAuth(Arc::new(GrantAccess {
+            read_only,
+            products,
+            path,
+            ..GrantAccess::default()
+        }))
+    };
+    let connections = [
+        grant(true, None, None),
+        grant(false, Some(vec![products[0].clone()]), None),
+        grant(true, Some(products[1..].to_vec()), Some(scope.clone())),
+        grant(false, Some(Vec::new()), None),
+        grant(false, None, Some(scope.clone())),
+        Connection::ScopedClientToken(scope),
+    ];
+    let whole = core.listed.len();
+    let (mut some_hidden, mut some_narrowed) = (false, false);
+    for connection in &connections {
+        for variant in Variant::ALL {
+            let encoded = core.encode_narrowed(connection, variant).unwrap();
+            let tools = core.listed_for(connection, variant);
+            let values = serde_json::to_vec(&tools).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&encoded),
+                String::from_utf8_lossy(&values),
+                "{connection:?} {variant:?}"
+            );
+            some_hidden |= tools.len() < whole;
+            some_narrowed |= !tools.is_empty() && values != core.listing().bytes(variant).to_vec();
+        }
+    }
+    assert!(some_hidden && some_narrowed);
+}
