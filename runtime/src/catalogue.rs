@@ -36,7 +36,7 @@ pub struct Catalogue {
 impl Catalogue {
     /// Iterates over every tool of every product, in product then tool order.
     pub fn tools(&self) -> impl Iterator<Item = &'static ToolDef> + '_ {
-        self.products.iter().flat_map(|p| p.tools.iter().copied())
+        self.products.iter().flat_map(|p| p.tools.iter())
     }
 
     /// Finds a tool by its MCP name.
@@ -50,12 +50,14 @@ impl Catalogue {
 pub struct Product {
     /// Product name, `^[a-z0-9_]+$`, also the module name.
     pub name: &'static str,
-    /// Tools in name order.
-    pub tools: &'static [&'static ToolDef],
+    /// Tools in name order (a generated module's rows: a table of
+    /// references to them cost the compiler more than the rest of the
+    /// crate's tables, docs/benchmarks.md "Spec → serving binary").
+    pub tools: &'static [ToolDef],
 }
 
 /// One operation turned into an MCP tool.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ToolDef {
     /// MCP tool name, `^[a-z0-9_]{1,64}$`.
     pub name: &'static str,

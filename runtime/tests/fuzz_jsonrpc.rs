@@ -686,7 +686,7 @@ static CATALOGUE: Catalogue = Catalogue {
     profile: toolforge_runtime::profile::Profile::generic("FUZZ_API_TOKEN"),
     products: &[Product {
         name: "dns_records",
-        tools: &[&DNS_LIST],
+        tools: std::slice::from_ref(&DNS_LIST),
     }],
     source: r#"{"release":"fuzz"}"#,
     spec: "",

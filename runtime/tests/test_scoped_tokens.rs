@@ -74,7 +74,7 @@ static CATALOGUE: Catalogue = Catalogue {
     },
     products: &[Product {
         name: "items",
-        tools: &[&ITEMS_LIST],
+        tools: std::slice::from_ref(&ITEMS_LIST),
     }],
     source: r#"{"release":"test"}"#,
     spec: "",

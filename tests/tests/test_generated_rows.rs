@@ -1,5 +1,5 @@
 //! The committed generated crates' public API after tool statics became
-//! rows of one `ROWS` table per product: `TOOLS` is exactly the rows, in
+//! rows of one `ROWS` table per product: `TOOLS` is the rows themselves, in
 //! name order, the catalogue lists the same definitions, and the by-name
 //! request builder (`<crate>::request`) builds what
 //! `toolforge_runtime::request::build_request` builds from the definition.
@@ -51,7 +51,7 @@ fn tools_are_the_rows(catalogue: &Catalogue, rows: &[(&str, &'static [ToolDef])]
         assert_eq!(product.name, *name);
         assert_eq!(product.tools.len(), rows.len(), "{name}");
         for (tool, row) in product.tools.iter().zip(rows.iter()) {
-            assert!(std::ptr::eq(*tool, row), "{name}: {}", tool.name);
+            assert!(std::ptr::eq(tool, row), "{name}: {}", tool.name);
             assert_eq!(tool.product, *name);
         }
         let names: Vec<&str> = rows.iter().map(|t| t.name).collect();

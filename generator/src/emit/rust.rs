@@ -194,10 +194,9 @@ fn module_head(product: &Product, interned: Option<&[ToolSchemas]>) -> TokenStre
     let inline = |shared: fn(&super::shared_defs::ToolDefs) -> bool, has: fn(&Tool) -> bool| {
         (product.tools.iter().enumerate()).any(|(i, t)| has(t) && !defs(i).is_some_and(shared))
     };
-    let rows = (0..product.tools.len()).map(Literal::usize_unsuffixed);
     let doc = format!(" Tools of the `{}` product.", product.name);
     let count = product.tools.len();
-    let tools_doc = format!(" The {count} tools of this product, by name.");
+    let tools_doc = format!(" The {count} tools of this product, by name (the rows of [`ROWS`]).");
     let uses_annotations = inline(|d| d.annotations.is_some(), |_| true);
     let annotations_use = if uses_annotations {
         quote!(Annotations,)
@@ -229,7 +228,7 @@ fn module_head(product: &Product, interned: Option<&[ToolSchemas]>) -> TokenStre
         };
 
         #[doc = #tools_doc]
-        pub static TOOLS: &[&ToolDef] = &[#(&ROWS[#rows]),*];
+        pub static TOOLS: &[ToolDef] = &ROWS;
     }
 }
 

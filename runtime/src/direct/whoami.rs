@@ -107,7 +107,7 @@ mod tests {
         prefix: "user",
     }];
 
-    fn catalogue(identity: Option<Identity>, tools: &'static [&'static ToolDef]) -> Catalogue {
+    fn catalogue(identity: Option<Identity>, tools: &'static [ToolDef]) -> Catalogue {
         let products: &'static [crate::catalogue::Product] =
             Box::leak(Box::new([crate::catalogue::Product { name: "p", tools }]));
         Catalogue {
@@ -131,8 +131,7 @@ mod tests {
         assert_eq!(ours.name, NAME);
         assert!(is_whoami(ours) && ours.annotations.read_only);
         static API_WHOAMI: ToolDef = def(NAME);
-        static API_TOOLS: &[&ToolDef] = &[&API_WHOAMI];
-        let clash = tool(&catalogue(identity, API_TOOLS)).unwrap();
+        let clash = tool(&catalogue(identity, std::slice::from_ref(&API_WHOAMI))).unwrap();
         assert_eq!(clash.name, FALLBACK_NAME);
         assert!(!is_whoami(&API_WHOAMI));
     }

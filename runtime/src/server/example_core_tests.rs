@@ -21,7 +21,7 @@ pub(crate) fn example_core(names: &[&'static str]) -> Arc<Core> {
 
 /// A direct-mode core serving `tools`, in one product.
 pub(crate) fn example_core_of(tools: Vec<&'static ToolDef>) -> Arc<Core> {
-    let tools: &'static [&'static ToolDef] = tools.leak();
+    let tools: &'static [ToolDef] = tools.into_iter().cloned().collect::<Vec<_>>().leak();
     let products = vec![Product {
         name: "test",
         tools,

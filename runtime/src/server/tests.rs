@@ -179,14 +179,15 @@ pub(super) fn catalogue() -> &'static Catalogue {
         t.product = "other";
         t.method = Method::Delete;
     });
-    let tools = leak(vec![
+    let rows = |tools: Vec<&'static ToolDef>| leak(tools.into_iter().cloned().collect());
+    let tools = rows(vec![
         acct,
         things,
         fixed("slow_get", "/slow"),
         fixed("big_get", "/big"),
         fixed("moved_get", "/moved"),
     ]);
-    let others = leak(vec![writer]);
+    let others = rows(vec![writer]);
     let products = leak(vec![
         Product {
             name: "test",

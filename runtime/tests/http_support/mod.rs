@@ -88,7 +88,7 @@ static CATALOGUE: Catalogue = Catalogue {
     },
     products: &[Product {
         name: "dns_records",
-        tools: &[&DNS_LIST],
+        tools: std::slice::from_ref(&DNS_LIST),
     }],
     source: r#"{"release":"test"}"#,
     spec: "",

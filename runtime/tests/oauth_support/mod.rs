@@ -88,6 +88,9 @@ pub static DNS_CREATE: ToolDef = ToolDef {
     ..DNS_LIST
 };
 
+/// The product's rows (a catalogue lists its tools by value).
+static DNS_TOOLS: [ToolDef; 2] = [ToolDef { ..DNS_LIST }, ToolDef { ..DNS_CREATE }];
+
 pub static CATALOGUE: Catalogue = Catalogue {
     api: "cloudflare",
     profile: Profile {
@@ -101,7 +104,7 @@ pub static CATALOGUE: Catalogue = Catalogue {
     },
     products: &[Product {
         name: "dns_records",
-        tools: &[&DNS_LIST, &DNS_CREATE],
+        tools: &DNS_TOOLS,
     }],
     source: r#"{"release":"test"}"#,
     spec: "",

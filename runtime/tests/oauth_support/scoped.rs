@@ -54,11 +54,11 @@ pub static SCOPED: Catalogue = Catalogue {
     products: &[
         Product {
             name: "dns_records",
-            tools: &[&DNS_LIST],
+            tools: std::slice::from_ref(&DNS_LIST),
         },
         Product {
             name: "workers",
-            tools: &[&WORKERS_LIST],
+            tools: std::slice::from_ref(&WORKERS_LIST),
         },
     ],
     ..CATALOGUE

@@ -143,7 +143,7 @@ static GRAPH: Catalogue = Catalogue {
     },
     products: &[Product {
         name: "users",
-        tools: &[&USERS_LIST],
+        tools: std::slice::from_ref(&USERS_LIST),
     }],
     source: "{}",
     spec: GRAPH_SPEC,
@@ -162,7 +162,7 @@ static GITHUB: Catalogue = Catalogue {
     },
     products: &[Product {
         name: "issues",
-        tools: &[&ISSUES_LIST],
+        tools: std::slice::from_ref(&ISSUES_LIST),
     }],
     source: "{}",
     spec: GITHUB_SPEC,
