@@ -29,7 +29,7 @@ mod narrowed;
 mod size_tests;
 
 use encode::encode;
-pub(crate) use encode::push_entry_without;
+pub(crate) use encode::encode_without;
 pub use encode::{FALLBACK_SCHEMA, Variant, entry, rmcp_tool};
 pub use narrowed::{NARROWED_BUDGET, NarrowKey, NarrowedListings, NarrowedSlot, Recent};
 

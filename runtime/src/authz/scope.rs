@@ -126,6 +126,14 @@ impl PathScope {
             .collect()
     }
 
+    /// The names of [`PathScope::fixed_args`] (what a listing leaves out).
+    pub fn fixed_arg_names(&self, tool: &ToolDef) -> Vec<&'static str> {
+        self.fixed_args(tool)
+            .into_iter()
+            .map(|(arg, _)| arg)
+            .collect()
+    }
+
     /// Fills the constrained arguments of `tool` the caller left out, and
     /// refuses one that names another value. A merged route's ID argument
     /// counts when its selector picks a constrained parameter.
@@ -223,8 +231,7 @@ impl PathScope {
     /// `schema` (a tool's input schema) without the arguments this scope
     /// fixes: the server fills them.
     pub fn narrow_schema(&self, tool: &ToolDef, schema: &mut serde_json::Map<String, Value>) {
-        let fixed: Vec<&str> = self.fixed_args(tool).iter().map(|(arg, _)| *arg).collect();
-        crate::listing::drop_args::remove_args(schema, &fixed);
+        crate::listing::drop_args::remove_args(schema, &self.fixed_arg_names(tool));
     }
 }
 

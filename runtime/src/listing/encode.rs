@@ -220,13 +220,23 @@ fn push_annotations(out: &mut String, a: Annotations) {
 /// made the cold start slower: the threads' start and the other start-up
 /// work cost more than they saved.)
 pub fn encode(tools: &[&'static ToolDef], variant: Variant) -> Bytes {
+    encode_without(tools.iter().copied(), variant, |_| Vec::new())
+}
+
+/// The listing of `tools` as a JSON array, each without the arguments
+/// `dropped` names for it (see [`push_entry_without`]).
+pub fn encode_without<'t>(
+    tools: impl Iterator<Item = &'t ToolDef>,
+    variant: Variant,
+    dropped: impl Fn(&ToolDef) -> Vec<&'static str>,
+) -> Bytes {
     let mut out = String::from("[");
     let mut written = Written::default();
-    for (i, t) in tools.iter().enumerate() {
+    for (i, t) in tools.enumerate() {
         if i > 0 {
             out.push(',');
         }
-        push_entry(&mut out, &mut written, t, variant);
+        push_entry_without(&mut out, &mut written, t, variant, &dropped(t));
     }
     out.push(']');
     Bytes::from(out.into_bytes())

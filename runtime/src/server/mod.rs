@@ -437,19 +437,9 @@ impl Core {
             return serde_json::to_vec(&tools).ok().map(Bytes::from);
         }
         let scope = connection.path_scope();
-        let mut out = String::from("[");
-        let mut written = crate::catalogue::Written::default();
         let listed = (self.listed.iter()).filter(|t| crate::authz::hidden(connection, t).is_none());
-        for (i, t) in listed.enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            let fixed = scope.map(|s| s.fixed_args(t)).unwrap_or_default();
-            let dropped: Vec<&str> = fixed.iter().map(|(arg, _)| *arg).collect();
-            listing::push_entry_without(&mut out, &mut written, t, variant, &dropped);
-        }
-        out.push(']');
-        Some(Bytes::from(out.into_bytes()))
+        let dropped = |t: &ToolDef| scope.map(|s| s.fixed_arg_names(t)).unwrap_or_default();
+        Some(listing::encode_without(listed.copied(), variant, dropped))
     }
 
     /// The `tools/list` array for a connection that
