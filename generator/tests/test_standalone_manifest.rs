@@ -22,7 +22,7 @@ fn a_standalone_crate_builds_its_own_package_without_incremental_caches() {
     let package = common::config().krate.package;
     assert!(
         manifest.ends_with(&format!(
-            "\n[workspace]\n\n[profile.dev.package.{package}]\nincremental = false\n"
+            "\n[workspace]\n\n[profile.dev.package.\"{package}\"]\nincremental = false\n"
         )),
         "{manifest}"
     );

@@ -52,7 +52,7 @@ pub struct Product {
     pub name: &'static str,
     /// Tools in name order (a generated module's rows: a table of
     /// references to them cost the compiler more than the rest of the
-    /// crate's tables, docs/benchmarks.md "Spec → serving binary").
+    /// crate's tables: docs/benchmarks.md, "`TOOLS` by value").
     pub tools: &'static [ToolDef],
 }
 

@@ -74,9 +74,11 @@ fn cargo_toml(config: &ForgeConfig, layout: &CrateLayout) -> String {
         // The crate is regenerated, never edited: incremental caches cost a
         // debug build more than a later one saves (about 2 of 15 s for a
         // crate of 11,000 tools). Profiles count only in a workspace's root.
+        // The name is a quoted key: forge.json's `crate.package` is not
+        // checked here, and a dot in it would otherwise nest the table.
         s.push_str(&format!(
             "\n[workspace]\n\n[profile.dev.package.{}]\nincremental = false\n",
-            config.krate.package
+            toml_string(&config.krate.package)
         ));
     }
     s
