@@ -21,7 +21,6 @@ Loopback only, bounded in count and time; every process started here is stopped 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -117,17 +116,9 @@ def main() -> int:
     ap.add_argument("--json-out", default=None)
     args = ap.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="call-cost-"))
-    script = Path(sb.__file__).resolve()
-    up = sb.Proc([sys.executable, str(script), "upstream", "--max-seconds", "1800"], dict(os.environ),
-                 log=workdir / "upstream.log")
     results = []
-    try:
-        line, _ = up.wait_line(b"listening on ", 20)
-        port = args.upstream_port = int(line.decode().rsplit(":", 1)[1])
-        upstream_url = f"http://127.0.0.1:{port}/client/v4"
-        token_file = workdir / "tokens.json"
-        token_file.write_text(json.dumps({"tokens": [
-            {"sha256": hashlib.sha256(sb.CLIENT_TOKEN.encode()).hexdigest(), "upstream_token": sb.UPSTREAM_TOKEN}]}))
+    with sb.loopback_upstream(workdir) as (port, upstream_url, token_file):
+        args.upstream_port = port
         for i, binary in enumerate(args.binary):
             r = measure(Path(binary).resolve(), upstream_url, token_file, args, workdir, f"b{i}")
             results.append(r)
@@ -135,8 +126,6 @@ def main() -> int:
                   f"one upstream request each over the kept-alive connection: {r['upstream_connection_reused']})")
             for cost, name in r.get("top", []):
                 print(f"  {cost:>12,.0f}  {name[:160]}")
-    finally:
-        up.stop()
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=2))
     print(f"(callgrind files in {workdir})")

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import hashlib
 import json
 import os
 import re
@@ -129,17 +128,8 @@ def main() -> int:
     args = ap.parse_args()
     args.calls = max(1, min(args.calls, 20_000))
     workdir = Path(tempfile.mkdtemp(prefix="call-trace-"))
-    script = Path(sb.__file__).resolve()
-    up = sb.Proc([sys.executable, str(script), "upstream", "--max-seconds", "1800"], dict(os.environ),
-                 log=workdir / "upstream.log")
     results = []
-    try:
-        line, _ = up.wait_line(b"listening on ", 20)
-        port = int(line.decode().rsplit(":", 1)[1])
-        upstream_url = f"http://127.0.0.1:{port}/client/v4"
-        token_file = workdir / "tokens.json"
-        token_file.write_text(json.dumps({"tokens": [
-            {"sha256": hashlib.sha256(sb.CLIENT_TOKEN.encode()).hexdigest(), "upstream_token": sb.UPSTREAM_TOKEN}]}))
+    with sb.loopback_upstream(workdir) as (_, upstream_url, token_file):
         for i, binary in enumerate(args.binary):
             r = measure(Path(binary).resolve(), upstream_url, token_file, args, workdir, f"b{i}")
             results.append(r)
@@ -149,8 +139,6 @@ def main() -> int:
                 print(f"  {v:6.2f}  {k}")
             for row in r.get("timeline", []):
                 print("   ", row)
-    finally:
-        up.stop()
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=2))
     print(f"(traces in {workdir})")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import fcntl
 import gzip
 import hashlib
@@ -359,6 +360,24 @@ def warmed_zones_list(mcp: "McpHttp", warmup: int) -> bytes:
     if "error" in msg or msg.get("result", {}).get("isError"):
         raise RuntimeError(f"zones_list failed: {body[:500]!r}")
     return raw
+
+
+@contextlib.contextmanager
+def loopback_upstream(workdir: Path):
+    """This script's loopback upstream for the `with` block, and a tokens file
+    mapping CLIENT_TOKEN to UPSTREAM_TOKEN: yields (port, the API base URL,
+    the tokens file); the upstream is stopped on leaving."""
+    up = Proc([sys.executable, str(Path(__file__).resolve()), "upstream", "--max-seconds", "1800"],
+              dict(os.environ), log=workdir / "upstream.log")
+    try:
+        line, _ = up.wait_line(b"listening on ", 20)
+        port = int(line.decode().rsplit(":", 1)[1])
+        token_file = workdir / "tokens.json"
+        token_file.write_text(json.dumps({"tokens": [
+            {"sha256": hashlib.sha256(CLIENT_TOKEN.encode()).hexdigest(), "upstream_token": UPSTREAM_TOKEN}]}))
+        yield port, f"http://127.0.0.1:{port}/client/v4", token_file
+    finally:
+        up.stop()
 
 
 class McpHttp:
